@@ -1,0 +1,33 @@
+# The two commands of the README: `make demo` and `make test`.
+# Each creates or refreshes the local virtualenv (.venv) from pyproject.toml by itself.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.bucketkit-installed
+
+.PHONY: demo test test-fast bench clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "bucketkit needs Python 3.11 or newer; found " + sys.version.split()[0])'
+	@echo "setting up $(VENV) from pyproject.toml (first run downloads pyspark, ~0.5 GB) ..."
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	@$(PY) -m bucketkit.javacheck
+	@$(PY) -m bucketkit.demo
+
+test: $(STAMP)
+	@$(PY) -m bucketkit.javacheck
+	@$(PY) -m pytest $(PYTEST_ARGS)
+
+test-fast: $(STAMP)
+	@$(PY) -m pytest -m 'not spark' $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	@$(PY) -m bucketkit.javacheck
+	@$(PY) -m benchmarks.run $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,76 @@
+"""The one exception hierarchy of bucketkit.
+
+Every error bucketkit raises on purpose derives from :class:`BucketkitError`. Errors about bad
+arguments also derive from :class:`ValueError` (as pyarrow's ``ArrowInvalid`` does), so callers
+that already catch ``ValueError`` keep working. Every message names the file, value or option at
+fault and what was expected.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BucketkitError",
+    "InvalidArgumentError",
+    "UnsupportedTypeError",
+    "LayoutError",
+    "CorruptTableError",
+    "BucketCountMismatchError",
+    "SpecMismatchError",
+    "TableExistsError",
+    "TableNotFoundError",
+    "CommitError",
+    "ConcurrentModificationError",
+    "JavaNotFoundError",
+]
+
+
+class BucketkitError(Exception):
+    """Base class of every error bucketkit raises on purpose."""
+
+
+class InvalidArgumentError(BucketkitError, ValueError):
+    """An argument or option has a value bucketkit cannot accept."""
+
+
+class UnsupportedTypeError(InvalidArgumentError):
+    """A column's type cannot be bucketed on (or hashed) the way Hive/Trino do it."""
+
+
+class LayoutError(BucketkitError):
+    """The files of a table or partition do not form a valid bucketed layout."""
+
+
+class CorruptTableError(LayoutError):
+    """A file is present that no valid bucketed layout allows (Trino: "table is corrupt").
+
+    Examples: a bucket number >= the bucket count, a visible sub-directory inside a bucket
+    directory, Hive names mixed with Spark ``bucketBy`` names.
+    """
+
+
+class BucketCountMismatchError(LayoutError):
+    """Original (name-less) scheme: the number of files differs from the bucket count."""
+
+
+class SpecMismatchError(InvalidArgumentError):
+    """A table's bucketing spec differs from the one asked for (append, join, scan)."""
+
+
+class TableExistsError(BucketkitError):
+    """``mode="error"`` and the target table already exists."""
+
+
+class TableNotFoundError(BucketkitError):
+    """The table (path or catalog name) does not exist or has no bucketkit metadata."""
+
+
+class CommitError(BucketkitError):
+    """A write could not be committed; the table is left as it was before the write."""
+
+
+class ConcurrentModificationError(CommitError):
+    """Something changed the table between the start of a write and its commit."""
+
+
+class JavaNotFoundError(BucketkitError):
+    """No Java 17+ runtime was found, so Spark cannot start."""

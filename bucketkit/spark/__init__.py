@@ -1,0 +1,1 @@
+"""The thin Spark layer: the only part of bucketkit that imports pyspark."""
