@@ -23,7 +23,7 @@ PRIMITIVES = {
     "varchar", "char", "date", "timestamp", "decimal", "binary",
 }
 _ALIASES = {"integer": "int", "long": "bigint", "short": "smallint", "byte": "tinyint",
-            "bool": "boolean", "real": "float", "double precision": "double"}
+            "bool": "boolean", "real": "float"}
 
 
 @dataclass(frozen=True)
@@ -59,17 +59,14 @@ class HiveType:
         return self.name in PRIMITIVES
 
 
-_TOKEN = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_ ]*?|<|>|\(|\)|,|:|\d+|`[^`]*`)\s*(?=[<>(),:]|$)")
+_TOKEN = re.compile(r"\s*(`[^`]*`|[A-Za-z_][A-Za-z0-9_]*|\d+|[<>(),:]|\S)")
 
 
 def _tokenize(text: str) -> list[str]:
-    tokens, pos = [], 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        if not m or m.end() == pos:
-            raise InvalidArgumentError(f"cannot parse Hive type {text!r} at position {pos}")
-        tokens.append(m.group(1))
-        pos = m.end()
+    tokens = _TOKEN.findall(text)
+    bad = [t for t in tokens if len(t) == 1 and not (t.isalnum() or t in "<>(),:_")]
+    if bad:
+        raise InvalidArgumentError(f"cannot parse Hive type {text!r}: unexpected {bad[0]!r}")
     return tokens
 
 
@@ -97,7 +94,7 @@ def parse_hive_type(text: str | HiveType) -> HiveType:
         nonlocal pos
         if pos >= len(tokens):
             raise InvalidArgumentError(f"cannot parse Hive type {text!r}: unexpected end")
-        name = " ".join(tokens[pos].lower().split())
+        name = tokens[pos].lower()
         name = _ALIASES.get(name, name)
         pos += 1
         if name == "array":

@@ -1,0 +1,98 @@
+"""TableSpec validation, serialisation, the metadata file, and open_table."""
+
+import json
+import os
+
+import pytest
+
+from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
+from bucketkit.metadata import (METADATA_FILE, SortKey, TableSpec, bucketing_version_from_properties,
+                                read_spec, write_spec)
+from bucketkit.table import open_table
+
+
+def spec(**kw):
+    base = dict(bucketed_by=("user_id",), bucket_types=("bigint",), bucket_count=16,
+                columns=(("user_id", "bigint"), ("url", "string"), ("ts", "bigint")))
+    base.update(kw)
+    return TableSpec(**base)
+
+
+def test_json_round_trip_and_hidden_file(tmp_path):
+    s = spec(sorted_by=("ts DESC", "user_id"), partitioned_by=("dt",), partition_types=("date",),
+             bucketing_version=1, file_format="parquet", properties={"owner": "me"}.items())
+    write_spec(str(tmp_path), s)
+    assert METADATA_FILE.startswith("_")  # hidden from Hive, Trino and Spark
+    assert read_spec(str(tmp_path)) == s
+    assert [f for f in os.listdir(tmp_path)] == [METADATA_FILE]  # no temporary file left behind
+    assert json.loads((tmp_path / METADATA_FILE).read_text())["sorted_by"][0] == {"column": "ts", "ascending": False}
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(bucketed_by=()), "bucketed_by"),
+    (dict(bucket_types=("bigint", "int")), "bucket_types"),
+    (dict(bucket_count=0), "bucket_count=0"),
+    (dict(bucket_count=True), "bucket_count=True"),
+    (dict(bucketing_version=3), "bucketing_version=3"),
+    (dict(file_format="csv"), "file_format='csv'"),
+    (dict(naming="spark"), "naming='spark'"),
+    (dict(partitioned_by=("user_id",)), "both partition and bucket"),
+    (dict(sorted_by=("nope",)), "['nope']"),
+    (dict(bucket_types=("bogus",)), "bogus"),
+])
+def test_invalid_specs_name_the_option(change, words):
+    with pytest.raises(InvalidArgumentError) as info:
+        spec(**change)
+    assert words in str(info.value)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, BucketkitError)
+
+
+def test_differences_name_each_field():
+    diffs = spec().differences(spec(bucket_count=32, bucketing_version=1))
+    assert diffs == ["bucket_count: table has 16, write has 32", "bucketing_version: table has 2, write has 1"]
+
+
+@pytest.mark.parametrize("props, version", [({}, 1), (None, 1), ({"bucketing_version": "1"}, 1),
+                                            ({"bucketing_version": "2"}, 2)])
+def test_bucketing_version_rule(props, version):
+    assert bucketing_version_from_properties(props) == version
+
+
+def test_bucketing_version_rejects_others():
+    with pytest.raises(InvalidArgumentError, match="'3'"):
+        bucketing_version_from_properties({"bucketing_version": "3"})
+
+
+def test_sort_key_forms():
+    assert SortKey.of("a") == SortKey("a") and SortKey.of("a desc") == SortKey("a", False)
+    assert SortKey.of(("a", "descending")) == SortKey("a", False)
+    with pytest.raises(InvalidArgumentError, match="sideways"):
+        SortKey.of("a sideways")
+
+
+def test_read_spec_missing_says_what_to_pass(tmp_path):
+    with pytest.raises(TableNotFoundError, match="bucketed_by, bucket_count"):
+        read_spec(str(tmp_path))
+
+
+def test_read_spec_corrupt_names_the_file(tmp_path):
+    (tmp_path / METADATA_FILE).write_text("{not json")
+    with pytest.raises(InvalidArgumentError, match=METADATA_FILE):
+        read_spec(str(tmp_path))
+
+
+def test_open_table_foreign_needs_the_spec(tmp_path):
+    with pytest.raises(TableNotFoundError):
+        open_table(str(tmp_path))
+    with pytest.raises(InvalidArgumentError, match="Hive type"):
+        open_table(str(tmp_path), bucketed_by="k", bucket_count=4)
+    t = open_table(str(tmp_path), bucketed_by="k", bucket_count=4, bucket_types=["int"])
+    assert t.spec.bucketing_version == 1  # Trino's rule for a table without the property
+    assert t.spec.bucket_types == ("int",) and t.spec.bucket_count == 4
+
+
+def test_open_table_arguments_must_agree_with_metadata(tmp_path):
+    write_spec(str(tmp_path), spec())
+    assert open_table(str(tmp_path), bucket_count=16).spec == spec()
+    with pytest.raises(InvalidArgumentError, match="bucket_count=8"):
+        open_table(str(tmp_path), bucket_count=8)
