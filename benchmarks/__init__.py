@@ -1,0 +1,1 @@
+"""bucketkit's benchmark suite: ``python -m benchmarks.run`` (see benchmarks/common.py)."""
