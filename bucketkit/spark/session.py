@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from bucketkit.javacheck import require_java
@@ -70,6 +71,7 @@ def get_session(
     if warehouse is None:
         warehouse = os.path.join(tempfile.mkdtemp(prefix="bucketkit-spark-"), "warehouse")
     derby_home = os.path.dirname(os.path.abspath(warehouse))
+    log_config = Path(__file__).with_name("log4j2.properties")
     builder = (
         SparkSession.builder.appName(app_name)
         .master(master)
@@ -77,7 +79,8 @@ def get_session(
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
         .config("spark.sql.warehouse.dir", os.path.abspath(warehouse))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={derby_home}")
+        .config("spark.driver.extraJavaOptions",
+                f"-Dderby.system.home={derby_home} -Dlog4j2.configurationFile={log_config.as_uri()}")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
     )
