@@ -1,0 +1,232 @@
+"""Run the whole benchmark suite and record it: ``python -m benchmarks.run [--scale S] [--only a,b]``.
+
+Runs ``benchmarks/bench_<topic>.py``'s ``run(scale)`` for each topic in order (hashing, planning,
+write, scan, join), prints one table of bucketkit's times and their ratios to the Spark baseline
+measured in the same run, and rewrites ``benchmarks/RESULTS.md``: machine, date, command, the figures
+of this run against the issues' goals, and a history section to which every run appends a dated
+block (earlier blocks are kept). A topic whose module is missing or fails is reported and skipped;
+the exit code is then 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import re
+import shlex
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from benchmarks.common import BenchResult, format_results, jvm_pid, machine_info, peak_rss_mb
+
+TOPICS = ("hashing", "planning", "write", "scan", "join")
+
+# What each issue asks of its benchmark, quoted in RESULTS.md next to the figures.
+GOALS = {
+    "hashing": "Vectorised, per core, on 10M values: >= 200M rows/s for v1 on int/bigint, >= 20M rows/s "
+               "for v2 on ~16-byte strings; adding a bucket-id column to a 10M-row Spark DataFrame, next "
+               "to Spark's own `hash()` column on the same data.",
+    "planning": "Listing + mapping 100k files spread over 1k partitions on local disk: <= 2 s.",
+    "write": "10M rows (bigint, string, double), 64 buckets, ORC: bucketkit.write <= 0.8x Spark's "
+             "Hive-bucketed INSERT, writing 64 files where Spark writes tasks x 64.",
+    "scan": "64 buckets, 10M rows: point lookup `key = v` and `key IN (5 values)` >= 8x faster than "
+            "Spark's full read (ratio <= 0.125) and within 1.5x of reading the matching bucket files by "
+            "hand; full scans <= 1.2x Spark's native reader of the same files.",
+    "join": "Two 10M-row tables, 64 buckets, ORC, inner join + aggregate: <= 0.25x Spark's shuffle join "
+            "over the same files and <= 0.5x Spark's bucketed join of `bucketBy(64)` copies; also 64 vs "
+            "256 buckets and a left outer join; peak memory recorded.",
+}
+
+RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
+HISTORY_HEADING = "## History"
+
+
+@dataclass
+class TopicRun:
+    """The outcome of one topic's ``run(scale)``."""
+
+    topic: str
+    results: list[BenchResult] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None
+    peak_rss_mb: float | None = None
+
+
+def run_topic(topic: str, scale: float) -> TopicRun:
+    """Import ``benchmarks.bench_<topic>`` and run it; failures are captured, not raised."""
+    outcome = TopicRun(topic)
+    start = time.perf_counter()
+    try:
+        module = importlib.import_module(f"benchmarks.bench_{topic}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"benchmarks.bench_{topic}":
+            raise
+        outcome.error = f"benchmarks/bench_{topic}.py does not exist yet"
+        return outcome
+    try:
+        outcome.results = list(module.run(scale=scale))
+    except Exception as exc:  # one broken benchmark must not cost the figures of the others
+        outcome.error = f"{type(exc).__name__}: {exc}"
+        traceback.print_exc()
+    outcome.seconds = time.perf_counter() - start
+    outcome.peak_rss_mb = _process_peak_rss()
+    return outcome
+
+
+def _process_peak_rss() -> float:
+    """Peak RSS of this Python process plus the local Spark JVM, if a session is running."""
+    pids = [os.getpid()]
+    if "pyspark" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
+        pid = jvm_pid(session) if session is not None else None
+        if pid is not None:
+            pids.append(pid)
+    return round(peak_rss_mb(pids), 1)
+
+
+def _machine_lines(info: dict) -> list[str]:
+    return [
+        f"- CPU: {info.get('cpu')} ({info.get('cores')} cores, {info.get('cores_usable')} usable), "
+        f"memory {info.get('memory_gb')} GB",
+        f"- OS: {info.get('os')}",
+        f"- Python {info.get('python')}, pyspark {info.get('pyspark')}, pyarrow {info.get('pyarrow')}, "
+        f"numpy {info.get('numpy')}, numba {info.get('numba')}; Java: {info.get('java')}",
+    ]
+
+
+def render_latest(runs: Sequence[TopicRun], info: dict, command: str, scale: float) -> str:
+    """The "latest run" part of RESULTS.md."""
+    lines = [
+        "# Benchmark results",
+        "",
+        "Written by `python -m benchmarks.run` (`make bench`); every figure compares bucketkit with a Spark",
+        "baseline measured in the same run on the same data. Ratio = bucketkit time / baseline time",
+        "(below 1: bucketkit is faster). Times are the best of several repeats.",
+        "",
+        f"## Latest run: {info['date']}",
+        "",
+        f"Command: `{command}` (scale {scale:g}; 1.0 = the sizes the issues name)",
+        "",
+        *_machine_lines(info),
+        "",
+    ]
+    if scale < 1:
+        lines += [f"> Scale {scale:g} is a smoke run: sizes are too small for the figures to mean much.", ""]
+    for run in runs:
+        lines += [f"### {run.topic}", "", f"Goal: {GOALS.get(run.topic, '-')}", ""]
+        if run.error:
+            lines += [f"Not measured: {run.error}", ""]
+            continue
+        if run.results:
+            lines += [format_results(run.results, markdown=True), ""]
+        lines += [f"Wall time of the topic {run.seconds:.1f} s; peak RSS so far (driver Python + JVM) "
+                  f"{run.peak_rss_mb} MB.", ""]
+        extras = [(r.name, r.extra) for r in run.results if r.extra]
+        if extras:
+            lines += ["<details><summary>extra figures</summary>", ""]
+            lines += [f"- {name}: " + ", ".join(f"{k}={_short(v)}" for k, v in extra.items())
+                      for name, extra in extras]
+            lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+def _short(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def render_history_block(runs: Sequence[TopicRun], info: dict, command: str) -> str:
+    """One dated block of the history section: each result's ratio and whether its goal was met."""
+    lines = [f"### {info['date']}: `{command}`", "",
+             f"{info.get('cpu')}, {info.get('cores')} cores, {info.get('memory_gb')} GB; "
+             f"pyspark {info.get('pyspark')}, pyarrow {info.get('pyarrow')}", ""]
+    for run in runs:
+        if run.error:
+            lines.append(f"- {run.topic}: not measured ({run.error})")
+        for r in run.results:
+            ratio = f"{r.ratio:.2f}x {r.baseline}" if r.ratio is not None else f"{r.ours_s:.3g} s"
+            goal = {True: "; goal met", False: "; goal NOT met", None: ""}[r.goal_met]
+            lines.append(f"- {run.topic} / {r.name}: {ratio}{goal}")
+    return "\n".join(lines) + "\n"
+
+
+def write_results(runs: Sequence[TopicRun], info: dict, command: str, scale: float,
+                  path: Path = RESULTS_FILE) -> None:
+    """Rewrite ``path``: the latest run in full, then the history with this run's block appended."""
+    history = ""
+    if path.exists():
+        text = path.read_text(encoding="utf-8")
+        match = re.search(rf"^{re.escape(HISTORY_HEADING)}\s*$", text, flags=re.MULTILINE)
+        if match:
+            history = text[match.end():].strip("\n")
+    blocks = [b for b in (history, render_history_block(runs, info, command).strip("\n")) if b]
+    body = "\n\n".join([render_latest(runs, info, command, scale).rstrip("\n"), HISTORY_HEADING, *blocks])
+    path.write_text(body + "\n", encoding="utf-8")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="size factor; 1.0 = the sizes the issues name (default), 0.01 for a smoke run")
+    parser.add_argument("--only", default="",
+                        help=f"comma-separated topics to run, from {','.join(TOPICS)} (default: all)")
+    parser.add_argument("--results", type=Path, default=RESULTS_FILE,
+                        help="Markdown file to write (default: benchmarks/RESULTS.md)")
+    parser.add_argument("--no-results", action="store_true", help="print only; do not write the results file")
+    args = parser.parse_args(argv)
+    if args.scale <= 0:
+        parser.error(f"--scale {args.scale}: expected a positive number")
+    topics = [t.strip() for t in args.only.split(",") if t.strip()] or list(TOPICS)
+    unknown = [t for t in topics if t not in TOPICS]
+    if unknown:
+        parser.error(f"--only: unknown topic(s) {unknown}; expected some of {list(TOPICS)}")
+    args.topics = [t for t in TOPICS if t in topics]
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    command = "python -m benchmarks.run " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    info = machine_info()
+    print(f"bucketkit benchmarks, scale {args.scale:g}, topics: {', '.join(args.topics)}", flush=True)
+    runs = []
+    for topic in args.topics:
+        print(f"\n== {topic} ==", flush=True)
+        run = run_topic(topic, args.scale)
+        runs.append(run)
+        if run.error:
+            print(f"{topic}: not measured: {run.error}", flush=True)
+        else:
+            print(format_results(run.results), flush=True)
+            print(f"({run.seconds:.1f} s)", flush=True)
+    everything = [r for run in runs for r in run.results]
+    print("\n== all results (ratio = bucketkit / baseline; below 1 = bucketkit faster) ==")
+    print(format_results(everything) if everything else "(no results)")
+    if not args.no_results:
+        write_results(runs, info, command.strip(), args.scale, args.results)
+        print(f"\nwrote {args.results}")
+    _stop_session()
+    return 1 if any(run.error for run in runs) else 0
+
+
+def _stop_session() -> None:
+    try:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
+        if session is not None:
+            session.stop()
+    except Exception:  # nothing to stop
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
