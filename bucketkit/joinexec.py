@@ -1,0 +1,397 @@
+"""The per-group join kernel: read one bucket group of both sides, filter, join, shape the output.
+
+Pure pyarrow (no Spark), so it is tested directly and runs unchanged inside Spark's Python workers.
+:func:`build_exec` turns a :class:`~bucketkit.joinplan.JoinPlan` plus the wanted output columns into
+a :class:`JoinExec` (plain, picklable data: what to read from each side, how to shape the output);
+:func:`execute_group` runs it for one :class:`~bucketkit.joinplan.BucketGroup`.
+
+Two kernels:
+    * hash join: each side's files read into one table (only the needed columns, filters applied
+      while reading), joined with Acero (``pyarrow.Table.join``) building on the smaller side;
+    * streaming merge join, when both sides' buckets are sorted ascending on a join key pair: the
+      files are read batch by batch and cut into key ranges that are complete on both sides
+      (every row with a key below the smallest "last key read" of all files has been read), each
+      range joined by the hash kernel. Memory is bounded by the batches (plus the longest run of
+      one key), not by the bucket size, and every join type stays exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+
+from bucketkit.errors import CorruptTableError, InvalidArgumentError
+from bucketkit.hivetypes import arrow_type_of_hive
+from bucketkit.joinplan import BucketGroup, FileRef, JoinPlan
+
+__all__ = ["SideRead", "JoinExec", "build_exec", "execute_group", "hash_join", "merge_join", "MergeStats",
+           "output_columns"]
+
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+# Acero's join type for each canonical type, and the type with the inputs swapped.
+_ACERO = {"inner": "inner", "left": "left outer", "right": "right outer", "full": "full outer",
+          "left_semi": "left semi", "left_anti": "left anti"}
+_FLIPPED = {"inner": "inner", "left": "right outer", "right": "left outer", "full": "full outer",
+            "left_semi": "right semi", "left_anti": "right anti"}
+
+
+@dataclass(frozen=True)
+class SideRead:
+    """What to read from one side's files.
+
+    Attributes:
+        filesystem: the side's pyarrow filesystem.
+        file_format: ``"orc"`` or ``"parquet"``.
+        schema: Arrow schema of the side's rows (data columns, then partition columns).
+        partition_types: Arrow type of each partition column, by name.
+        columns: the columns to read (output columns of this side plus its join keys).
+        filters: normalised DNF filters (:func:`bucketkit.pruning.normalize_filters`), applied
+            while reading, before the join (``()`` = none).
+    """
+
+    filesystem: pafs.FileSystem
+    file_format: str
+    schema: pa.Schema
+    partition_types: tuple[tuple[str, pa.DataType], ...]
+    columns: tuple[str, ...]
+    filters: tuple = ()
+
+    def expression(self) -> Any:
+        return dnf_expression(self.filters)
+
+    def dataset(self, files: Sequence[FileRef]) -> ds.Dataset:
+        """The non-empty files as one dataset; partition values become constant columns."""
+        files = [f for f in files if f.size > 0]
+        fmt = ds.OrcFileFormat() if self.file_format == "orc" else ds.ParquetFileFormat()
+        return ds.FileSystemDataset.from_paths(
+            [f.path for f in files], schema=self.schema, format=fmt, filesystem=self.filesystem,
+            partitions=[self._partition_expression(f) for f in files])
+
+    def _partition_expression(self, f: FileRef) -> Any:
+        values = dict(f.partition)
+        expr = pc.scalar(True)
+        for name, typ in self.partition_types:
+            raw = values.get(name)
+            if raw is None or raw == DEFAULT_PARTITION:
+                expr = expr & pc.field(name).is_null()
+            else:
+                expr = expr & (pc.field(name) == pa.scalar(raw).cast(typ))
+        return expr
+
+    def read(self, files: Sequence[FileRef]) -> pa.Table:
+        """Read the needed columns of these files, filters applied."""
+        return self.dataset(files).to_table(columns=list(self.columns), filter=self.expression())
+
+    def batches(self, f: FileRef, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """The rows of one file in file order, batch by batch (filters applied)."""
+        if f.size <= 0:
+            return iter(())
+        return self.dataset([f]).to_batches(columns=list(self.columns), filter=self.expression(),
+                                            batch_size=batch_rows, use_threads=False)
+
+    def empty(self) -> pa.Table:
+        return self.schema.empty_table().select(list(self.columns))
+
+
+@dataclass(frozen=True)
+class JoinExec:
+    """Everything a worker needs to join any group of a plan (picklable).
+
+    Attributes:
+        how: canonical join type.
+        left_keys, right_keys: join keys, paired by position.
+        left, right: what to read from each side.
+        output: the output columns in order, as ``(source, column)`` with source ``"left"``,
+            ``"right"`` or ``"coalesce"`` (full outer USING key: left's value, else right's).
+        schema: the output Arrow schema (unique names; see :func:`output_columns`).
+        merge: use the streaming merge join (sorted buckets) instead of one hash join.
+        merge_key: the (left, right) key pair the buckets are sorted on.
+        batch_rows: rows per batch read and emitted.
+    """
+
+    how: str
+    left_keys: tuple[str, ...]
+    right_keys: tuple[str, ...]
+    left: SideRead
+    right: SideRead
+    output: tuple[tuple[str, str], ...]
+    schema: pa.Schema
+    merge: bool = False
+    merge_key: tuple[str, str] | None = None
+    batch_rows: int = 65536
+
+
+_COMPARE = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
+            ">=": "greater_equal"}
+
+
+def _term_expression(column: str, op: str, value: Any) -> Any:
+    field_ = pc.field(column)
+    if op == "is null":
+        return field_.is_null()
+    if op == "is not null":
+        return field_.is_valid()
+    if op in ("in", "not in"):
+        # SQL, not pyarrow's isin: a NULL row never passes, and NOT IN (.., NULL) is never true.
+        values = [v for v in value if v is not None]
+        hit = field_.isin(values) if values else pc.scalar(False)
+        if op == "in":
+            return hit & field_.is_valid()
+        return (~hit & field_.is_valid()) if len(values) == len(value) else pc.scalar(False)
+    return getattr(pc, _COMPARE[op])(field_, pc.scalar(value))
+
+
+def dnf_expression(dnf: Sequence[Sequence[tuple]]) -> Any:
+    """A pyarrow expression with SQL semantics for a normalised DNF (None when there is no filter).
+
+    Written out rather than taken from ``pyarrow.parquet.filters_to_expression``, which lacks the
+    null tests and lets NULL rows through ``not in`` (SQL drops them, and Spark's join must agree).
+    """
+    if not dnf:
+        return None
+    ors = None
+    for conj in dnf:
+        ands = pc.scalar(True)
+        for column, op, value in conj:
+            ands = ands & _term_expression(column, op, value)
+        ors = ands if ors is None else ors | ands
+    return ors
+
+
+def output_columns(plan: JoinPlan, left_names: Sequence[str], right_names: Sequence[str]
+                   ) -> list[tuple[str, str, str]]:
+    """The columns of Spark's ``left.join(right, on, how)``: ``(output name, source, column)``.
+
+    USING join (``on`` = names): the keys once (left's value; right's for a right join; their
+    coalesce for a full join), then the left's other columns, then the right's. Pairs: every left
+    column, then every right column (like ``left.join(right, left.a == right.b)``). Semi and anti
+    joins: the left's columns only (keys first for a USING join, as Spark does).
+    """
+    semi = plan.how in ("left_semi", "left_anti")
+    out: list[tuple[str, str, str]] = []
+    if plan.using:
+        key_source = {"right": "right", "full": "coalesce"}.get(plan.how, "left")
+        out += [(k, key_source, k) for k in plan.left_keys]
+        out += [(c, "left", c) for c in left_names if c not in plan.left_keys]
+        if not semi:
+            out += [(c, "right", c) for c in right_names if c not in plan.right_keys]
+    else:
+        out += [(c, "left", c) for c in left_names]
+        if not semi:
+            out += [(c, "right", c) for c in right_names]
+    return out
+
+
+def _select(out: list[tuple[str, str, str]], columns: Sequence[Any] | None) -> list[tuple[str, str, str]]:
+    if columns is None:
+        return out
+    chosen = []
+    for item in columns:
+        if isinstance(item, (tuple, list)) and len(item) == 2 and item[0] in ("left", "right"):
+            side, name = item
+            hits = [o for o in out if o[0] == name and (o[1] == side or (o[1] == "coalesce"))]
+        elif isinstance(item, str):
+            hits = [o for o in out if o[0] == item]
+        else:
+            hits = []
+        if not hits:
+            raise InvalidArgumentError(f"columns: {item!r} is not an output column of this join; expected one of "
+                                       f"{sorted({o[0] for o in out})} or ('left'|'right', name)")
+        chosen += [h for h in hits if h not in chosen]
+    return chosen
+
+
+def _schema_of(table: Any, files: Sequence[FileRef]) -> pa.Schema:
+    """A side's schema when its spec lists no columns: the first non-empty file's, plus partitions."""
+    spec = table.spec
+    parts = [(n, arrow_type_of_hive(t)) for n, t in zip(spec.partitioned_by, spec.partition_types)]
+    for f in files:
+        if f.size > 0:
+            fmt = ds.OrcFileFormat() if spec.file_format == "orc" else ds.ParquetFileFormat()
+            schema = ds.dataset(f.path, format=fmt, filesystem=table.filesystem).schema
+            return pa.schema([fld for fld in schema if fld.name not in dict(parts)] + parts)
+    raise InvalidArgumentError(f"{table}: the table spec lists no columns and no non-empty file was selected "
+                               "to read them from; pass columns= to open_table")
+
+
+def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_rows: int = 65536) -> JoinExec:
+    """The execution spec of a bucketed plan, reading only what ``columns`` needs.
+
+    Args:
+        plan: a plan with strategy ``"bucketed"``.
+        columns: output columns to keep, in order: names (every output column of that name) or
+            ``("left"|"right", name)``; None keeps all of Spark's output columns.
+        batch_rows: rows per batch.
+    """
+    if not plan.bucketed:
+        raise InvalidArgumentError(f"plan strategy is {plan.strategy!r}: only a bucketed plan runs per group")
+    lschema = plan.left_schema or _schema_of(plan.left, [f for g in plan.groups for f in g.left_files])
+    rschema = plan.right_schema or _schema_of(plan.right, [f for g in plan.groups for f in g.right_files])
+    selected = _select(output_columns(plan, lschema.names, rschema.names), columns)
+    if not selected:
+        raise InvalidArgumentError("columns: expected at least one output column")
+    fields, seen = [], {}
+    for name, source, col in selected:
+        typ = (lschema if source in ("left", "coalesce") else rschema).field(col).type
+        seen[name] = seen.get(name, 0) + 1
+        fields.append(pa.field(name if seen[name] == 1 else f"{name}#{seen[name]}", typ))
+
+    def side(table: Any, schema: pa.Schema, keys: Sequence[str], sources: tuple[str, ...], dnf: tuple) -> SideRead:
+        needed = dict.fromkeys([*keys, *(c for _, s, c in selected if s in sources)])
+        spec = table.spec
+        ptypes = tuple((n, arrow_type_of_hive(t)) for n, t in zip(spec.partitioned_by, spec.partition_types))
+        return SideRead(table.filesystem, spec.file_format, schema, ptypes, tuple(needed), tuple(dnf or ()))
+
+    output = tuple((s, c) for _, s, c in selected)
+    merge_key = None
+    if plan.merge:
+        lcol = plan.left.spec.sorted_by[0].column
+        merge_key = (lcol, dict(zip(plan.left_keys, plan.right_keys))[lcol])
+    return JoinExec(plan.how, plan.left_keys, plan.right_keys,
+                    side(plan.left, lschema, plan.left_keys, ("left", "coalesce"), plan.left_residual),
+                    side(plan.right, rschema, plan.right_keys, ("right",), plan.right_residual),
+                    output, pa.schema(fields), plan.merge, merge_key, batch_rows)
+
+
+def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:
+    """Join two in-memory sides with Acero and shape the output like Spark's join.
+
+    Acero builds its hash table on the right input, so when the left is smaller the inputs are
+    swapped and the join type flipped. NULL keys never match; outer joins keep their rows.
+    """
+    lnames = [f"l{i}" for i in range(left.num_columns)]
+    rnames = [f"r{i}" for i in range(right.num_columns)]
+    lpos = {c: f"l{i}" for i, c in enumerate(left.column_names)}
+    rpos = {c: f"r{i}" for i, c in enumerate(right.column_names)}
+    lt, rt = left.rename_columns(lnames), right.rename_columns(rnames)
+    lk, rk = [lpos[k] for k in ex.left_keys], [rpos[k] for k in ex.right_keys]
+    if left.num_rows < right.num_rows:
+        joined = rt.join(lt, rk, lk, join_type=_FLIPPED[ex.how], coalesce_keys=False, use_threads=True)
+    else:
+        joined = lt.join(rt, lk, rk, join_type=_ACERO[ex.how], coalesce_keys=False, use_threads=True)
+    arrays = []
+    for (source, col), fld in zip(ex.output, ex.schema):
+        if source == "left":
+            arr = joined.column(lpos[col])
+        elif source == "right":
+            arr = joined.column(rpos[col])
+        else:
+            arr = pc.coalesce(joined.column(lpos[col]), joined.column(rpos[dict(zip(ex.left_keys, ex.right_keys))[col]]))
+        arrays.append(arr.cast(fld.type) if arr.type != fld.type else arr)
+    return pa.Table.from_arrays(arrays, schema=ex.schema)
+
+
+@dataclass
+class MergeStats:
+    """Counters of a merge join: ``max_buffered_rows`` proves its memory bound."""
+
+    batches_read: int = 0
+    chunks_joined: int = 0
+    max_buffered_rows: int = 0
+
+
+class _SortedStream:
+    """One sorted file read batch by batch, with the rows read but not yet joined."""
+
+    def __init__(self, side: SideRead, f: FileRef, key: str, batch_rows: int) -> None:
+        self.path, self.key = f.path, key
+        self._it = side.batches(f, batch_rows)
+        self.pending: list[pa.Table] = []
+        self.frontier: Any = None  # the largest non-null key read so far
+        self.done = False
+
+    def rows(self) -> int:
+        return sum(t.num_rows for t in self.pending)
+
+    def advance(self) -> bool:
+        """Read one batch; False once the file is exhausted."""
+        for batch in self._it:
+            if batch.num_rows == 0:
+                continue
+            keys = batch.column(self.key).drop_null()
+            if len(keys):
+                bad = pc.any(pc.less(keys.slice(1), keys.slice(0, len(keys) - 1))).as_py()
+                first = keys[0].as_py()
+                if bad or (self.frontier is not None and first < self.frontier):
+                    raise CorruptTableError(f"{self.path}: rows are not sorted ascending by {self.key}, "
+                                            "though the table spec says sorted_by; rewrite it or drop sorted_by")
+                self.frontier = keys[len(keys) - 1].as_py()
+            self.pending.append(pa.Table.from_batches([batch]))
+            return True
+        self.done = True
+        return False
+
+    def take_below(self, bound: Any) -> pa.Table | None:
+        """Remove and return the pending rows whose key is < bound or NULL (bound None = all)."""
+        if not self.pending:
+            return None
+        table = pa.concat_tables(self.pending)
+        if bound is None:
+            self.pending = []
+            return table
+        key = table.column(self.key)
+        ready = pc.fill_null(pc.less(key, pa.scalar(bound, key.type)), True)
+        self.pending = [table.filter(pc.invert(ready))]
+        return table.filter(ready)
+
+
+def merge_join(left_files: Sequence[FileRef], right_files: Sequence[FileRef], ex: JoinExec,
+               stats: MergeStats | None = None) -> Iterator[pa.Table]:
+    """Streaming merge join of two groups of files each sorted ascending on ``ex.merge_key``.
+
+    Rows with keys below the smallest frontier of the unfinished files are complete on both sides
+    (nothing later in any file can be smaller), so that key range is joined and emitted. NULL keys
+    match nothing and are emitted with whichever range is next.
+    """
+    stats = stats if stats is not None else MergeStats()
+    lkey, rkey = ex.merge_key
+    streams = ([("left", _SortedStream(ex.left, f, lkey, ex.batch_rows)) for f in left_files if f.size > 0]
+               + [("right", _SortedStream(ex.right, f, rkey, ex.batch_rows)) for f in right_files if f.size > 0])
+    while True:
+        live = [s for _, s in streams if not s.done]
+        if not live:
+            bound, final = None, True
+        else:
+            # Read from the file that holds everyone back: no frontier yet, else the smallest one.
+            unstarted = [s for s in live if s.frontier is None]
+            lagging = unstarted[0] if unstarted else min(live, key=lambda s: s.frontier)
+            lagging.advance()
+            stats.batches_read += 1
+            stats.max_buffered_rows = max(stats.max_buffered_rows, sum(s.rows() for _, s in streams))
+            live = [s for _, s in streams if not s.done]
+            if any(s.frontier is None for s in live):
+                continue
+            bound, final = (min(s.frontier for s in live) if live else None), not live
+            if not final and sum(s.rows() for _, s in streams) < ex.batch_rows:
+                continue
+        parts = {"left": [], "right": []}
+        for side, s in streams:
+            taken = s.take_below(bound)
+            if taken is not None and taken.num_rows:
+                parts[side].append(taken)
+        lt = pa.concat_tables(parts["left"]) if parts["left"] else ex.left.empty()
+        rt = pa.concat_tables(parts["right"]) if parts["right"] else ex.right.empty()
+        if lt.num_rows or rt.num_rows:
+            stats.chunks_joined += 1
+            out = hash_join(lt.select(list(ex.left.columns)), rt.select(list(ex.right.columns)), ex)
+            if out.num_rows:
+                yield out
+        if final:
+            return
+
+
+def execute_group(ex: JoinExec, group: BucketGroup, stats: MergeStats | None = None) -> Iterator[pa.RecordBatch]:
+    """Join one bucket group; yields record batches of ``ex.schema``."""
+    if ex.merge:
+        tables: Iterator[pa.Table] = merge_join(group.left_files, group.right_files, ex, stats)
+    else:
+        left = ex.left.read(group.left_files) if any(f.size for f in group.left_files) else ex.left.empty()
+        right = ex.right.read(group.right_files) if any(f.size for f in group.right_files) else ex.right.empty()
+        tables = iter([hash_join(left, right, ex)])
+    for table in tables:
+        yield from table.to_batches(max_chunksize=ex.batch_rows)

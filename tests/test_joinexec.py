@@ -1,0 +1,196 @@
+"""The per-group join kernel without Spark: hash join and streaming merge join vs a reference join."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from bucketkit.errors import CorruptTableError, InvalidArgumentError
+from bucketkit.joinexec import MergeStats, build_exec, execute_group, merge_join
+from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join_files
+from bucketkit.pruning import normalize_filters
+
+from joinutil import reference_join, shape, sort_key, write_table
+
+COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
+
+
+def rows_of(keys, tag):
+    return {"k": keys, "s": [f"{tag}{i}" for i in range(len(keys))], "v": [float(i) for i in range(len(keys))]}
+
+
+def run(lt, lfiles, rt, rfiles, on, how, columns=None, left_filters=None, right_filters=None, batch_rows=65536,
+        stats=None):
+    sides = []
+    for t, files, filters in ((lt, lfiles, left_filters), (rt, rfiles, right_filters)):
+        sides.append(SideFiles(t.spec.bucket_count, None, {b: tuple(f) for b, f in files.items()},
+                               residual=normalize_filters(filters)))
+    plan = plan_join_files(lt, rt, on, how, left_filters=left_filters, right_filters=right_filters,
+                           left_files=sides[0], right_files=sides[1])
+    assert plan.strategy == "bucketed", plan.reason
+    ex = build_exec(plan, columns, batch_rows=batch_rows)
+    batches = [b for g in plan.groups for b in execute_group(ex, g, stats)]
+    table = pa.Table.from_batches(batches, schema=ex.schema)
+    return plan, ex, table
+
+
+def expected(lrows, rrows, lkeys, rkeys, how, ex, lfilter=lambda r: True, rfilter=lambda r: True):
+    left = [dict(zip(lrows, vals)) for vals in zip(*lrows.values())]
+    right = [dict(zip(rrows, vals)) for vals in zip(*rrows.values())]
+    pairs = reference_join([r for r in left if lfilter(r)], [r for r in right if rfilter(r)], lkeys, rkeys, how)
+    return sorted(shape(pairs, ex.output, dict(zip(lkeys, rkeys))), key=sort_key)
+
+
+def got(table):
+    return sorted((tuple(r.values()) for r in table.to_pylist()), key=sort_key)
+
+
+keys_st = st.lists(st.one_of(st.none(), st.integers(-5, 30), st.sampled_from([7, 7, 7, 2 ** 40])), max_size=40)
+
+
+@settings(max_examples=25)
+@given(lkeys=keys_st, rkeys=keys_st, how=st.sampled_from(JOIN_TYPES), k=st.sampled_from([1, 2, 3]),
+       flip=st.booleans())
+def test_hash_kernel_matches_the_reference_join(tmp_path_factory, lkeys, rkeys, how, k, flip):
+    base = tmp_path_factory.mktemp("j")
+    n, m = (4, 4 * k) if not flip else (4 * k, 4)
+    lrows, rrows = rows_of(lkeys, "l"), rows_of(rkeys, "r")
+    lt, lf = write_table(str(base / "l"), lrows, COLUMNS, ["k"], n)
+    rt, rf = write_table(str(base / "r"), rrows, COLUMNS, ["k"], m, files_per_bucket=2)
+    plan, ex, table = run(lt, lf, rt, rf, "k", how)
+    assert table.schema == ex.schema
+    assert got(table) == expected(lrows, rrows, ["k"], ["k"], how, ex)
+
+
+@pytest.mark.parametrize("how, names", [
+    ("inner", ["k", "s", "v", "s", "v"]), ("left", ["k", "s", "v", "s", "v"]),
+    ("right", ["k", "s", "v", "s", "v"]), ("full", ["k", "s", "v", "s", "v"]),
+    ("left_semi", ["k", "s", "v"]), ("left_anti", ["k", "s", "v"]),
+])
+def test_using_join_output_columns_and_key_source(tmp_path, how, names):
+    lt, lf = write_table(str(tmp_path / "l"), rows_of([1, 2, None], "l"), COLUMNS, ["k"], 2)
+    rt, rf = write_table(str(tmp_path / "r"), rows_of([2, 3, None], "r"), COLUMNS, ["k"], 2)
+    _, ex, table = run(lt, lf, rt, rf, "k", how)
+    assert [f.name.split("#")[0] for f in ex.schema] == names
+    assert ex.schema.types[:3] == [pa.int64(), pa.string(), pa.float64()]
+    keys = sorted((k for k in table.column(0).to_pylist()), key=lambda x: (x is None, x))
+    assert keys == {"inner": [2], "left": [1, 2, None], "right": [2, 3, None], "full": [1, 2, 3, None, None],
+                    "left_semi": [2], "left_anti": [1, None]}[how]
+
+
+def test_pairs_join_keeps_both_sides_columns(tmp_path):
+    lt, lf = write_table(str(tmp_path / "l"), rows_of([1, 2], "l"), COLUMNS, ["k"], 2)
+    rcols = {"id": "bigint", "w": "string"}
+    rt, rf = write_table(str(tmp_path / "r"), {"id": [2, 2, 5], "w": ["a", "b", "c"]}, rcols, ["id"], 4)
+    _, ex, table = run(lt, lf, rt, rf, [("k", "id")], "full")
+    assert ex.schema.names == ["k", "s", "v", "id", "w"]
+    assert got(table) == sorted([(1, "l0", 0.0, None, None), (2, "l1", 1.0, 2, "a"), (2, "l1", 1.0, 2, "b"),
+                                 (None, None, None, 5, "c")], key=sort_key)
+
+
+def test_columns_prune_what_is_read(tmp_path):
+    lt, lf = write_table(str(tmp_path / "l"), rows_of([1, 2, 2], "l"), COLUMNS, ["k"], 2)
+    rt, rf = write_table(str(tmp_path / "r"), rows_of([2, 3], "r"), COLUMNS, ["k"], 2)
+    _, ex, table = run(lt, lf, rt, rf, "k", "inner", columns=[("right", "v"), "k"])
+    assert ex.left.columns == ("k",) and ex.right.columns == ("k", "v")
+    assert ex.schema.names == ["v", "k"]
+    assert got(table) == [(0.0, 2), (0.0, 2)]
+    _, ex, _ = run(lt, lf, rt, rf, "k", "inner", columns=["s"])
+    assert ex.schema.names == ["s", "s#2"]
+    with pytest.raises(InvalidArgumentError, match="nope"):
+        run(lt, lf, rt, rf, "k", "inner", columns=["nope"])
+
+
+@pytest.mark.parametrize("how", JOIN_TYPES)
+def test_filters_apply_to_each_side_before_the_join(tmp_path, how):
+    lrows, rrows = rows_of([1, 2, 3, None, 5], "l"), rows_of([1, 2, 3, 3, None], "r")
+    lt, lf = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 4)
+    rt, rf = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4)
+    lfil, rfil = [("v", ">=", 1.0)], [[("k", "in", [1, 3, None])], [("s", "is null")]]
+    _, ex, table = run(lt, lf, rt, rf, "k", how, left_filters=lfil, right_filters=rfil)
+    assert got(table) == expected(lrows, rrows, ["k"], ["k"], how, ex, lambda r: r["v"] >= 1.0,
+                                  lambda r: r["k"] in (1, 3))
+
+
+def test_not_in_follows_sql_for_nulls(tmp_path):
+    lrows = rows_of([1, 2, None], "l")
+    lt, lf = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 2)
+    rt, rf = write_table(str(tmp_path / "r"), rows_of([], "r"), COLUMNS, ["k"], 2)
+    _, _, table = run(lt, lf, rt, rf, "k", "left_anti", left_filters=[("k", "not in", [1])])
+    assert table.column("k").to_pylist() == [2]
+    _, _, table = run(lt, lf, rt, rf, "k", "left_anti", left_filters=[("k", "not in", [1, None])])
+    assert table.num_rows == 0
+
+
+def test_partitioned_sides_add_partition_columns(tmp_path):
+    cols = {"k": "bigint", "v": "double", "dt": "date"}
+    lrows = {"k": [1, 2, 3, 4], "v": [1.0, 2.0, 3.0, 4.0], "dt": [pa.scalar(0, pa.date32()).as_py()] * 2 + [None] * 2}
+    lt, lf = write_table(str(tmp_path / "l"), lrows, cols, ["k"], 2, partitioned_by=["dt"], partition_types=["date"])
+    rt, rf = write_table(str(tmp_path / "r"), rows_of([1, 3, 4], "r"), COLUMNS, ["k"], 2)
+    _, ex, table = run(lt, lf, rt, rf, "k", "inner", columns=["k", "dt", "s"],
+                       left_filters=[("dt", "is null")])
+    assert ex.schema.field("dt").type == pa.date32()
+    assert got(table) == [(3, None, "r1"), (4, None, "r2")]
+
+
+def test_parquet_sides(tmp_path):
+    lrows, rrows = rows_of(list(range(200)), "l"), rows_of(list(range(100, 300)), "r")
+    lt, lf = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 4, file_format="parquet")
+    rt, rf = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4, file_format="parquet")
+    _, ex, table = run(lt, lf, rt, rf, "k", "full")
+    assert got(table) == expected(lrows, rrows, ["k"], ["k"], "full", ex)
+
+
+# -- streaming merge join ------------------------------------------------------------------------------
+
+@settings(max_examples=20)
+@given(lkeys=keys_st, rkeys=keys_st, how=st.sampled_from(JOIN_TYPES), batch=st.sampled_from([1, 3, 8]))
+def test_merge_kernel_matches_the_reference_join(tmp_path_factory, lkeys, rkeys, how, batch):
+    base = tmp_path_factory.mktemp("m")
+    lrows, rrows = rows_of(lkeys, "l"), rows_of(rkeys, "r")
+    lt, lf = write_table(str(base / "l"), lrows, COLUMNS, ["k"], 2, sorted_by=["k"], file_format="parquet")
+    rt, rf = write_table(str(base / "r"), rrows, COLUMNS, ["k"], 4, sorted_by=["k"], file_format="parquet",
+                         files_per_bucket=2)
+    plan, ex, table = run(lt, lf, rt, rf, "k", how, batch_rows=batch)
+    assert plan.merge and ex.merge
+    assert got(table) == expected(lrows, rrows, ["k"], ["k"], how, ex)
+
+
+def test_merge_join_memory_is_bounded_by_batches_not_bucket_size(tmp_path):
+    n = 20_000
+    rng = random.Random(1)
+    lrows = rows_of([rng.randrange(n) for _ in range(n)], "l")
+    rrows = rows_of([rng.randrange(n) for _ in range(n)], "r")
+    lt, lf = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 1, sorted_by=["k"], file_format="parquet")
+    rt, rf = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 1, sorted_by=["k"], file_format="parquet")
+    stats = MergeStats()
+    plan, ex, table = run(lt, lf, rt, rf, "k", "full", batch_rows=500, stats=stats)
+    assert plan.merge
+    # Two files read 500 rows at a time (parquet row groups of 50): a few batches held, never a bucket.
+    assert stats.max_buffered_rows <= 4 * 500 < n
+    assert stats.chunks_joined > 20
+    hashed = build_exec(plan.__class__(**{**plan.__dict__, "merge": False}), batch_rows=500)
+    whole = pa.Table.from_batches([b for g in plan.groups for b in execute_group(hashed, g)])
+    assert got(table) == got(whole)
+
+
+def test_merge_join_detects_unsorted_files(tmp_path):
+    lt, lf = write_table(str(tmp_path / "l"), rows_of([3, 1, 2], "l"), COLUMNS, ["k"], 1, file_format="parquet")
+    sorted_t = lt.__class__(lt.location, lt.spec.with_(sorted_by=("k",)), lt.filesystem)
+    plan = plan_join_files(sorted_t, sorted_t, "k", left_files=SideFiles(1, None, {0: tuple(lf[0])}),
+                           right_files=SideFiles(1, None, {0: tuple(lf[0])}))
+    ex = build_exec(plan, batch_rows=1)
+    with pytest.raises(CorruptTableError, match="not sorted ascending by k"):
+        list(merge_join(plan.groups[0].left_files, plan.groups[0].right_files, ex))
+
+
+def test_zero_byte_files_are_empty_buckets(tmp_path):
+    lt, lf = write_table(str(tmp_path / "l"), rows_of([1], "l"), COLUMNS, ["k"], 8)
+    assert sum(1 for fs in lf.values() for f in fs if f.size == 0) == 7
+    rt, rf = write_table(str(tmp_path / "r"), rows_of([1, 2], "r"), COLUMNS, ["k"], 8)
+    _, _, table = run(lt, lf, rt, rf, "k", "full")
+    assert sorted(table.column("k").to_pylist()) == [1, 2]
