@@ -30,7 +30,7 @@ from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.joinplan import BucketGroup, FileRef, JoinPlan
 
 __all__ = ["SideRead", "JoinExec", "build_exec", "execute_group", "hash_join", "merge_join", "MergeStats",
-           "output_columns"]
+           "output_columns", "select_output", "dnf_expression"]
 
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Acero's join type for each canonical type, and the type with the inputs swapped.
@@ -108,7 +108,9 @@ class JoinExec:
         left, right: what to read from each side.
         output: the output columns in order, as ``(source, column)`` with source ``"left"``,
             ``"right"`` or ``"coalesce"`` (full outer USING key: left's value, else right's).
-        schema: the output Arrow schema (unique names; see :func:`output_columns`).
+        schema: the output Arrow schema; a name repeated in Spark's output (a non-key column on
+            both sides) gets ``#2`` appended here, so the names are unique.
+        names: the output names as Spark's join has them (repeats allowed).
         merge: use the streaming merge join (sorted buckets) instead of one hash join.
         merge_key: the (left, right) key pair the buckets are sorted on.
         batch_rows: rows per batch read and emitted.
@@ -121,6 +123,7 @@ class JoinExec:
     right: SideRead
     output: tuple[tuple[str, str], ...]
     schema: pa.Schema
+    names: tuple[str, ...] = ()
     merge: bool = False
     merge_key: tuple[str, str] | None = None
     batch_rows: int = 65536
@@ -187,7 +190,8 @@ def output_columns(plan: JoinPlan, left_names: Sequence[str], right_names: Seque
     return out
 
 
-def _select(out: list[tuple[str, str, str]], columns: Sequence[Any] | None) -> list[tuple[str, str, str]]:
+def select_output(out: list[tuple[str, str, str]], columns: Sequence[Any] | None) -> list[tuple[str, str, str]]:
+    """The entries of :func:`output_columns` that ``columns`` asks for, in its order (None = all)."""
     if columns is None:
         return out
     chosen = []
@@ -232,7 +236,7 @@ def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_ro
         raise InvalidArgumentError(f"plan strategy is {plan.strategy!r}: only a bucketed plan runs per group")
     lschema = plan.left_schema or _schema_of(plan.left, [f for g in plan.groups for f in g.left_files])
     rschema = plan.right_schema or _schema_of(plan.right, [f for g in plan.groups for f in g.right_files])
-    selected = _select(output_columns(plan, lschema.names, rschema.names), columns)
+    selected = select_output(output_columns(plan, lschema.names, rschema.names), columns)
     if not selected:
         raise InvalidArgumentError("columns: expected at least one output column")
     fields, seen = [], {}
@@ -255,7 +259,7 @@ def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_ro
     return JoinExec(plan.how, plan.left_keys, plan.right_keys,
                     side(plan.left, lschema, plan.left_keys, ("left", "coalesce"), plan.left_residual),
                     side(plan.right, rschema, plan.right_keys, ("right",), plan.right_residual),
-                    output, pa.schema(fields), plan.merge, merge_key, batch_rows)
+                    output, pa.schema(fields), tuple(n for n, _, _ in selected), plan.merge, merge_key, batch_rows)
 
 
 def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:

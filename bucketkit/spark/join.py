@@ -1,0 +1,131 @@
+"""``bucketkit.join``: join two bucketed tables bucket by bucket, without a shuffle.
+
+The plan (:func:`bucketkit.plan_join`) decides: co-partitioned tables are read through the
+``bucketkit_join`` data source, one Spark task per bucket group; anything else falls back to
+Spark's own join over :func:`bucketkit.scan` of both sides (which still prunes), and the plan
+says why. Either way the DataFrame has the rows and columns of Spark's
+``left_df.join(right_df, on, how)``. The plan is attached to it as ``df.bucketkit_plan``.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import reduce
+from typing import Any, Sequence
+
+from bucketkit.errors import InvalidArgumentError
+from bucketkit.joinexec import build_exec, output_columns, select_output
+from bucketkit.joinplan import JoinPlan, plan_join
+from bucketkit.table import BucketedTable, open_table
+
+__all__ = ["join", "resolve_table", "plan_spark_join"]
+
+# Spark's name of each canonical join type.
+_SPARK_HOW = {"inner": "inner", "left": "left", "right": "right", "full": "full", "left_semi": "left_semi",
+              "left_anti": "left_anti"}
+
+
+def resolve_table(spark: Any, table: Any) -> BucketedTable:
+    """A BucketedTable from a BucketedTable, a path/URI (bucketkit metadata), or a catalog table name."""
+    if isinstance(table, BucketedTable):
+        return table
+    if not isinstance(table, str):
+        raise InvalidArgumentError(f"table {table!r}: expected a path, a catalog table name or a BucketedTable")
+    if "://" in table or os.path.isabs(table) or os.path.exists(table):
+        return open_table(table)
+    from bucketkit.spark.catalog import load_table
+
+    return load_table(spark, table)
+
+
+def _is_spark_filter(filters: Any) -> bool:
+    from pyspark.sql import Column
+
+    return isinstance(filters, (str, Column))
+
+
+def plan_spark_join(spark: Any, left: Any, right: Any, on: Any, how: str = "inner", *, left_filters: Any = None,
+                    right_filters: Any = None) -> JoinPlan:
+    """:func:`bucketkit.plan_join` with catalog table names resolved through ``spark``."""
+    lt, rt = resolve_table(spark, left), resolve_table(spark, right)
+    plan = plan_join(lt, rt, on, how, left_filters=None if _is_spark_filter(left_filters) else left_filters,
+                     right_filters=None if _is_spark_filter(right_filters) else right_filters)
+    spark_filters = [n for n, f in (("left", left_filters), ("right", right_filters)) if _is_spark_filter(f)]
+    if plan.bucketed and spark_filters:
+        # A SQL string or Column may hold what pyarrow cannot evaluate exactly (UDFs, casts), and an
+        # outer join must filter its side before joining, so Spark's join applies it.
+        from dataclasses import replace
+
+        reason = (f"{' and '.join(spark_filters)} filters are a SQL string or Column, which only Spark "
+                  "evaluates; pass (column, op, value) filters to join bucket by bucket")
+        plan = replace(plan, strategy="shuffle", reason=reason, groups=(), left_filters=left_filters,
+                       right_filters=right_filters)
+    elif spark_filters:
+        from dataclasses import replace
+
+        plan = replace(plan, left_filters=left_filters, right_filters=right_filters)
+    return plan
+
+
+def join(
+    spark: Any,
+    left: Any,
+    right: Any,
+    on: str | Sequence[Any],
+    how: str = "inner",
+    *,
+    left_filters: Any = None,
+    right_filters: Any = None,
+    columns: Sequence[Any] | None = None,
+) -> Any:
+    """Join two bucketed tables; shuffle-free when they are bucketed alike on the keys.
+
+    Args:
+        spark: the SparkSession.
+        left, right: table paths (bucketkit metadata), catalog table names, or BucketedTable objects.
+        on: column names present on both sides (keys appear once in the output, as with Spark's
+            ``df.join(other, ["k"])``), or ``(left_name, right_name)`` pairs (all left columns, then
+            all right columns, as with ``df.join(other, df.a == other.b)``).
+        how: inner, left, right, full, left_semi, left_anti, or Spark's aliases (left_outer, outer, ...).
+        left_filters, right_filters: each side's filter, applied before the join:
+            ``[("k", "in", [1, 2])]``-style (prunes partitions and buckets, evaluated in the join) or a
+            SQL string / Column (forces Spark's join, see the plan's reason).
+        columns: output columns to return, in order: names (every output column of that name) or
+            ``("left"|"right", name)``. Only these (plus keys and filter columns) are read.
+
+    Returns:
+        A DataFrame with the rows and columns of Spark's ``left_df.join(right_df, on, how)``; its
+        ``bucketkit_plan`` attribute is the :class:`~bucketkit.joinplan.JoinPlan` executed.
+    """
+    plan = plan_spark_join(spark, left, right, on, how, left_filters=left_filters, right_filters=right_filters)
+    if plan.bucketed:
+        from bucketkit.spark.joinsource import read_groups
+
+        ex = build_exec(plan, columns)
+        df = read_groups(spark, ex, plan.groups)
+        if list(ex.names) != df.columns:
+            df = df.toDF(*ex.names)
+    else:
+        df = _spark_join(spark, plan, columns)
+    df.bucketkit_plan = plan
+    return df
+
+
+def _spark_join(spark: Any, plan: JoinPlan, columns: Sequence[Any] | None) -> Any:
+    """The fallback: Spark's own join over bucketkit.scan of both sides."""
+    from bucketkit.spark.scan import scan
+
+    ldf = scan(spark, table=plan.left, filters=plan.left_filters)
+    rdf = scan(spark, table=plan.right, filters=plan.right_filters)
+    how = _SPARK_HOW[plan.how]
+    if plan.using:
+        joined = ldf.join(rdf, list(plan.left_keys), how)
+    else:
+        cond = reduce(lambda a, b: a & b, [ldf[lk] == rdf[rk] for lk, rk in zip(plan.left_keys, plan.right_keys)])
+        joined = ldf.join(rdf, cond, how)
+    if columns is None:
+        return joined
+    chosen = select_output(output_columns(plan, ldf.columns, rdf.columns), columns)
+    # A USING key is the join's own column (left's, right's or their coalesce, by join type).
+    return joined.select(*[joined[col] if plan.using and col in plan.left_keys else
+                           (ldf if source == "left" else rdf)[col] for _, source, col in chosen])
