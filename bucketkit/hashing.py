@@ -300,9 +300,16 @@ def bucket_number(hash_code: int, bucket_count: int) -> int:
 
 
 def bucket_numbers(hashes: np.ndarray, bucket_count: int) -> np.ndarray:
-    """Vectorised :func:`bucket_number`: ``(hashes & 0x7fffffff) % bucket_count`` as int32."""
+    """Vectorised :func:`bucket_number`: ``(hashes & 0x7fffffff) % bucket_count`` as int32.
+
+    Computed by ``_kernels.combine_bucket``, the one array form of the expression (it is fused
+    there with the last column's ``31 * h + x`` step of :func:`bucket_ids`).
+    """
+    from bucketkit._kernels import combine_bucket
+
     bucket_number(0, bucket_count)  # validates the count
-    return ((np.asarray(hashes, dtype=np.int32) & np.int32(0x7FFFFFFF)) % np.int32(bucket_count)).astype(np.int32)
+    hashes = np.ascontiguousarray(hashes, dtype=np.int32)
+    return combine_bucket(hashes, hashes, int(bucket_count), True)
 
 
 # --------------------------------------------------------------------------- vectorised path
@@ -329,8 +336,14 @@ def hash_arrays(arrays: Any, hive_types: Any, version: int) -> np.ndarray:
 
 
 def bucket_ids(arrays: Any, hive_types: Any, version: int, bucket_count: int) -> np.ndarray:
-    """The bucket of every row of Arrow columns, ``np.ndarray[int32]``; see :func:`hash_arrays`."""
-    return bucket_numbers(hash_arrays(arrays, hive_types, version), bucket_count)
+    """The bucket of every row of Arrow columns, ``np.ndarray[int32]``; see :func:`hash_arrays`.
+
+    Equal to ``bucket_numbers(hash_arrays(...), bucket_count)``, computed in one pass.
+    """
+    from bucketkit._vectorized import hash_columns
+
+    bucket_number(0, bucket_count)  # validates the count
+    return hash_columns(arrays, _types_of(hive_types), check_version(version), int(bucket_count))
 
 
 
