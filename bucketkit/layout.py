@@ -1,0 +1,440 @@
+"""Which file holds which bucket: list a table directory and map every data file to its bucket.
+
+:func:`discover` lists a table (any pyarrow filesystem: local, ``s3://``, ``gs://``, HDFS), finds
+its Hive partition directories (``dt=2019-03-01/country=FR``), and maps the files of each
+partition to bucket ids the way Trino does:
+
+1. Hidden names (``_`` or ``.`` prefix) are skipped at every level, directories included.
+2. A partition whose visible files all match a bucket naming pattern (legacy Presto, Hive, ACID;
+   see :mod:`bucketkit.naming`) may hold any number of files per bucket, including none.
+3. Otherwise, if every file matches Spark's ``bucketBy`` pattern, the partition is a Spark
+   bucketed layout (scheme ``"spark"``; Spark hashes rows differently).
+4. Otherwise the original scheme applies: exactly ``bucket_count`` files, the i-th by name is
+   bucket i.
+
+Corrupt layouts raise :class:`~bucketkit.errors.CorruptTableError` naming the file or directory: a
+bucket id >= the bucket count, a visible sub-directory in a bucket directory (other than Hive ACID
+``base_``/``delta_``/``delete_delta_`` directories), Hive names mixed with Spark names, a file or
+an unexpected directory at a partition level. A count mismatch in the original scheme raises
+:class:`~bucketkit.errors.BucketCountMismatchError` naming the directory and both counts.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import pyarrow.fs as pafs
+
+from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
+from bucketkit.errors import (CorruptTableError, InvalidArgumentError, TableNotFoundError)
+from bucketkit.metadata import resolve_filesystem
+from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, is_hidden, parse_bucket_name
+from bucketkit.partitions import parse_partition_dir
+
+__all__ = ["discover", "TableLayout", "PartitionLayout", "BucketFile", "STAGING_PREFIX", "KINDS"]
+
+STAGING_PREFIX = ".bucketkit-staging-"
+#: ``kind`` of a file: plain (non-ACID) data, or its role in a Hive ACID table.
+KINDS = ("data", "original", "base", "delta", "delete_delta")
+_SCHEME_ORDER = [s.name for s in TRINO_ORDER]
+
+
+@dataclass(frozen=True, slots=True)
+class BucketFile:
+    """One data file and its bucket.
+
+    Attributes:
+        path: full path inside the layout's filesystem.
+        name: the file name.
+        bucket: its bucket id.
+        size: bytes.
+        kind: ``"data"`` for a plain table; in an ACID table ``"original"``, ``"base"``,
+            ``"delta"`` or ``"delete_delta"``.
+        scheme: the naming scheme that gave the bucket (``"hive"``, ``"legacy-presto"``,
+            ``"acid"``, ``"spark"`` or ``"original"``).
+    """
+
+    path: str
+    name: str
+    bucket: int
+    size: int
+    kind: str
+    scheme: str
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionLayout:
+    """The bucket map of one partition (or of an unpartitioned table).
+
+    Attributes:
+        values: partition values (unescaped; ``{}`` when unpartitioned).
+        path: the partition directory.
+        relpath: ``k=v/...`` relative to the table root (``""`` when unpartitioned).
+        scheme: ``"hive"``, ``"legacy-presto"``, ``"acid"``, ``"spark"``, ``"original"``, several
+            pattern schemes joined with ``+`` (e.g. ``"legacy-presto+hive"``), or ``"empty"``.
+        buckets: every bucket id → its files (possibly none).
+        obsolete: ACID directories and original files superseded by a base or compaction.
+    """
+
+    values: dict[str, str]
+    path: str
+    relpath: str
+    scheme: str
+    buckets: dict[int, list[BucketFile]]
+    obsolete: tuple[str, ...] = ()
+
+    def files_by_bucket(self, kinds: Iterable[str] | None = None) -> dict[int, list[str]]:
+        """Bucket id → file paths (all kinds, or only ``kinds``)."""
+        keep = None if kinds is None else frozenset(kinds)
+        return {b: [f.path for f in files if keep is None or f.kind in keep] for b, files in self.buckets.items()}
+
+    def bucket_bytes(self) -> dict[int, int]:
+        return {b: sum(f.size for f in files) for b, files in self.buckets.items()}
+
+    @property
+    def files(self) -> list[BucketFile]:
+        return [f for files in self.buckets.values() for f in files]
+
+    @property
+    def empty_buckets(self) -> list[int]:
+        return [b for b, files in self.buckets.items() if not files]
+
+    def summary(self) -> dict[str, Any]:
+        """Plain-data description (files and bytes per bucket) for printing or JSON."""
+        files = [len(v) for v in self.buckets.values()]
+        sizes = list(self.bucket_bytes().values())
+        return {"values": dict(self.values), "path": self.path, "scheme": self.scheme, "files": sum(files),
+                "bytes": sum(sizes), "files_per_bucket": files, "bytes_per_bucket": sizes,
+                "empty_buckets": self.empty_buckets, "obsolete": list(self.obsolete)}
+
+
+@dataclass(frozen=True, eq=False)
+class TableLayout:
+    """Every partition of a table with its bucket map (see :func:`discover`).
+
+    Attributes:
+        root: the table directory (path inside ``filesystem``).
+        bucket_count: the declared bucket count.
+        partitioned_by: partition column names (given or inferred from ``k=v`` directories).
+        partition_layouts: one :class:`PartitionLayout` per partition, ordered by path.
+        filesystem: the pyarrow filesystem listed.
+        staging_dirs: leftover ``.bucketkit-staging-*`` directories (relative paths): an
+            interrupted write; hidden, so no reader sees them.
+    """
+
+    root: str
+    bucket_count: int
+    partitioned_by: tuple[str, ...]
+    partition_layouts: list[PartitionLayout]
+    filesystem: pafs.FileSystem = field(repr=False)
+    staging_dirs: tuple[str, ...] = ()
+
+    @property
+    def partitions(self) -> list[dict[str, str]]:
+        """Partition values, ``[{}]`` for an unpartitioned table."""
+        return [dict(p.values) for p in self.partition_layouts]
+
+    @property
+    def schemes(self) -> set[str]:
+        return {p.scheme for p in self.partition_layouts}
+
+    def partition(self, partition: Mapping[str, Any] | str) -> PartitionLayout:
+        """The partition with these values (a dict, or a ``k=v/...`` path).
+
+        Raises:
+            InvalidArgumentError: no such partition (the message lists some that exist).
+        """
+        for p in self.partition_layouts:
+            if (p.relpath == partition if isinstance(partition, str)
+                    else p.values == {k: str(v) for k, v in partition.items()}):
+                return p
+        known = ", ".join(p.relpath or "<root>" for p in self.partition_layouts[:5])
+        raise InvalidArgumentError(f"{self.root}: no partition {partition!r}; partitions include: {known or 'none'}")
+
+    def files_by_bucket(self, partition: Mapping[str, Any] | str | None = None, *,
+                        kinds: Iterable[str] | None = None) -> dict[int, list[str]]:
+        """Bucket id → file paths, for one partition or (``None``) all partitions together.
+
+        Every bucket id ``0 .. bucket_count-1`` is present, with an empty list for an empty bucket.
+        """
+        if partition is not None:
+            return self.partition(partition).files_by_bucket(kinds)
+        out: dict[int, list[str]] = {b: [] for b in range(self.bucket_count)}
+        for p in self.partition_layouts:
+            for b, paths in p.files_by_bucket(kinds).items():
+                out[b].extend(paths)
+        return out
+
+    def bucket_bytes(self, partition: Mapping[str, Any] | str | None = None) -> dict[int, int]:
+        """Bucket id → bytes, for one partition or all together."""
+        if partition is not None:
+            return self.partition(partition).bucket_bytes()
+        out = {b: 0 for b in range(self.bucket_count)}
+        for p in self.partition_layouts:
+            for b, n in p.bucket_bytes().items():
+                out[b] += n
+        return out
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for p in self.partition_layouts for f in p.files)
+
+    @property
+    def file_count(self) -> int:
+        return sum(len(files) for p in self.partition_layouts for files in p.buckets.values())
+
+    def summary(self) -> dict[str, Any]:
+        """Plain-data description of the whole layout (what ``bucketkit inspect --json`` builds on)."""
+        return {"root": self.root, "bucket_count": self.bucket_count, "partitioned_by": list(self.partitioned_by),
+                "partitions": [p.summary() for p in self.partition_layouts],
+                "staging_dirs": list(self.staging_dirs)}
+
+
+# -- listing ------------------------------------------------------------------------------------
+# A visible entry below a directory: (relative path components, is_dir, size, full path).
+_Entry = tuple[list[str], bool, int, str]
+
+
+def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], prefix: str) -> list[_Entry]:
+    """Visible entries under ``base``; hidden names anywhere in the relative path are dropped."""
+    infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
+    cut = len(base.rstrip("/")) + 1
+    out: list[_Entry] = []
+    for info in infos:
+        path = info.path
+        rel = path[cut:]
+        if rel.startswith(("_", ".")) or "/_" in rel or "/." in rel:
+            if STAGING_PREFIX in rel:
+                parts = rel.split("/")
+                i = next(i for i, p in enumerate(parts) if p.startswith(STAGING_PREFIX))
+                staging.add(posixpath.join(prefix, *parts[:i + 1]))
+            continue
+        is_dir = info.type == pafs.FileType.Directory
+        out.append((rel.split("/"), is_dir, 0 if is_dir else info.size, path))
+    return out
+
+
+def _check_partition_dir(name: str, level: int, keys: Sequence[str], path: str) -> tuple[str, str]:
+    parsed = parse_partition_dir(name)
+    if parsed is None or parsed[0].lower() != keys[level].lower():
+        found = "a directory that is not key=value" if parsed is None else f"key {parsed[0]!r}"
+        raise CorruptTableError(
+            f"{path}: expected a partition directory {keys[level]}=<value> at partition level {level + 1} "
+            f"(partition columns {list(keys)}), found {found}")
+    return keys[level], parsed[1]
+
+
+def _stray_file(path: str, level: int, keys: Sequence[str]) -> CorruptTableError:
+    return CorruptTableError(
+        f"{path}: a file where partition directories {keys[level]}=<value> are expected (partition columns "
+        f"{list(keys)}); data files belong in {'/'.join(f'{c}=...' for c in keys)}/")
+
+
+def _infer_keys(entries: Iterable[_Entry]) -> list[str]:
+    best: list[str] = []
+    for parts, is_dir, _, _ in entries:
+        chain = []
+        for part in parts if is_dir else parts[:-1]:
+            parsed = parse_partition_dir(part)
+            if parsed is None:
+                break
+            chain.append(parsed[0])
+        if len(chain) > len(best):
+            best = chain
+    return best
+
+
+# -- mapping one bucket directory ---------------------------------------------------------------
+def _assign(files: list[tuple[str, int, str]], bucket_count: int, directory: str, kind: str,
+            allow_fallback: bool = True) -> tuple[str, list[BucketFile]]:
+    """Map the visible files of one directory to buckets: ``(scheme, files)``."""
+    if not files:
+        return "empty", []
+    parsed = [parse_bucket_name(name) for name, _, _ in files]
+    if all(p is not None for p in parsed):
+        schemes = {p.scheme for p in parsed}
+        scheme = "+".join(s for s in _SCHEME_ORDER if s in schemes)
+        out = [BucketFile(path, name, p.bucket, size, kind, p.scheme) for (name, size, path), p in zip(files, parsed)]
+    else:
+        spark = [SPARK.parse(name) if p is None else None for (name, _, _), p in zip(files, parsed)]
+        named = [f for f, p in zip(files, parsed) if p is not None]
+        spark_only = [f for f, s in zip(files, spark) if s is not None]
+        if named and spark_only:
+            raise CorruptTableError(
+                f"{spark_only[0][2]}: Spark bucketBy file name mixed with Hive-style bucket file names (such as "
+                f"{named[0][0]}) in {directory}; the two schemes hash rows differently (table is corrupt)")
+        if len(spark_only) == len(files):
+            scheme = "spark"
+            out = [BucketFile(path, name, s.bucket, size, kind, "spark") for (name, size, path), s in zip(files, spark)]
+        elif not allow_fallback:
+            bad = next(f for f, p in zip(files, parsed) if p is None)
+            raise CorruptTableError(f"{bad[2]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
+                                    f"inside Hive ACID directory {directory}")
+        else:
+            by_name = {name: (size, path) for name, size, path in files}
+            scheme = "original"
+            out = [BucketFile(by_name[name][1], name, b, by_name[name][0], kind, "original")
+                   for b, name in ORIGINAL.assign(by_name, bucket_count, directory=directory)]
+    for f in out:
+        if f.bucket >= bucket_count:
+            raise CorruptTableError(
+                f"{f.path}: bucket {f.bucket} (from its {f.scheme} file name) is not below the table's bucket "
+                f"count {bucket_count} (table is corrupt)")
+    return scheme, out
+
+
+def _map_partition(values: dict[str, str], path: str, relpath: str, entries: list[_Entry],
+                   bucket_count: int) -> PartitionLayout:
+    files: list[tuple[str, int, str]] = []
+    subdirs: dict[str, list[tuple[str, int, str]]] = {}
+    for parts, is_dir, size, full in entries:
+        if len(parts) == 1:
+            if is_dir:
+                subdirs.setdefault(parts[0], [])
+            else:
+                files.append((parts[0], size, full))
+            continue
+        if parse_acid_dir(parts[0]) is None:
+            continue  # reported below, once, for the directory itself
+        if is_dir or len(parts) > 2:
+            raise CorruptTableError(f"{full}: visible sub-directory inside Hive ACID directory "
+                                    f"{posixpath.join(path, parts[0])}; expected only bucket files")
+        subdirs.setdefault(parts[0], []).append((parts[1], size, full))
+    foreign = sorted(d for d in subdirs if parse_acid_dir(d) is None)
+    if foreign:
+        raise CorruptTableError(
+            f"{posixpath.join(path, foreign[0])}: visible sub-directory inside bucket directory {path}; expected "
+            f"only bucket files, hidden names (_ or . prefix) or Hive ACID base_/delta_/delete_delta_ directories")
+
+    buckets: dict[int, list[BucketFile]] = {b: [] for b in range(bucket_count)}
+    obsolete: list[str] = []
+    if not subdirs:
+        scheme, mapped = _assign(files, bucket_count, path, "data")
+    else:
+        scheme, mapped = "acid", []
+        state = select_current(subdirs)
+        if state.originals_current:
+            mapped += _assign(files, bucket_count, path, "original")[1]
+        else:
+            obsolete += [full for _, _, full in sorted(files)]
+        kinds = [(state.base, "base")] if state.base else []
+        kinds += [(d, "delta") for d in state.deltas] + [(d, "delete_delta") for d in state.delete_deltas]
+        for name, kind in kinds:
+            data = sorted(f for f in subdirs[name] if not is_acid_side_file(f[0]))
+            mapped += _assign(data, bucket_count, posixpath.join(path, name), kind, allow_fallback=False)[1]
+        obsolete += [posixpath.join(path, d) for d in state.obsolete]
+    for f in sorted(mapped, key=lambda f: f.name) if scheme != "acid" else mapped:
+        buckets[f.bucket].append(f)
+    return PartitionLayout(values, path, relpath, scheme, buckets, tuple(obsolete))
+
+
+# -- the entry point ----------------------------------------------------------------------------
+def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None = None,
+             partitioned_by: Sequence[str] | None = None,
+             partition_filter: Callable[[dict[str, str]], bool] | None = None) -> TableLayout:
+    """List a bucketed table and map each partition's files to bucket ids.
+
+    Args:
+        path: the table directory: a local path or a URI (``s3://bucket/warehouse/t``).
+        bucket_count: the table's declared bucket count.
+        filesystem: a pyarrow filesystem (then ``path`` is a path inside it).
+        partitioned_by: partition column names in directory order; ``()`` for an unpartitioned
+            table; ``None`` to infer them from ``k=v`` directories.
+        partition_filter: called with each partition's values (unescaped strings) before that
+            partition's files are listed; partitions it rejects are neither listed nor returned.
+
+    Returns:
+        The :class:`TableLayout`.
+
+    Raises:
+        TableNotFoundError: ``path`` does not exist or is not a directory.
+        CorruptTableError: a file or directory no bucketed layout allows (named in the message).
+        BucketCountMismatchError: original scheme with a file count other than ``bucket_count``.
+        InvalidArgumentError: a bad ``bucket_count``.
+    """
+    if not isinstance(bucket_count, int) or isinstance(bucket_count, bool) or bucket_count < 1:
+        raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected a positive integer")
+    fs, root = resolve_filesystem(path, filesystem)
+    root = root.rstrip("/") or "/"
+    info = fs.get_file_info(root)
+    if info.type != pafs.FileType.Directory:
+        what = "is a file" if info.type == pafs.FileType.File else "does not exist"
+        raise TableNotFoundError(f"{path}: {what}; expected a table directory")
+    staging: set[str] = set()
+    keys = None if partitioned_by is None else [str(k) for k in partitioned_by]
+
+    leaves: dict[str, tuple[dict[str, str], list[_Entry]]] = {}
+    if partition_filter is None:
+        entries = _list(fs, root, True, staging, "")
+        if keys is None:
+            keys = _infer_keys(entries)
+        _group(entries, keys, root, leaves)
+    else:
+        if keys is None:
+            keys = _infer_keys_by_descending(fs, root)
+        for rel, values in _walk_partitions(fs, root, keys, staging):
+            if partition_filter(dict(values)):
+                base = posixpath.join(root, rel) if rel else root
+                leaves[rel] = (values, _list(fs, base, True, staging, rel))
+    if not keys:
+        leaves.setdefault("", ({}, []))
+    layouts = [_map_partition(values, posixpath.join(root, rel) if rel else root, rel, ents, bucket_count)
+               for rel, (values, ents) in sorted(leaves.items())]
+    return TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)))
+
+
+def _group(entries: list[_Entry], keys: list[str], root: str,
+           leaves: dict[str, tuple[dict[str, str], list[_Entry]]]) -> None:
+    """Split a recursive listing into partitions, checking the directory levels above them."""
+    k = len(keys)
+    checked: dict[str, dict[str, str]] = {}
+    for parts, is_dir, size, full in entries:
+        if len(parts) < k or (len(parts) == k and not is_dir):
+            if not is_dir:
+                raise _stray_file(full, len(parts) - 1, keys)
+            prefix_parts = parts  # an intermediate directory: check its name, nothing below it yet
+        else:
+            prefix_parts = parts[:k]
+        rel = "/".join(prefix_parts)
+        values = checked.get(rel)
+        if values is None:
+            values = {}
+            for level, name in enumerate(prefix_parts):
+                key, value = _check_partition_dir(name, level, keys, posixpath.join(root, *prefix_parts[:level + 1]))
+                values[key] = value
+            checked[rel] = values
+        if len(prefix_parts) < k:
+            continue
+        leaf = leaves.setdefault(rel, (values, []))
+        if len(parts) > k:
+            leaf[1].append((parts[k:], is_dir, size, full))
+
+
+def _infer_keys_by_descending(fs: pafs.FileSystem, root: str) -> list[str]:
+    keys, base = [], root
+    while True:
+        children = sorted((i for i in fs.get_file_info(pafs.FileSelector(base)) if not is_hidden(i.base_name)
+                           and i.type == pafs.FileType.Directory and parse_partition_dir(i.base_name)),
+                          key=lambda i: i.base_name)
+        if not children:
+            return keys
+        keys.append(parse_partition_dir(children[0].base_name)[0])
+        base = children[0].path
+
+
+def _walk_partitions(fs: pafs.FileSystem, root: str, keys: list[str], staging: set[str]):
+    """Yield ``(relpath, values)`` of every partition directory, listing only directory levels."""
+    level_dirs: list[tuple[str, dict[str, str]]] = [("", {})]
+    for level in range(len(keys)):
+        nxt = []
+        for rel, values in level_dirs:
+            base = posixpath.join(root, rel) if rel else root
+            for parts, is_dir, _, full in _list(fs, base, False, staging, rel):
+                if not is_dir:
+                    raise _stray_file(full, level, keys)
+                key, value = _check_partition_dir(parts[0], level, keys, full)
+                nxt.append((posixpath.join(rel, parts[0]) if rel else parts[0], {**values, key: value}))
+        level_dirs = nxt
+    return sorted(level_dirs)

@@ -1,0 +1,240 @@
+"""discover(): every naming scheme, the original fallback, ACID trees, partitions and every error."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pytest
+
+from bucketkit import discover
+from bucketkit.errors import BucketCountMismatchError, BucketkitError, CorruptTableError, TableNotFoundError
+from bucketkit.layout import BucketFile
+
+QID = "20190526_072952_00009_fn7s5"
+UUID = "9a8b7c6d-1111-2222-3333-444455556666"
+
+
+def make(root: Path, files: dict[str, int]) -> Path:
+    """Create files (path -> size in bytes); a path ending in '/' creates an empty directory."""
+    for rel, size in files.items():
+        target = root / rel
+        if rel.endswith("/"):
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(b"x" * size)
+    return root
+
+
+def names(layout, partition=None):
+    return {b: [p.rsplit("/", 1)[1] for p in paths] for b, paths in layout.files_by_bucket(partition).items()}
+
+
+def test_hive_names_any_number_of_files_per_bucket(tmp_path):
+    make(tmp_path, {"000000_0": 1, "000000_0_copy_1": 2, "000000_0_copy_2": 3, "000001_0": 4,
+                    "000001_0_copy_1": 5, "000003_0": 6, "_SUCCESS": 0, ".000000_0.crc": 1})
+    layout = discover(str(tmp_path), 4)
+    assert layout.partitions == [{}]
+    assert names(layout) == {0: ["000000_0", "000000_0_copy_1", "000000_0_copy_2"],
+                             1: ["000001_0", "000001_0_copy_1"], 2: [], 3: ["000003_0"]}
+    part = layout.partition_layouts[0]
+    assert part.scheme == "hive" and part.empty_buckets == [2]
+    assert layout.bucket_bytes() == {0: 6, 1: 9, 2: 0, 3: 6}
+    assert layout.files_by_bucket()[3] == [str(tmp_path / "000003_0")]
+    assert part.buckets[3] == [BucketFile(str(tmp_path / "000003_0"), "000003_0", 3, 6, "data", "hive")]
+
+
+def test_trino_and_legacy_presto_names(tmp_path):
+    make(tmp_path, {f"000002_0_{UUID}_{QID}": 1, f"{QID}_bucket-00000": 1, f"{QID}_bucket-00001.orc": 1})
+    layout = discover(str(tmp_path), 3)
+    assert names(layout) == {0: [f"{QID}_bucket-00000"], 1: [f"{QID}_bucket-00001.orc"], 2: [f"000002_0_{UUID}_{QID}"]}
+    assert layout.partition_layouts[0].scheme == "legacy-presto+hive"
+
+
+def test_acid_names_outside_acid_dirs(tmp_path):
+    make(tmp_path, {"bucket_00000": 1, "bucket_00001_3": 1})
+    layout = discover(str(tmp_path), 2)
+    assert names(layout) == {0: ["bucket_00000"], 1: ["bucket_00001_3"]}
+
+
+def test_spark_bucketby_scheme(tmp_path):
+    make(tmp_path, {f"part-00000-{UUID}_00000.c000.snappy.parquet": 1,
+                    f"part-00001-{UUID}_00000.c000.snappy.parquet": 1, f"part-00001-{UUID}_00002.c000.snappy.parquet": 1})
+    layout = discover(str(tmp_path), 3)
+    assert layout.partition_layouts[0].scheme == "spark"
+    assert [len(v) for v in layout.files_by_bucket().values()] == [2, 0, 1]
+
+
+@pytest.mark.parametrize("files", [["00000_0", "00001_0", "00002_0x"], ["file0", "file3", "file5"],
+                                   ["bucketA", "bucketB", "bucketD"]])
+def test_original_scheme_fallback(tmp_path, files):
+    make(tmp_path, {n: 0 for n in files})  # zero-byte files still count as (empty) buckets
+    layout = discover(str(tmp_path), 3)
+    assert layout.partition_layouts[0].scheme == ("hive" if files[0] == "00000_0" else "original")
+    assert names(layout) == {i: [n] for i, n in enumerate(files)}
+
+
+def test_original_scheme_count_mismatch_names_directory_and_counts(tmp_path):
+    make(tmp_path, {"dt=1/file0": 1, "dt=1/file1": 1, "dt=1/000000_0": 1})
+    with pytest.raises(BucketCountMismatchError, match=r"dt=1: .*found 3 file\(s\), table declares 4 bucket"):
+        discover(str(tmp_path), 4)
+
+
+def test_bucket_beyond_count_is_corrupt(tmp_path):
+    make(tmp_path, {"000000_0": 1, "000004_0": 1})
+    with pytest.raises(CorruptTableError, match=r"000004_0: bucket 4 .* bucket count 4 \(table is corrupt\)"):
+        discover(str(tmp_path), 4)
+    make(tmp_path / "big", {"2147483648_0": 1})  # beyond 31 bits: still a Hive name, so still corrupt
+    with pytest.raises(CorruptTableError, match="2147483648_0: bucket 2147483648"):
+        discover(str(tmp_path / "big"), 4)
+
+
+def test_subdirectory_in_bucket_directory_is_corrupt(tmp_path):
+    make(tmp_path, {"000000_0": 1, "nested/000001_0": 1, "_hidden/whatever": 1, ".staging/x": 1})
+    with pytest.raises(CorruptTableError, match=r"nested: visible sub-directory inside bucket directory"):
+        discover(str(tmp_path), 2)
+
+
+def test_hive_and_spark_names_mixed_is_corrupt(tmp_path):
+    spark_name = f"part-00000-{UUID}_00001.c000.snappy.parquet"
+    make(tmp_path, {"000000_0": 1, spark_name: 1})
+    with pytest.raises(CorruptTableError, match=f"{spark_name}: Spark bucketBy file name mixed with Hive"):
+        discover(str(tmp_path), 2)
+
+
+def test_hidden_files_and_dirs_and_staging_dirs(tmp_path):
+    make(tmp_path, {"000000_0": 1, "_SUCCESS": 0, ".hive-staging_hive_2019/-ext-10000/000001_0": 1,
+                    "_temporary/0/task/000000_0": 1, ".bucketkit-staging-abc/dt=1/000000_0": 1,
+                    "_bucketkit_table.json": 1})
+    layout = discover(str(tmp_path), 2)
+    assert names(layout) == {0: ["000000_0"], 1: []}
+    assert layout.staging_dirs == (".bucketkit-staging-abc",)
+
+
+def test_partitions_nested_default_and_escaped(tmp_path):
+    make(tmp_path, {"dt=2019-03-01/country=FR/000000_0": 1, "dt=2019-03-01/country=a%2Fb%3Dc/000001_0": 1,
+                    "dt=2019-03-01/country=__HIVE_DEFAULT_PARTITION__/000000_0": 1,
+                    "dt=2019-03-02/country=FR/": 0, "dt=2019-03-02/_SUCCESS": 0})
+    layout = discover(str(tmp_path), 2)
+    assert layout.partitioned_by == ("dt", "country")
+    assert layout.partitions == [{"dt": "2019-03-01", "country": "FR"},
+                                 {"dt": "2019-03-01", "country": "__HIVE_DEFAULT_PARTITION__"},
+                                 {"dt": "2019-03-01", "country": "a/b=c"},
+                                 {"dt": "2019-03-02", "country": "FR"}]
+    assert names(layout, {"dt": "2019-03-01", "country": "a/b=c"}) == {0: [], 1: ["000001_0"]}
+    assert layout.partition("dt=2019-03-02/country=FR").scheme == "empty"
+    assert names(layout) == {0: ["000000_0", "000000_0"], 1: ["000001_0"]}
+    same = discover(str(tmp_path), 2, partitioned_by=["dt", "country"])
+    assert same.partitions == layout.partitions
+
+
+def test_partition_filter_runs_before_listing_files(tmp_path):
+    make(tmp_path, {"dt=1/000000_0": 1, "dt=2/000000_0": 1, "dt=2/not-a-bucket-dir/x": 1})
+    seen = []
+    layout = discover(str(tmp_path), 1, partition_filter=lambda v: seen.append(v) or v["dt"] == "1")
+    assert layout.partitions == [{"dt": "1"}] and seen == [{"dt": "1"}, {"dt": "2"}]
+    # dt=2 is corrupt, but was never listed; without the filter it is found.
+    with pytest.raises(CorruptTableError, match="dt=2/not-a-bucket-dir"):
+        discover(str(tmp_path), 1)
+
+
+def test_partition_level_errors(tmp_path):
+    make(tmp_path, {"dt=1/000000_0": 1, "stray_file": 1})
+    with pytest.raises(CorruptTableError, match=r"stray_file: a file where partition directories dt=<value> are expected"):
+        discover(str(tmp_path), 1)
+    with pytest.raises(CorruptTableError, match=r"stray_file: a file where partition directories dt=<value> are expected"):
+        discover(str(tmp_path), 1, partition_filter=lambda v: True)
+
+
+def test_wrong_partition_key_order(tmp_path):
+    make(tmp_path, {"country=FR/dt=1/000000_0": 1})
+    with pytest.raises(CorruptTableError, match=r"country=FR: expected a partition directory dt=<value> .*key 'country'"):
+        discover(str(tmp_path), 1, partitioned_by=["dt", "country"])
+    with pytest.raises(CorruptTableError, match=r"country=FR: expected a partition directory dt=<value>"):
+        discover(str(tmp_path), 1, partitioned_by=["dt", "country"], partition_filter=lambda v: True)
+
+
+def test_non_partition_directory_in_partitioned_table(tmp_path):
+    make(tmp_path, {"dt=1/000000_0": 1, "backup/000000_0": 1})
+    with pytest.raises(CorruptTableError, match="backup: expected a partition directory dt=<value>.*not key=value"):
+        discover(str(tmp_path), 1, partitioned_by=["dt"])
+
+
+def test_file_at_wrong_depth_with_inferred_keys(tmp_path):
+    make(tmp_path, {"dt=1/country=FR/000000_0": 1, "dt=2/000000_0": 1})
+    with pytest.raises(CorruptTableError, match=r"dt=2/000000_0: a file where partition directories country=<value> are expected"):
+        discover(str(tmp_path), 1)
+
+
+def test_missing_table_and_bad_bucket_count(tmp_path):
+    with pytest.raises(TableNotFoundError, match="does not exist"):
+        discover(str(tmp_path / "nope"), 2)
+    make(tmp_path, {"f": 1})
+    with pytest.raises(TableNotFoundError, match="is a file"):
+        discover(str(tmp_path / "f"), 2)
+    with pytest.raises(ValueError, match="bucket_count=0"):
+        discover(str(tmp_path), 0)
+
+
+ACID_TREE = {
+    "000000_0": 10, "000001_0_copy_1": 10,  # originals, superseded by the base
+    "base_0000005/bucket_00000": 5, "base_0000005/bucket_00001": 5, "base_0000005/_orc_acid_version": 1,
+    "base_0000002/bucket_00000": 5,  # older base: obsolete
+    "delta_0000003_0000003_0000/bucket_00000": 1,  # covered by base_5: obsolete
+    "delta_0000006_0000006_0000/bucket_00001": 2, "delta_0000006_0000006_0000/bucket_00001_flush_length": 8,
+    "delete_delta_0000007_0000007_0000/bucket_00000": 3,
+}
+
+
+def test_acid_tree(tmp_path):
+    make(tmp_path, ACID_TREE)
+    layout = discover(str(tmp_path), 2)
+    part = layout.partition_layouts[0]
+    assert part.scheme == "acid"
+    got = {b: [(f.kind, f.path[len(str(tmp_path)) + 1:]) for f in files] for b, files in part.buckets.items()}
+    assert got == {0: [("base", "base_0000005/bucket_00000"), ("delete_delta", "delete_delta_0000007_0000007_0000/bucket_00000")],
+                   1: [("base", "base_0000005/bucket_00001"), ("delta", "delta_0000006_0000006_0000/bucket_00001")]}
+    assert sorted(p.rsplit("/", 1)[1] for p in part.obsolete) == [
+        "000000_0", "000001_0_copy_1", "base_0000002", "delta_0000003_0000003_0000"]
+    assert layout.files_by_bucket(kinds=["base"]) == {0: [str(tmp_path / "base_0000005/bucket_00000")],
+                                                      1: [str(tmp_path / "base_0000005/bucket_00001")]}
+
+
+def test_acid_tree_with_current_originals_and_partitions(tmp_path):
+    make(tmp_path, {"p=1/000000_0": 1, "p=1/000000_0_copy_1": 1, "p=1/delta_0000001_0000001_0000/bucket_00000": 1})
+    part = discover(str(tmp_path), 1).partition_layouts[0]
+    assert [(f.kind, f.name) for f in part.buckets[0]] == [
+        ("original", "000000_0"), ("original", "000000_0_copy_1"), ("delta", "bucket_00000")]
+
+
+def test_acid_errors(tmp_path):
+    make(tmp_path, {"delta_0000001_0000001_0000/junk.txt": 1})
+    with pytest.raises(CorruptTableError, match="junk.txt: not a bucket file name .* inside Hive ACID directory"):
+        discover(str(tmp_path), 1)
+    make(tmp_path / "b", {"base_0000001/sub/bucket_00000": 1})
+    with pytest.raises(CorruptTableError, match="base_0000001/sub: visible sub-directory inside Hive ACID directory"):
+        discover(str(tmp_path / "b"), 1)
+    make(tmp_path / "c", {"base_0000001/bucket_00003": 1})
+    with pytest.raises(CorruptTableError, match="bucket_00003: bucket 3"):
+        discover(str(tmp_path / "c"), 2)
+
+
+def test_errors_are_bucketkit_errors_and_layout_is_plain_data(tmp_path):
+    assert issubclass(CorruptTableError, BucketkitError) and issubclass(BucketCountMismatchError, BucketkitError)
+    make(tmp_path, {"000000_0": 3})
+    layout = discover(str(tmp_path), 1)
+    assert layout.summary()["partitions"][0] == {
+        "values": {}, "path": str(tmp_path), "scheme": "hive", "files": 1, "bytes": 3, "files_per_bucket": [1],
+        "bytes_per_bucket": [3], "empty_buckets": [], "obsolete": []}
+    file = layout.partition_layouts[0].buckets[0][0]
+    assert pickle.loads(pickle.dumps(file)) == file
+
+
+def test_uri_and_explicit_filesystem(tmp_path):
+    make(tmp_path, {"dt=1/000000_0": 1})
+    by_uri = discover(tmp_path.as_uri(), 1)
+    assert by_uri.files_by_bucket() == {0: [str(tmp_path / "dt=1/000000_0")]}
+    sub = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    assert discover("", 1, filesystem=sub).files_by_bucket() == {0: ["dt=1/000000_0"]}
