@@ -1,0 +1,145 @@
+"""bucketkit.join against Spark's own join: same rows, same columns, no shuffle when co-partitioned."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import bucketkit
+from bucketkit.joinplan import JOIN_TYPES
+
+from joinutil import sort_key, write_table
+
+COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
+SPARK_SCHEMA = "k bigint, s string, v double"
+SPARK_HOW = {"inner": "inner", "left": "left_outer", "right": "rightouter", "full": "outer",
+             "left_semi": "semi", "left_anti": "leftanti"}  # Spark's aliases, as a user might write them
+
+
+def rows_of(keys, tag):
+    return {"k": keys, "s": [f"{tag}{i}" for i in range(len(keys))], "v": [float(i) for i in range(len(keys))]}
+
+
+def as_df(spark, rows):
+    return spark.createDataFrame(list(zip(*rows.values())) if rows["k"] else [], SPARK_SCHEMA)
+
+
+def collected(df):
+    return sorted((tuple(r) for r in df.collect()), key=sort_key)
+
+
+def assert_same(ours, theirs):
+    assert ours.columns == theirs.columns
+    assert [f.dataType for f in ours.schema] == [f.dataType for f in theirs.schema]
+    assert collected(ours) == collected(theirs)
+
+
+def has_exchange(df) -> bool:
+    return "Exchange" in df._jdf.queryExecution().executedPlan().toString()
+
+
+keys_st = st.lists(st.one_of(st.none(), st.integers(-3, 12), st.just(7)), max_size=30)
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(lkeys=keys_st, rkeys=keys_st, how=st.sampled_from(JOIN_TYPES), k=st.sampled_from([1, 3]),
+       flip=st.booleans(), lfilter=st.sampled_from([None, [("v", "<", 10.0)], [("k", "in", [1, 7, None])]]),
+       rfilter=st.sampled_from([None, [("k", "=", 7)], [[("k", "is null")], [("s", "!=", "r1")]]]))
+def test_join_equals_sparks_join(spark, tmp_path_factory, lkeys, rkeys, how, k, flip, lfilter, rfilter):
+    base = tmp_path_factory.mktemp("dj")
+    n, m = (4, 4 * k) if not flip else (4 * k, 4)
+    lrows, rrows = rows_of(lkeys, "l"), rows_of(rkeys, "r")
+    lt, _ = write_table(str(base / "l"), lrows, COLUMNS, ["k"], n)
+    rt, _ = write_table(str(base / "r"), rrows, COLUMNS, ["k"], m)
+    ours = bucketkit.join(spark, lt, rt, "k", SPARK_HOW[how], left_filters=lfilter, right_filters=rfilter)
+    assert ours.bucketkit_plan.strategy == "bucketed"
+    from bucketkit.spark.scan import dnf_to_column
+    from bucketkit.pruning import normalize_filters
+
+    ldf, rdf = as_df(spark, lrows), as_df(spark, rrows)
+    if lfilter:
+        ldf = ldf.where(dnf_to_column(normalize_filters(lfilter)))
+    if rfilter:
+        rdf = rdf.where(dnf_to_column(normalize_filters(rfilter)))
+    assert_same(ours, ldf.join(rdf, ["k"], SPARK_HOW[how]))
+
+
+@pytest.mark.parametrize("how", ["inner", "full"])
+def test_copartitioned_join_has_no_exchange(spark, tmp_path, how):
+    lt, _ = write_table(str(tmp_path / "l"), rows_of(list(range(50)), "l"), COLUMNS, ["k"], 4)
+    rt, _ = write_table(str(tmp_path / "r"), rows_of(list(range(25, 90)), "r"), COLUMNS, ["k"], 8)
+    df = bucketkit.join(spark, str(tmp_path / "l"), str(tmp_path / "r"), "k", how)
+    assert df.bucketkit_plan.strategy == "bucketed" and len(df.bucketkit_plan.groups) == 4
+    assert not has_exchange(df)
+    assert df.count() == (25 if how == "inner" else 90)
+
+
+def test_pairs_and_columns_match_sparks_condition_join(spark, tmp_path):
+    lrows, rrows = rows_of([1, 2, 2, None, 4], "l"), {"id": [2, 4, 4, 9], "w": ["a", "b", "c", "d"]}
+    lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 2)
+    rt, _ = write_table(str(tmp_path / "r"), rrows, {"id": "bigint", "w": "string"}, ["id"], 6)
+    ldf = as_df(spark, lrows)
+    rdf = spark.createDataFrame(list(zip(*rrows.values())), "id bigint, w string")
+    for how in ("inner", "left", "right", "full", "left_semi", "left_anti"):
+        ours = bucketkit.join(spark, lt, rt, [("k", "id")], how)
+        assert ours.bucketkit_plan.bucketed
+        assert_same(ours, ldf.join(rdf, ldf.k == rdf.id, how))
+    ours = bucketkit.join(spark, lt, rt, [("k", "id")], "full", columns=["w", ("left", "s")])
+    assert_same(ours, ldf.join(rdf, ldf.k == rdf.id, "full").select(rdf.w, ldf.s))
+
+
+def test_mismatched_tables_fall_back_with_the_reason(spark, tmp_path):
+    lrows, rrows = rows_of([1, 2, 3, None], "l"), rows_of([2, 3, 3], "r")
+    lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 4, version=2)
+    rt, _ = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4, version=1)
+    ours = bucketkit.join(spark, lt, rt, "k", "left", right_filters=[("k", "=", 3)])
+    plan = ours.bucketkit_plan
+    assert plan.strategy == "shuffle" and "v1" in plan.reason and "v2" in plan.reason
+    ldf, rdf = as_df(spark, lrows), as_df(spark, rrows).where("k = 3")
+    assert_same(ours, ldf.join(rdf, ["k"], "left"))
+    # Columns selection works on the fallback too.
+    assert_same(bucketkit.join(spark, lt, rt, "k", "full", columns=["k", ("right", "s")]),
+                ldf.join(as_df(spark, rrows), ["k"], "full").select("k", as_df(spark, rrows).s)
+                if False else _full_k_rs(ldf, as_df(spark, rrows)))
+
+
+def _full_k_rs(ldf, rdf):
+    return ldf.join(rdf, ["k"], "full").select("k", rdf.s)
+
+
+def test_sql_string_filters_use_sparks_join(spark, tmp_path):
+    lrows = rows_of([1, 2, 3], "l")
+    lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 2)
+    ours = bucketkit.join(spark, lt, lt, "k", "inner", left_filters="k >= 2")
+    assert ours.bucketkit_plan.strategy == "shuffle" and "SQL string" in ours.bucketkit_plan.reason
+    assert sorted(r.k for r in ours.collect()) == [2, 3]
+
+
+def test_spark_hive_writer_table_joins_bucketkit_written_table(spark, tmp_path):
+    """Spark's Hive writer (v1) on one side, bucketkit.write (v1) on the other: same placement."""
+    keys = [None, *range(-20, 40), 7, 7]
+    lrows = rows_of(keys, "l")
+    ldf = as_df(spark, lrows)
+    ldf.createOrReplaceTempView("join_src")
+    spark.sql("DROP TABLE IF EXISTS join_hive_side")
+    spark.sql("CREATE TABLE join_hive_side (k bigint, s string, v double) CLUSTERED BY (k) INTO 4 BUCKETS "
+              "STORED AS ORC")
+    spark.sql("INSERT INTO join_hive_side SELECT * FROM join_src")
+    rrows = rows_of(list(range(0, 60, 3)) + [None], "r")
+    rdf = as_df(spark, rrows)
+    bucketkit.write(rdf, "k", 8, path=str(tmp_path / "bk"), bucketing_version=1)
+    for how in ("inner", "full", "left_anti"):
+        ours = bucketkit.join(spark, "join_hive_side", str(tmp_path / "bk"), "k", how)
+        assert ours.bucketkit_plan.strategy == "bucketed", ours.bucketkit_plan.reason
+        assert not has_exchange(ours)
+        assert_same(ours, spark.table("join_hive_side").join(rdf, ["k"], how))
+
+
+def test_sorted_tables_use_the_merge_join(spark, tmp_path):
+    lrows, rrows = rows_of([5, 1, None, 3, 3, 9] * 5, "l"), rows_of([3, 9, 9, None, 0] * 4, "r")
+    lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 2, sorted_by=["k"])
+    rt, _ = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4, sorted_by=["k"], files_per_bucket=2)
+    for how in ("inner", "left", "full", "left_semi"):
+        ours = bucketkit.join(spark, lt, rt, "k", how)
+        assert ours.bucketkit_plan.merge
+        assert_same(ours, as_df(spark, lrows).join(as_df(spark, rrows), ["k"], how))
