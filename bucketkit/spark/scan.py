@@ -1,0 +1,332 @@
+"""``bucketkit.scan``: read a bucketed table with Spark, touching only the files a filter can hit.
+
+Planning is :func:`bucketkit.pruning.plan_scan` (pure Python); this module adds what needs Spark:
+SQL predicate strings (parsed by Spark's own parser into the same DNF form), catalog tables, and
+execution with Spark's *native* ORC/Parquet reader on exactly the selected files. Reading the files
+natively, rather than through Python, keeps a full scan at Spark's own speed and a point lookup as
+fast as reading the matching bucket files by hand. The whole filter is applied again to the rows
+read, since pruning works at file granularity.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import json
+import re
+from typing import Any, Sequence
+
+from bucketkit.errors import InvalidArgumentError
+from bucketkit.pruning import ScanPlan, normalize_filters, plan_scan
+from bucketkit.table import BucketedTable, open_table
+
+__all__ = ["scan", "scan_plan", "sql_to_dnf", "dnf_to_column", "spark_schema", "explain_scan"]
+
+_MAX_CONJUNCTIONS = 256  # DNF expansion bound for SQL predicates; past it, don't prune on them
+_CMP = {"EqualTo": "=", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">", "GreaterThanOrEqual": ">="}
+_MIRROR = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<", "in": "not in", "not in": "in",
+           "is null": "is not null", "is not null": "is null"}
+TRUE: tuple = ((),)  # a DNF that constrains nothing
+
+
+# -- SQL predicate -> DNF -----------------------------------------------------------------------------
+def _tree(nodes: list[dict], pos: int = 0) -> tuple[dict, int]:
+    """Rebuild a catalyst expression from ``TreeNode.toJSON`` (pre-order, children inline)."""
+    node = dict(nodes[pos])
+    pos += 1
+    children = []
+    for _ in range(node.get("num-children", 0)):
+        child, pos = _tree(nodes, pos)
+        children.append(child)
+    node["children"] = children
+    return node, pos
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _literal(node: dict) -> Any:
+    kind = node["class"].rsplit(".", 1)[-1]
+    if kind != "Literal":
+        raise _Unknown
+    value, dtype = node.get("value"), node.get("dataType")
+    if value is None:
+        return None
+    if dtype in ("integer", "long", "short", "byte"):
+        return int(value)
+    if dtype in ("double", "float"):
+        return float(value)
+    if dtype and dtype.startswith("decimal"):
+        return decimal.Decimal(value)
+    if dtype == "string":
+        return value
+    if dtype == "boolean":
+        return value == "true"
+    if dtype == "date":
+        return _dt.date.fromisoformat(value)
+    raise _Unknown  # timestamps, intervals, binary...: leave to Spark
+
+
+def _column(node: dict) -> str:
+    if not node["class"].endswith("UnresolvedAttribute"):
+        raise _Unknown
+    parts = node.get("nameParts", "")
+    inner = parts[1:-1] if parts.startswith("[") and parts.endswith("]") else parts
+    if not inner or "," in inner or "`" in inner:
+        raise _Unknown  # qualified (t.k) or odd names: leave to Spark
+    return inner
+
+
+def _and(a: tuple, b: tuple) -> tuple:
+    out = tuple(x + y for x in a for y in b)
+    return out if len(out) <= _MAX_CONJUNCTIONS else TRUE
+
+
+def _to_dnf(node: dict, negate: bool = False) -> tuple:
+    kind = node["class"].rsplit(".", 1)[-1]
+    kids = node["children"]
+    if kind == "Not":
+        return _to_dnf(kids[0], not negate)
+    if kind in ("And", "Or"):
+        left, right = _to_dnf(kids[0], negate), _to_dnf(kids[1], negate)
+        # De Morgan holds in SQL's three-valued logic too.
+        if (kind == "And") != negate:
+            return _and(left, right)
+        out = left + right
+        return out if len(out) <= _MAX_CONJUNCTIONS else TRUE
+    try:
+        if kind in _CMP or kind == "EqualNullSafe":
+            try:
+                column, value, op = _column(kids[0]), _literal(kids[1]), _CMP.get(kind, "<=>")
+            except _Unknown:
+                column, value, op = _column(kids[1]), _literal(kids[0]), _MIRROR.get(_CMP.get(kind), "<=>")
+            if op == "<=>":
+                if negate:
+                    raise _Unknown
+                return (((column, "is null", None),),) if value is None else (((column, "=", value),),)
+            term = (column, op, value)
+        elif kind == "In":
+            term = (_column(kids[0]), "in", tuple(_literal(k) for k in kids[1:]))
+        elif kind in ("IsNull", "IsNotNull"):
+            term = (_column(kids[0]), "is null" if kind == "IsNull" else "is not null", None)
+        else:
+            raise _Unknown
+    except _Unknown:
+        return TRUE  # not understood: constrains nothing for pruning (Spark still applies it)
+    if negate:
+        term = (term[0], _NEGATE[term[1]], term[2])
+    return ((term,),)
+
+
+def sql_to_dnf(spark: Any, predicate: str) -> tuple:
+    """The part of a SQL predicate pruning can use, as a DNF (see :func:`bucketkit.pruning.normalize_filters`).
+
+    The predicate is parsed by Spark's own SQL parser. ``=``, ``<=>``, ``<``, ``<=``, ``>``, ``>=``,
+    ``IN``, ``IS [NOT] NULL`` between a column and a literal, under ``AND``/``OR``/``NOT``, are
+    understood; anything else becomes TRUE here (the caller still applies the whole predicate).
+
+    Raises:
+        InvalidArgumentError: Spark cannot parse the predicate.
+    """
+    try:
+        parsed = spark._jsparkSession.sessionState().sqlParser().parseExpression(predicate)
+    except Exception as exc:  # py4j wraps Spark's ParseException
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidArgumentError(f"filters={predicate!r}: not a SQL predicate Spark can parse: {first}") from None
+    tree, _ = _tree(json.loads(parsed.toJSON()))
+    return _to_dnf(tree)
+
+
+def _split_filters(spark: Any, filters: Any) -> tuple[tuple, list[Any]]:
+    """(DNF pruning may use, predicates Spark must apply besides the DNF)."""
+    from pyspark.sql import Column
+
+    if filters is None:
+        return (), []
+    if isinstance(filters, str):
+        return sql_to_dnf(spark, filters), [filters]
+    if isinstance(filters, Column):
+        return TRUE, [filters]  # not inspected: applied by Spark only
+    return normalize_filters(filters), []
+
+
+# -- DNF -> Spark Column ------------------------------------------------------------------------------
+def dnf_to_column(dnf: tuple) -> Any:
+    """A Spark Column with SQL semantics equal to the DNF (None for no filter)."""
+    from functools import reduce
+
+    import pyspark.sql.functions as F
+
+    def term(t: tuple) -> Any:
+        c, op, v = t
+        col = F.col(f"`{c}`")
+        if op == "is null":
+            return col.isNull()
+        if op == "is not null":
+            return col.isNotNull()
+        if op in ("in", "not in"):
+            expr = col.isin([F.lit(x) for x in v]) if v else F.lit(False)
+            return ~expr if op == "not in" else expr
+        lit = F.lit(v)
+        return {"=": col == lit, "!=": col != lit, "<": col < lit, "<=": col <= lit, ">": col > lit,
+                ">=": col >= lit}[op]
+
+    if not dnf:
+        return None
+    conjs = [reduce(lambda a, b: a & b, map(term, conj)) if conj else F.lit(True) for conj in dnf]
+    return reduce(lambda a, b: a | b, conjs)
+
+
+# -- schema -------------------------------------------------------------------------------------------
+def _ddl_type(hive_type: str) -> str:
+    # Spark reads char/varchar columns of files as strings; the length is a write-time constraint.
+    return re.sub(r"\b(?:var)?char\s*\(\s*\d+\s*\)", "string", hive_type)
+
+
+def spark_schema(table: BucketedTable, *, with_partitions: bool = True) -> Any:
+    """The table's Spark schema: data columns (file order), then partition columns."""
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    spec = table.spec
+    cols = list(spec.columns) + (list(zip(spec.partitioned_by, spec.partition_types)) if with_partitions else [])
+    if not spec.columns:
+        raise InvalidArgumentError(f"{table}: the table's columns are unknown; pass columns={{name: hive_type}}")
+    ddl = ", ".join(f"`{n}` {_ddl_type(t)}" for n, t in cols)
+    schema = _parse_datatype_string(ddl)
+    return schema if isinstance(schema, StructType) else StructType([schema])
+
+
+def _with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> BucketedTable:
+    """A foreign table opened without ``columns=``: take them from a data file's schema."""
+    if table.spec.columns:
+        return table
+    import pyarrow.dataset as pads
+
+    from bucketkit.hivetypes import hive_type_of_arrow
+
+    for f in plan_files:
+        schema = pads.dataset(f, format=table.spec.file_format, filesystem=table.filesystem).schema
+        names = [fld.name for fld in schema if fld.name not in table.spec.partitioned_by]
+        if names and all(re.fullmatch(r"_col\d+", n) for n in names):
+            raise InvalidArgumentError(
+                f"{table}: file {f} names its columns {names[:3]}...; pass columns={{name: hive_type}}")
+        cols = tuple((fld.name, str(hive_type_of_arrow(fld.type))) for fld in schema if fld.name in names)
+        return BucketedTable(table.location, table.spec.with_(columns=cols), table.filesystem, table.name)
+    raise InvalidArgumentError(f"{table}: no data file to take the columns from; pass columns={{name: hive_type}}")
+
+
+# -- entry points -------------------------------------------------------------------------------------
+def _resolve_table(spark: Any, path: Any, table: Any, options: dict) -> BucketedTable:
+    if (path is None) == (table is None):
+        raise InvalidArgumentError(f"pass exactly one of path= (a table directory) or table= (a catalog "
+                                   f"name or BucketedTable); got path={path!r}, table={table!r}")
+    if isinstance(table, str):
+        from bucketkit.spark.catalog import load_table
+
+        return load_table(spark, table)
+    given = {k: v for k, v in options.items() if v is not None}
+    return open_table(table if table is not None else path, **given)
+
+
+def scan_plan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any = None,
+              columns: Sequence[str] | None = None, **table_options: Any) -> ScanPlan:
+    """What :func:`scan` would read, without reading it (accepts SQL predicate strings and catalog tables).
+
+    Arguments as for :func:`scan`; returns a :class:`bucketkit.pruning.ScanPlan` (print ``.explain()``).
+    """
+    bt = _resolve_table(spark, path, table, table_options)
+    dnf, _ = _split_filters(spark, filters)
+    return plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
+
+
+def explain_scan(spark: Any, path: str | None = None, **kwargs: Any) -> str:
+    """``scan_plan(...).explain()``: the partitions, buckets and files a scan reads, and why."""
+    return scan_plan(spark, path, **kwargs).explain()
+
+
+def scan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any = None,
+         columns: Sequence[str] | None = None, bucketed_by: Sequence[str] | str | None = None,
+         bucket_count: int | None = None, bucketing_version: int | None = None,
+         bucket_types: Sequence[str] | None = None, partitioned_by: Sequence[str] | None = None,
+         partition_types: Sequence[str] | None = None, table_columns: dict[str, str] | None = None,
+         file_format: str | None = None, filesystem: Any = None) -> Any:
+    """Read a bucketed table as a Spark DataFrame, reading only the files ``filters`` can hit.
+
+    Args:
+        spark: the SparkSession.
+        path: the table directory (local path or URI).
+        table: instead of ``path``: a catalog table name (Hive bucketed table) or a BucketedTable.
+        filters: pyarrow/deltalake-style filters (``[("k", "in", [1, 2])]``, or a list of such
+            lists OR-ed together), a SQL predicate string (``"k = 5 AND dt >= '2024-01-01'"``), or
+            a Spark Column (applied, never used for pruning).
+        columns: columns to return (default: all, data columns then partition columns).
+        bucketed_by, bucket_count, bucketing_version, bucket_types, partitioned_by,
+        partition_types, table_columns, file_format: the spec of a foreign table without
+            bucketkit metadata (``bucketing_version`` defaults to 1, Trino's rule). ``table_columns``
+            maps every data column to its Hive type, in file order (default: from a data file).
+        filesystem: a pyarrow filesystem for ``path``.
+
+    Returns:
+        A DataFrame with exactly the rows of the table matching ``filters``.
+    """
+    options = dict(bucketed_by=bucketed_by, bucket_count=bucket_count, bucketing_version=bucketing_version,
+                   bucket_types=bucket_types, partitioned_by=partitioned_by, partition_types=partition_types,
+                   columns=table_columns, file_format=file_format, filesystem=filesystem)
+    bt = _resolve_table(spark, path, table, options)
+    dnf, predicates = _split_filters(spark, filters)
+    plan = plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
+    return read_plan(spark, plan, predicates)
+
+
+def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any:
+    """Execute a :class:`~bucketkit.pruning.ScanPlan` with Spark's native reader.
+
+    ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.
+    """
+    bt = _with_columns_from_files(plan.table, plan.files)
+    spec = bt.spec
+    schema = spark_schema(bt)
+    files = plan.files
+    if not files:
+        df = spark.createDataFrame([], schema)
+    else:
+        reader = spark.read.format(spec.file_format).schema(schema)
+        if spec.partitioned_by:
+            reader = reader.option("basePath", _uri(bt, bt.location))
+        df = reader.load(_paths(plan))
+    residual = dnf_to_column(plan.residual)
+    if residual is not None:
+        df = df.where(residual)
+    for predicate in predicates:
+        df = df.where(predicate)
+    if plan.columns is not None:
+        df = df.select(*[f"`{c}`" for c in plan.columns])
+    return df
+
+
+def _paths(plan: ScanPlan) -> list[str]:
+    """What to hand Spark's reader: a directory wherever every bucket is read (Spark's own native
+    listing, which skips zero-byte ORC files itself), else the selected non-empty files."""
+    bt, n = plan.table, plan.table.spec.bucket_count
+    if not plan.is_pruned:
+        return [_uri(bt, bt.location)]
+    paths = []
+    for p in plan.partitions:
+        paths.extend([_uri(bt, p.path)] if len(p.bucket_files) == n else [_uri(bt, f) for f in p.files])
+    return paths
+
+
+def _uri(table: BucketedTable, path: str) -> str:
+    """A path inside the table's pyarrow filesystem as a URI Spark (Hadoop) understands."""
+    kind = type(table.filesystem).__name__
+    if kind == "LocalFileSystem":
+        return "file://" + path if path.startswith("/") else path
+    if kind == "S3FileSystem":
+        return "s3a://" + path
+    if kind == "GcsFileSystem":
+        return "gs://" + path
+    if kind == "HadoopFileSystem":
+        return "hdfs://" + path
+    return path
