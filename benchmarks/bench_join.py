@@ -1,0 +1,167 @@
+"""Join benchmark: bucketkit.join vs Spark's shuffle join and Spark's own bucketed join, same run.
+
+Two tables of N rows (default 10M; ``--scale``): ``k bigint`` (uniform in [0, N), so about one
+match per row), ``s string``, ``d double``; written once with bucketkit.write (ORC, Hive
+bucketing v2) into 64 buckets (left and right) and 256 buckets (right), plus ``bucketBy(64, k)
+.sortBy(k)`` catalog copies of the same rows for Spark's native bucketed join. Query: inner join
+then ``count(*), sum(l.d + r.d)``.
+
+Compared:
+    (a) Spark's shuffle join over the same ORC files (``spark.read.orc``, broadcast off);
+    (b) Spark's bucketed join over the ``bucketBy`` copies (checked: no Exchange in its plan);
+    also 64 x 256 buckets (a multiple) and a left outer join, each against (a).
+Peak memory: VmHWM of the JVM and of the Python worker processes. A profile of the kernel alone
+(read vs join, in this process, no Spark) says where bucketkit's time goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+from benchmarks.common import (BenchResult, bench_session, data_dir, jvm_pid, peak_rss_mb, print_results, scaled,
+                               timed)
+
+BUCKETS, MULTIPLE = 64, 256
+
+
+def _children(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (the JVM's Python daemon and workers)."""
+    out, frontier = [], [pid]
+    procs = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    procs[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    while frontier:
+        parent = frontier.pop()
+        kids = [p for p, pp in procs.items() if pp == parent]
+        out += kids
+        frontier += kids
+    return out
+
+
+def _rows_df(spark: Any, n: int, seed: int) -> Any:
+    from pyspark.sql import functions as F
+
+    return (spark.range(n)
+            .select((F.abs(F.xxhash64(F.col("id"), F.lit(seed))) % n).alias("k"),
+                    F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"),
+                    (F.rand(seed) * 100).alias("d")))
+
+
+def prepare(spark: Any, n: int) -> dict[str, str]:
+    """Write the tables once per size; later runs reuse them."""
+    import bucketkit
+
+    root = data_dir(f"join-{n}")
+    paths = {"left": str(root / "left64"), "right": str(root / "right64"), "right256": str(root / "right256")}
+    names = {"bk_left": f"bench_join_bk_left_{n}", "bk_right": f"bench_join_bk_right_{n}"}
+    marker = root / "READY"
+    tables_there = all(spark.catalog.tableExists(t) for t in names.values())
+    if not marker.exists() or not tables_there:
+        left, right = _rows_df(spark, n, 1).cache(), _rows_df(spark, n, 2).cache()
+        bucketkit.write(left, "k", BUCKETS, path=paths["left"], mode="overwrite")
+        bucketkit.write(right, "k", BUCKETS, path=paths["right"], mode="overwrite")
+        bucketkit.write(right, "k", MULTIPLE, path=paths["right256"], mode="overwrite")
+        for df, name in ((left, names["bk_left"]), (right, names["bk_right"])):
+            spark.sql(f"DROP TABLE IF EXISTS {name}")
+            df.write.format("orc").bucketBy(BUCKETS, "k").sortBy("k").saveAsTable(name)
+        left.unpersist()
+        right.unpersist()
+        marker.write_text(str(n))
+    return {**paths, **names}
+
+
+def _agg(df: Any) -> tuple:
+    from pyspark.sql import functions as F
+
+    return tuple(df.agg(F.count(F.lit(1)), F.sum(F.col("ld") + F.col("rd"))).collect()[0])
+
+
+def _profile_kernel(plan: Any) -> dict[str, float]:
+    """Time the pyarrow kernel alone over every group: reading vs joining (no Spark)."""
+    from bucketkit.joinexec import build_exec, hash_join
+
+    ex = build_exec(plan, [("left", "d"), ("right", "d")])
+    read_s = join_s = 0.0
+    for g in plan.groups:
+        t0 = time.perf_counter()
+        lt, rt = ex.left.read(g.left_files), ex.right.read(g.right_files)
+        t1 = time.perf_counter()
+        hash_join(lt, rt, ex)
+        t2 = time.perf_counter()
+        read_s, join_s = read_s + t1 - t0, join_s + t2 - t1
+    return {"kernel_read_s": round(read_s, 3), "kernel_join_s": round(join_s, 3)}
+
+
+def run(scale: float = 1.0) -> list[BenchResult]:
+    import bucketkit
+
+    n = scaled(10_000_000, scale)
+    spark = bench_session()
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    spark.conf.set("spark.sql.sources.bucketing.enabled", "true")
+    t = prepare(spark, n)
+    cols = [("left", "d"), ("right", "d")]
+
+    def ours(right: str, how: str = "inner") -> Any:
+        df = bucketkit.join(spark, t["left"], t[right], "k", how, columns=cols).toDF("ld", "rd")
+        assert df.bucketkit_plan.strategy == "bucketed", df.bucketkit_plan.reason
+        return df
+
+    def shuffle(right: str, how: str = "inner") -> Any:
+        ldf, rdf = spark.read.orc(t["left"]), spark.read.orc(t[right])
+        return ldf.join(rdf, "k", how).select(ldf.d.alias("ld"), rdf.d.alias("rd"))
+
+    def native(how: str = "inner") -> Any:
+        ldf, rdf = spark.table(t["bk_left"]), spark.table(t["bk_right"])
+        df = ldf.join(rdf, "k", how).select(ldf.d.alias("ld"), rdf.d.alias("rd"))
+        return df
+
+    native_plan = native()._jdf.queryExecution().executedPlan().toString()
+    native_ok = "Exchange" not in native_plan
+    ours_df = ours("right")
+    assert "Exchange" not in ours_df._jdf.queryExecution().executedPlan().toString()
+    assert _agg(ours_df)[0] == _agg(shuffle("right"))[0], "bucketkit and Spark disagree on the row count"
+
+    notes = f"{n:,} x {n:,} rows, ORC, v2, 2 cores"
+    results = []
+    t_ours = timed(lambda: _agg(ours("right")), repeat=3)
+    t_shuffle = timed(lambda: _agg(shuffle("right")), repeat=3)
+    t_native = timed(lambda: _agg(native()), repeat=3)
+    extra = {"rows": n, **_profile_kernel(ours_df.bucketkit_plan)}
+    results.append(BenchResult(f"join inner+agg {BUCKETS}x{BUCKETS} buckets", t_ours, t_shuffle,
+                               "Spark shuffle join, same files", notes, extra, goal_ratio=0.25))
+    results.append(BenchResult(f"join inner+agg {BUCKETS}x{BUCKETS} buckets", t_ours, t_native,
+                               "Spark bucketed join (bucketBy copies)" + ("" if native_ok else " [HAD Exchange]"),
+                               notes, {"rows": n}, goal_ratio=0.5))
+    t_ours256 = timed(lambda: _agg(ours("right256")), repeat=2)
+    t_shuffle256 = timed(lambda: _agg(shuffle("right256")), repeat=2)
+    results.append(BenchResult(f"join inner+agg {BUCKETS}x{MULTIPLE} buckets", t_ours256, t_shuffle256,
+                               "Spark shuffle join, same files", notes, {"rows": n}))
+    t_ours_left = timed(lambda: _agg(ours("right", "left")), repeat=2)
+    t_shuffle_left = timed(lambda: _agg(shuffle("right", "left")), repeat=2)
+    t_native_left = timed(lambda: _agg(native("left")), repeat=2)
+    results.append(BenchResult(f"join left outer+agg {BUCKETS}x{BUCKETS}", t_ours_left, t_shuffle_left,
+                               "Spark shuffle join, same files", notes, {"rows": n}))
+    results.append(BenchResult(f"join left outer+agg {BUCKETS}x{BUCKETS}", t_ours_left, t_native_left,
+                               "Spark bucketed join (bucketBy copies)", notes, {"rows": n}))
+    pid = jvm_pid(spark)
+    workers = _children(pid) if pid else []
+    memory = {"jvm_peak_rss_mb": round(peak_rss_mb(pid), 1) if pid else None,
+              "python_workers_peak_rss_mb_max": round(max((peak_rss_mb(p) for p in workers), default=0.0), 1)}
+    for r in results:
+        r.extra.update(memory)
+    return results
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of 10M rows per table")
+    print_results(run(parser.parse_args().scale))
