@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import pyarrow.fs as pafs
 
 from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
-from bucketkit.errors import (CorruptTableError, InvalidArgumentError, TableNotFoundError)
+from bucketkit.errors import CorruptTableError, InvalidArgumentError, TableNotFoundError
 from bucketkit.metadata import resolve_filesystem
-from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, is_hidden, parse_bucket_name
+from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
 
 __all__ = ["discover", "TableLayout", "PartitionLayout", "BucketFile", "STAGING_PREFIX", "KINDS"]
@@ -41,9 +41,8 @@ KINDS = ("data", "original", "base", "delta", "delete_delta")
 _SCHEME_ORDER = [s.name for s in TRINO_ORDER]
 
 
-@dataclass(frozen=True, slots=True)
-class BucketFile:
-    """One data file and its bucket.
+class BucketFile(NamedTuple):
+    """One data file and its bucket (an immutable record; a NamedTuple because tables have 100k+).
 
     Attributes:
         path: full path inside the layout's filesystem.
@@ -193,15 +192,20 @@ class TableLayout:
 
 
 # -- listing ------------------------------------------------------------------------------------
-# A visible entry below a directory: (relative path components, is_dir, size, full path).
-_Entry = tuple[list[str], bool, int, str]
+# A visible directory entry: (name, is_dir, size, full path).
+_Child = tuple[str, bool, int, str]
+# A listing: directory relative to the listed base ("" for the base itself) -> its visible entries.
+_Tree = dict[str, list[_Child]]
 
 
-def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], prefix: str) -> list[_Entry]:
-    """Visible entries under ``base``; hidden names anywhere in the relative path are dropped."""
+def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], prefix: str) -> _Tree:
+    """List ``base``; hidden names anywhere in the relative path are dropped (staging dirs noted)."""
     infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
     cut = len(base.rstrip("/")) + 1
-    out: list[_Entry] = []
+    tree: _Tree = {"": []}
+    # These set a size on regular files only; asking .type costs ~50x more than .size, per file.
+    sized_files_only = fs.type_name in ("local", "s3", "gcs")
+    directory = pafs.FileType.Directory
     for info in infos:
         path = info.path
         rel = path[cut:]
@@ -211,9 +215,22 @@ def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], pr
                 i = next(i for i, p in enumerate(parts) if p.startswith(STAGING_PREFIX))
                 staging.add(posixpath.join(prefix, *parts[:i + 1]))
             continue
-        is_dir = info.type == pafs.FileType.Directory
-        out.append((rel.split("/"), is_dir, 0 if is_dir else info.size, path))
-    return out
+        parent, _, name = rel.rpartition("/")
+        children = tree.get(parent)
+        if children is None:
+            children = tree[parent] = []
+        size = info.size
+        if size is None or (not sized_files_only and info.type == directory):
+            children.append((name, True, 0, path))
+        else:
+            children.append((name, False, size, path))
+    return tree
+
+
+def _below(tree: _Tree, rel: str) -> Callable[[str], list[_Child]]:
+    """Children of ``rel/inner`` (``inner == ""``: of ``rel`` itself) in a listing."""
+    prefix = rel + "/" if rel else ""
+    return lambda inner: tree.get(prefix + inner if inner else rel, [])
 
 
 def _check_partition_dir(name: str, level: int, keys: Sequence[str], path: str) -> tuple[str, str]:
@@ -232,76 +249,81 @@ def _stray_file(path: str, level: int, keys: Sequence[str]) -> CorruptTableError
         f"{list(keys)}); data files belong in {'/'.join(f'{c}=...' for c in keys)}/")
 
 
-def _infer_keys(entries: Iterable[_Entry]) -> list[str]:
-    best: list[str] = []
-    for parts, is_dir, _, _ in entries:
-        chain = []
-        for part in parts if is_dir else parts[:-1]:
-            parsed = parse_partition_dir(part)
-            if parsed is None:
-                break
-            chain.append(parsed[0])
-        if len(chain) > len(best):
-            best = chain
-    return best
+def _infer_keys(children_of: Callable[[str], list[_Child]]) -> list[str]:
+    """Partition keys along the first chain of ``k=v`` directories (all chains are checked later)."""
+    keys: list[str] = []
+    rel = ""
+    while True:
+        kv = sorted(name for name, is_dir, _, _ in children_of(rel) if is_dir and parse_partition_dir(name))
+        if not kv:
+            return keys
+        keys.append(parse_partition_dir(kv[0])[0])
+        rel = posixpath.join(rel, kv[0]) if rel else kv[0]
+
+
+def _walk_partitions(children_of: Callable[[str], list[_Child]], keys: list[str]) -> list[tuple[str, dict[str, str]]]:
+    """``(relpath, values)`` of every partition directory, checking every level above them."""
+    level_dirs: list[tuple[str, dict[str, str]]] = [("", {})]
+    for level in range(len(keys)):
+        nxt = []
+        for rel, values in level_dirs:
+            for name, is_dir, _, full in children_of(rel):
+                if not is_dir:
+                    raise _stray_file(full, level, keys)
+                key, value = _check_partition_dir(name, level, keys, full)
+                nxt.append((posixpath.join(rel, name) if rel else name, {**values, key: value}))
+        level_dirs = nxt
+    return sorted(level_dirs, key=lambda rv: rv[0])
 
 
 # -- mapping one bucket directory ---------------------------------------------------------------
-def _assign(files: list[tuple[str, int, str]], bucket_count: int, directory: str, kind: str,
+def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
             allow_fallback: bool = True) -> tuple[str, list[BucketFile]]:
     """Map the visible files of one directory to buckets: ``(scheme, files)``."""
     if not files:
         return "empty", []
-    parsed = [parse_bucket_name(name) for name, _, _ in files]
-    if all(p is not None for p in parsed):
-        schemes = {p.scheme for p in parsed}
-        scheme = "+".join(s for s in _SCHEME_ORDER if s in schemes)
-        out = [BucketFile(path, name, p.bucket, size, kind, p.scheme) for (name, size, path), p in zip(files, parsed)]
+    found = [bucket_and_scheme(f[0]) for f in files]
+    if None not in found:
+        scheme = "+".join(s for s in _SCHEME_ORDER if s in {s for _, s in found})
+        new = tuple.__new__  # BucketFile's own __new__ is a Python frame: too slow for 100k files
+        out = [new(BucketFile, (f[3], f[0], b, f[2], kind, s)) for f, (b, s) in zip(files, found)]
     else:
-        spark = [SPARK.parse(name) if p is None else None for (name, _, _), p in zip(files, parsed)]
-        named = [f for f, p in zip(files, parsed) if p is not None]
+        spark = [SPARK.parse(f[0]) if p is None else None for f, p in zip(files, found)]
+        named = [f for f, p in zip(files, found) if p is not None]
         spark_only = [f for f, s in zip(files, spark) if s is not None]
         if named and spark_only:
             raise CorruptTableError(
-                f"{spark_only[0][2]}: Spark bucketBy file name mixed with Hive-style bucket file names (such as "
+                f"{spark_only[0][3]}: Spark bucketBy file name mixed with Hive-style bucket file names (such as "
                 f"{named[0][0]}) in {directory}; the two schemes hash rows differently (table is corrupt)")
         if len(spark_only) == len(files):
             scheme = "spark"
-            out = [BucketFile(path, name, s.bucket, size, kind, "spark") for (name, size, path), s in zip(files, spark)]
+            out = [BucketFile(f[3], f[0], s.bucket, f[2], kind, "spark") for f, s in zip(files, spark)]
         elif not allow_fallback:
-            bad = next(f for f, p in zip(files, parsed) if p is None)
-            raise CorruptTableError(f"{bad[2]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
+            bad = next(f for f, p in zip(files, found) if p is None)
+            raise CorruptTableError(f"{bad[3]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
                                     f"inside Hive ACID directory {directory}")
         else:
-            by_name = {name: (size, path) for name, size, path in files}
+            by_name = {f[0]: f for f in files}
             scheme = "original"
-            out = [BucketFile(by_name[name][1], name, b, by_name[name][0], kind, "original")
+            out = [BucketFile(by_name[name][3], name, b, by_name[name][2], kind, "original")
                    for b, name in ORIGINAL.assign(by_name, bucket_count, directory=directory)]
-    for f in out:
-        if f.bucket >= bucket_count:
-            raise CorruptTableError(
-                f"{f.path}: bucket {f.bucket} (from its {f.scheme} file name) is not below the table's bucket "
-                f"count {bucket_count} (table is corrupt)")
+    if max(f.bucket for f in out) >= bucket_count:
+        f = next(f for f in out if f.bucket >= bucket_count)
+        raise CorruptTableError(
+            f"{f.path}: bucket {f.bucket} (from its {f.scheme} file name) is not below the table's bucket "
+            f"count {bucket_count} (table is corrupt)")
     return scheme, out
 
 
-def _map_partition(values: dict[str, str], path: str, relpath: str, entries: list[_Entry],
-                   bucket_count: int) -> PartitionLayout:
-    files: list[tuple[str, int, str]] = []
-    subdirs: dict[str, list[tuple[str, int, str]]] = {}
-    for parts, is_dir, size, full in entries:
-        if len(parts) == 1:
-            if is_dir:
-                subdirs.setdefault(parts[0], [])
-            else:
-                files.append((parts[0], size, full))
-            continue
-        if parse_acid_dir(parts[0]) is None:
-            continue  # reported below, once, for the directory itself
-        if is_dir or len(parts) > 2:
-            raise CorruptTableError(f"{full}: visible sub-directory inside Hive ACID directory "
-                                    f"{posixpath.join(path, parts[0])}; expected only bucket files")
-        subdirs.setdefault(parts[0], []).append((parts[1], size, full))
+def _map_partition(values: dict[str, str], path: str, relpath: str,
+                   children_of: Callable[[str], list[_Child]], bucket_count: int) -> PartitionLayout:
+    files: list[_Child] = []
+    subdirs: list[str] = []
+    for child in children_of(""):
+        if child[1]:
+            subdirs.append(child[0])
+        else:
+            files.append(child)
     foreign = sorted(d for d in subdirs if parse_acid_dir(d) is None)
     if foreign:
         raise CorruptTableError(
@@ -312,20 +334,27 @@ def _map_partition(values: dict[str, str], path: str, relpath: str, entries: lis
     obsolete: list[str] = []
     if not subdirs:
         scheme, mapped = _assign(files, bucket_count, path, "data")
+        mapped.sort(key=lambda f: f.name)
     else:
         scheme, mapped = "acid", []
         state = select_current(subdirs)
         if state.originals_current:
-            mapped += _assign(files, bucket_count, path, "original")[1]
+            mapped += sorted(_assign(files, bucket_count, path, "original")[1], key=lambda f: f.name)
         else:
-            obsolete += [full for _, _, full in sorted(files)]
+            obsolete += sorted(f[3] for f in files)
         kinds = [(state.base, "base")] if state.base else []
         kinds += [(d, "delta") for d in state.deltas] + [(d, "delete_delta") for d in state.delete_deltas]
         for name, kind in kinds:
-            data = sorted(f for f in subdirs[name] if not is_acid_side_file(f[0]))
-            mapped += _assign(data, bucket_count, posixpath.join(path, name), kind, allow_fallback=False)[1]
+            directory = posixpath.join(path, name)
+            kids = children_of(name)
+            nested = [c for c in kids if c[1]]
+            if nested:
+                raise CorruptTableError(f"{nested[0][3]}: visible sub-directory inside Hive ACID directory "
+                                        f"{directory}; expected only bucket files")
+            data = sorted(c for c in kids if not is_acid_side_file(c[0]))
+            mapped += _assign(data, bucket_count, directory, kind, allow_fallback=False)[1]
         obsolete += [posixpath.join(path, d) for d in state.obsolete]
-    for f in sorted(mapped, key=lambda f: f.name) if scheme != "acid" else mapped:
+    for f in mapped:
         buckets[f.bucket].append(f)
     return PartitionLayout(values, path, relpath, scheme, buckets, tuple(obsolete))
 
@@ -365,76 +394,24 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
     staging: set[str] = set()
     keys = None if partitioned_by is None else [str(k) for k in partitioned_by]
 
-    leaves: dict[str, tuple[dict[str, str], list[_Entry]]] = {}
+    def join(rel: str) -> str:
+        return posixpath.join(root, rel) if rel else root
+
+    layouts = []
     if partition_filter is None:
-        entries = _list(fs, root, True, staging, "")
+        tree = _list(fs, root, True, staging, "")
+        children = lambda rel: tree.get(rel, [])  # noqa: E731
         if keys is None:
-            keys = _infer_keys(entries)
-        _group(entries, keys, root, leaves)
+            keys = _infer_keys(children)
+        for rel, values in _walk_partitions(children, keys):
+            layouts.append(_map_partition(values, join(rel), rel, _below(tree, rel), bucket_count))
     else:
+        listed = lambda rel: _list(fs, join(rel), False, staging, rel)[""]  # noqa: E731
         if keys is None:
-            keys = _infer_keys_by_descending(fs, root)
-        for rel, values in _walk_partitions(fs, root, keys, staging):
+            keys = _infer_keys(listed)
+        for rel, values in _walk_partitions(listed, keys):
             if partition_filter(dict(values)):
-                base = posixpath.join(root, rel) if rel else root
-                leaves[rel] = (values, _list(fs, base, True, staging, rel))
-    if not keys:
-        leaves.setdefault("", ({}, []))
-    layouts = [_map_partition(values, posixpath.join(root, rel) if rel else root, rel, ents, bucket_count)
-               for rel, (values, ents) in sorted(leaves.items())]
+                sub = _list(fs, join(rel), True, staging, rel)
+                layouts.append(_map_partition(values, join(rel), rel, _below(sub, ""), bucket_count))
     return TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)))
 
-
-def _group(entries: list[_Entry], keys: list[str], root: str,
-           leaves: dict[str, tuple[dict[str, str], list[_Entry]]]) -> None:
-    """Split a recursive listing into partitions, checking the directory levels above them."""
-    k = len(keys)
-    checked: dict[str, dict[str, str]] = {}
-    for parts, is_dir, size, full in entries:
-        if len(parts) < k or (len(parts) == k and not is_dir):
-            if not is_dir:
-                raise _stray_file(full, len(parts) - 1, keys)
-            prefix_parts = parts  # an intermediate directory: check its name, nothing below it yet
-        else:
-            prefix_parts = parts[:k]
-        rel = "/".join(prefix_parts)
-        values = checked.get(rel)
-        if values is None:
-            values = {}
-            for level, name in enumerate(prefix_parts):
-                key, value = _check_partition_dir(name, level, keys, posixpath.join(root, *prefix_parts[:level + 1]))
-                values[key] = value
-            checked[rel] = values
-        if len(prefix_parts) < k:
-            continue
-        leaf = leaves.setdefault(rel, (values, []))
-        if len(parts) > k:
-            leaf[1].append((parts[k:], is_dir, size, full))
-
-
-def _infer_keys_by_descending(fs: pafs.FileSystem, root: str) -> list[str]:
-    keys, base = [], root
-    while True:
-        children = sorted((i for i in fs.get_file_info(pafs.FileSelector(base)) if not is_hidden(i.base_name)
-                           and i.type == pafs.FileType.Directory and parse_partition_dir(i.base_name)),
-                          key=lambda i: i.base_name)
-        if not children:
-            return keys
-        keys.append(parse_partition_dir(children[0].base_name)[0])
-        base = children[0].path
-
-
-def _walk_partitions(fs: pafs.FileSystem, root: str, keys: list[str], staging: set[str]):
-    """Yield ``(relpath, values)`` of every partition directory, listing only directory levels."""
-    level_dirs: list[tuple[str, dict[str, str]]] = [("", {})]
-    for level in range(len(keys)):
-        nxt = []
-        for rel, values in level_dirs:
-            base = posixpath.join(root, rel) if rel else root
-            for parts, is_dir, _, full in _list(fs, base, False, staging, rel):
-                if not is_dir:
-                    raise _stray_file(full, level, keys)
-                key, value = _check_partition_dir(parts[0], level, keys, full)
-                nxt.append((posixpath.join(rel, parts[0]) if rel else parts[0], {**values, key: value}))
-        level_dirs = nxt
-    return sorted(level_dirs)

@@ -38,7 +38,7 @@ from bucketkit.errors import BucketCountMismatchError, InvalidArgumentError
 
 __all__ = [
     "BucketName", "NamingScheme", "HIVE", "LEGACY_PRESTO", "ACID", "SPARK", "ORIGINAL",
-    "TRINO_ORDER", "naming_scheme", "parse_bucket_name", "bucket_of", "is_hidden",
+    "TRINO_ORDER", "naming_scheme", "parse_bucket_name", "bucket_of", "bucket_and_scheme", "is_hidden",
 ]
 
 # Python refuses int() of more than 4300 digits; no file system allows names that long anyway.
@@ -306,11 +306,31 @@ def parse_bucket_name(name: str, schemes: Sequence[NamingScheme] = TRINO_ORDER) 
     return None
 
 
+# One alternation in Trino's order: the first alternative that matches the whole name wins, exactly
+# as trying the schemes one after the other, at the cost of a single regex call (100k names).
+_TRINO_ALTERNATION = re.compile("|".join(f"(?:{s._PATTERN.pattern})" for s in TRINO_ORDER), re.ASCII)
+_BUCKET_GROUPS = ((2, "legacy-presto"), (4, "hive"), (8, "acid"))
+
+
+def bucket_and_scheme(name: str) -> tuple[int, str] | None:
+    """``(bucket id, scheme name)`` in Trino's order, or ``None``; same answer as :func:`parse_bucket_name`."""
+    m = _TRINO_ALTERNATION.fullmatch(name)
+    if m is None:
+        return None
+    for group, scheme in _BUCKET_GROUPS:
+        digits = m.group(group)
+        if digits is not None:
+            if len(digits) > _MAX_DIGITS or (group == 4 and len(m.group(5)) > _MAX_DIGITS):
+                return None
+            return int(digits), scheme
+    return None  # pragma: no cover - one alternative always holds the bucket group
+
+
 def bucket_of(name: str) -> int | None:
     """The bucket id of a file name in Trino's order (legacy Presto, Hive, ACID), or ``None``.
 
     >>> bucket_of("000234_0_copy_1"), bucket_of("20190526_072952_00009_fn7s5_bucket-00234")
     (234, 234)
     """
-    parsed = parse_bucket_name(name)
-    return None if parsed is None else parsed.bucket
+    found = bucket_and_scheme(name)
+    return None if found is None else found[0]

@@ -216,3 +216,17 @@ def test_arbitrary_names_agree_with_hive(hive, name):
 def test_spark_hive_compatible_names_parse_as_hive(job):
     name = f"00003_0_part-00007-{job}_00003.c000.zstd.orc"
     assert parse_bucket_name(name).scheme == "hive" and bucket_of(name) == 3
+
+
+any_names = st.one_of(st.text(max_size=40), foreign, st.builds(HIVE.format, st.integers(0, 10**6), tail=hive_tails),
+                      st.builds(lambda b, q, t: LEGACY_PRESTO.format(b, query_id=q, tail=t), st.integers(0, 10**6),
+                                query_ids, presto_tails),
+                      st.builds(ACID.format, st.integers(0, 10**6), attempt=st.none() | st.integers(0, 99)))
+
+
+@given(any_names)
+def test_fast_path_agrees_with_parse(name):
+    from bucketkit.naming import bucket_and_scheme
+
+    parsed = parse_bucket_name(name)
+    assert bucket_and_scheme(name) == (None if parsed is None else (parsed.bucket, parsed.scheme))

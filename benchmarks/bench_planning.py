@@ -1,0 +1,78 @@
+"""Planning cost: list + map 100k bucket files over 1k partitions with ``bucketkit.discover``.
+
+Goal (issue 2): <= 2 s on local disk for the whole table. Baseline, for scale: pyarrow's own
+Hive-partitioned dataset discovery of the same tree (``pyarrow.dataset.dataset(...,
+partitioning="hive")``), which lists the files and parses partition values but maps no buckets.
+Also measured: the per-partition walk used when a partition filter prunes (all partitions kept,
+and 1% kept).
+
+Run: ``python -m benchmarks.bench_planning [--scale S]`` (scale 1.0 = 100k files; the tree is
+created once under ``benchmarks/.data/planning`` and reused).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import uuid
+
+from benchmarks.common import BenchResult, data_dir, print_results, scaled, timed
+
+FILES_PER_PARTITION = 100
+BUCKETS = 100
+QUERY_ID = "20240102_030405_00641_x1y2z"
+
+
+def make_tree(files: int):
+    """``partitions x 100`` empty Trino-named files, one per bucket; reused when already complete."""
+    partitions = max(1, files // FILES_PER_PARTITION)
+    root = data_dir("planning") / f"t{partitions * FILES_PER_PARTITION}"
+    marker = root / "_complete"
+    if marker.exists():
+        return root, partitions
+    shutil.rmtree(root, ignore_errors=True)
+    for p in range(partitions):
+        part = root / f"dt=2024-{1 + p // 28 % 12:02d}-{1 + p % 28:02d}" / f"shard={p // 336}"
+        part.mkdir(parents=True)
+        tag = uuid.uuid4()
+        for b in range(FILES_PER_PARTITION):
+            (part / f"{b:06d}_0_{tag}_{QUERY_ID}").touch()
+    marker.touch()
+    return root, partitions
+
+
+def run(scale: float = 1.0) -> list[BenchResult]:
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    from bucketkit.layout import discover
+
+    files = scaled(100_000, scale, minimum=1000)
+    root, partitions = make_tree(files)
+    total = partitions * FILES_PER_PARTITION
+    layout = discover(str(root), BUCKETS)
+    assert layout.file_count == total and len(layout.partitions) == partitions, "tree and layout disagree"
+
+    full = timed(lambda: discover(str(root), BUCKETS), repeat=3, warmup=1)
+    schema = pa.schema([("k", pa.int64())])  # given, so pyarrow opens no file (ours opens none either)
+    baseline = timed(lambda: ds.dataset(str(root), format="orc", partitioning="hive", schema=schema).files,
+                     repeat=3, warmup=1)
+    walk_all = timed(lambda: discover(str(root), BUCKETS, partition_filter=lambda v: True), repeat=3, warmup=1)
+    keep = {p["dt"] for p in layout.partitions[:: 100]}
+    walk_some = timed(lambda: discover(str(root), BUCKETS, partition_filter=lambda v: v["dt"] in keep),
+                      repeat=3, warmup=1)
+    notes = f"{total} files, {partitions} partitions (2 levels), {BUCKETS} buckets"
+    return [
+        BenchResult("discover: list + map whole table", full, baseline, "pyarrow dataset discovery (no bucket map)",
+                    notes, extra={"files": total, "files_per_s": total / full}, goal_s=2.0 * total / 100_000),
+        BenchResult("discover with partition filter (all kept)", walk_all, baseline,
+                    "pyarrow dataset discovery (no bucket map)", notes + "; per-partition listing"),
+        BenchResult(f"discover with partition filter ({len(keep)} dates kept)", walk_some, baseline,
+                    "pyarrow dataset discovery (no bucket map)", notes + "; only kept partitions listed"),
+    ]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="1.0 = 100k files over 1k partitions")
+    print_results(run(parser.parse_args().scale))
