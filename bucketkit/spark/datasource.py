@@ -1,9 +1,243 @@
-"""Spark Python data sources of bucketkit (``bucketkit`` format). Filled in by the scan/join work."""
+"""The ``bucketkit`` Spark data source: ``spark.read.format("bucketkit").load(path)``.
+
+A Python data source (``pyspark.sql.datasource``). Spark hands the ``.where(...)`` filters it can
+push down to :meth:`BucketkitReader.pushFilters`; the ones pruning understands (``=``, ``<=>``,
+``IN``, ``IS [NOT] NULL``, comparisons, ``NOT`` of those) become the scan's filters, and the reader
+plans with :func:`bucketkit.pruning.plan_scan`, so only the selected partitions are listed and only
+the selected buckets' files become input partitions (one per file). All filters are handed back to
+Spark, which applies them to the rows read: pruning works at file granularity. Push-down needs
+``spark.sql.python.filterPushdown.enabled=true`` (set by :func:`bucketkit.get_session` and
+:func:`bucketkit.spark.session.configure`).
+
+Options: ``path`` (via ``load``); for a table without bucketkit metadata ``bucketed_by``
+(``"a,b"``), ``bucket_count``, ``bucketing_version``, ``bucket_types`` (``"bigint,string"``),
+``partitioned_by``, ``partition_types``, ``columns`` (``"k bigint, s string"``), ``file_format``;
+or ``spec`` (a :class:`~bucketkit.metadata.TableSpec` as JSON), which :func:`read_table` uses for
+catalog tables.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Iterator
+
+from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe, EqualTo, GreaterThan,
+                                    GreaterThanOrEqual, In, InputPartition, IsNotNull, IsNull, LessThan,
+                                    LessThanOrEqual, Not)
+
+from bucketkit.errors import InvalidArgumentError
+from bucketkit.metadata import TableSpec, resolve_filesystem
+from bucketkit.table import BucketedTable, open_table
+
+__all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_data_sources", "read_table",
+           "table_from_options", "pushed_plan"]
+
+_CMP = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
+_NOT = {"=": "!=", "in": "not in", "is null": "is not null", "is not null": "is null",
+        "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def _split_top(text: str) -> list[str]:
+    """Split at commas outside <...> and (...): ``"decimal(10,2),map<string,int>"`` -> 2 items."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def table_from_options(options: dict[str, str]) -> BucketedTable:
+    """The table a ``bucketkit`` read names, from the data source options (keys case-insensitive)."""
+    opts = {k.lower(): v for k, v in options.items()}
+    path = opts.get("path")
+    if not path:
+        raise InvalidArgumentError("format('bucketkit'): give the table directory, e.g. .load('/data/t')")
+    if "table" in opts:
+        raise InvalidArgumentError(
+            f"format('bucketkit'): option table={opts['table']!r} needs the session catalog; use "
+            f"bucketkit.spark.datasource.read_table(spark, {opts['table']!r}) instead")
+    if "spec" in opts:
+        fs, root = resolve_filesystem(path)
+        return BucketedTable(root, TableSpec.from_json(opts["spec"]), fs)
+
+    def listed(key: str) -> list[str] | None:
+        return _split_top(opts[key]) if opts.get(key) else None
+
+    def number(key: str) -> int | None:
+        if not opts.get(key):
+            return None
+        try:
+            return int(opts[key])
+        except ValueError:
+            raise InvalidArgumentError(f"format('bucketkit'): option {key}={opts[key]!r}: expected an integer") from None
+
+    columns = None
+    if opts.get("columns"):
+        columns = {}
+        for item in _split_top(opts["columns"]):
+            name, _, hive_type = item.partition(" ")
+            if not hive_type.strip():
+                raise InvalidArgumentError(f"format('bucketkit'): option columns={opts['columns']!r}: "
+                                           f"expected 'name type, ...', e.g. 'k bigint, s string'")
+            columns[name.strip("`")] = hive_type.strip()
+    return open_table(path, bucketed_by=listed("bucketed_by"), bucket_count=number("bucket_count"),
+                      bucketing_version=number("bucketing_version"), bucket_types=listed("bucket_types"),
+                      partitioned_by=listed("partitioned_by"), partition_types=listed("partition_types"),
+                      columns=columns, file_format=opts.get("file_format"))
+
+
+def _term(f: Any) -> tuple | None:
+    """A pushed-down Spark filter as a pruning term, or None if pruning cannot use it."""
+    if isinstance(f, Not):
+        inner = _term(f.child)
+        return (inner[0], _NOT[inner[1]], inner[2]) if inner and inner[1] in _NOT else None
+    attribute = getattr(f, "attribute", None)
+    if not attribute or len(attribute) != 1:
+        return None  # nested fields are never bucket or partition columns
+    column = attribute[0]
+    if isinstance(f, EqualNullSafe):
+        return (column, "is null", None) if f.value is None else (column, "=", f.value)
+    if type(f) in _CMP:
+        return (column, _CMP[type(f)], f.value)
+    if isinstance(f, In):
+        return (column, "in", tuple(f.value))
+    if isinstance(f, IsNull):
+        return (column, "is null", None)
+    if isinstance(f, IsNotNull):
+        return (column, "is not null", None)
+    return None
+
+
+class FilePartition(InputPartition):
+    """One input partition: one bucket file, with its bucket id and partition directory values."""
+
+    def __init__(self, path: str, bucket: int, values: dict[str, str]) -> None:
+        self.path, self.bucket, self.values = path, bucket, dict(values)
+
+
+class BucketkitReader(DataSourceReader):
+    """Plans with bucket/partition pruning from the pushed filters; reads files with pyarrow."""
+
+    def __init__(self, table: BucketedTable, schema: Any) -> None:
+        self.table, self.schema = table, schema
+        self.pushed: list[tuple] = []
+
+    def pushFilters(self, filters: list) -> Iterator:
+        for f in filters:
+            term = _term(f)
+            if term is not None:
+                self.pushed.append(term)
+            yield f  # Spark still applies every filter: pruning selects files, not rows
+
+    def plan(self):
+        """The :class:`~bucketkit.pruning.ScanPlan` for the filters pushed so far."""
+        from bucketkit.pruning import plan_scan
+
+        return plan_scan(self.table, [self.pushed] if self.pushed else None)
+
+    def partitions(self) -> list[FilePartition]:
+        plan = self.plan()
+        parts = [FilePartition(f, b, p.values) for p in plan.partitions for b, fs in sorted(p.bucket_files.items())
+                 for f in fs if p.sizes.get(f, 1) > 0]
+        return parts or [FilePartition("", -1, {})]  # Spark wants at least one partition
+
+    def read(self, partition: FilePartition) -> Iterator:
+        if not partition.path:
+            return
+        yield from _read_file(self.table, self.schema, partition)
+
+
+def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> Iterator:
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    spec = table.spec
+    target = to_arrow_schema(schema, timezone="UTC")
+    with table.filesystem.open_input_file(partition.path) as handle:
+        if spec.file_format == "orc":
+            import pyarrow.orc as orc
+
+            data = orc.ORCFile(handle).read()
+        else:
+            import pyarrow.parquet as pq
+
+            data = pq.read_table(handle)
+    names = [n for n, _ in spec.columns]
+    if data.num_columns == len(names) and all(re.fullmatch(r"_col\d+", n) for n in data.column_names):
+        data = data.rename_columns(names)  # Hive writes ORC columns as _col0.._colN: map by position
+    by_lower = {n.lower(): n for n in data.column_names}
+    arrays = []
+    for fld in target:
+        if fld.name in spec.partitioned_by:
+            raw = partition.values.get(fld.name)
+            value = None if raw in (None, "__HIVE_DEFAULT_PARTITION__") else raw
+            arrays.append(pa.array([value] * data.num_rows, pa.string()).cast(fld.type))
+            continue
+        source = by_lower.get(fld.name.lower())
+        if source is None:
+            arrays.append(pa.nulls(data.num_rows, fld.type))  # column added after this file was written
+        else:
+            arrays.append(data.column(source).cast(fld.type).combine_chunks())
+    batch_table = pa.Table.from_arrays(arrays, schema=target)
+    yield from batch_table.to_batches(max_chunksize=65536)
+
+
+class BucketkitDataSource(DataSource):
+    """``spark.read.format("bucketkit")``: a bucketed table, pruned by the ``.where`` filters."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "bucketkit"
+
+    def _table(self) -> BucketedTable:
+        table = table_from_options(dict(self.options))
+        if not table.spec.columns:
+            from bucketkit.spark.scan import _with_columns_from_files
+
+            layout = table.layout()
+            files = [f.path for p in layout.partition_layouts for fs in p.buckets.values() for f in fs if f.size > 0]
+            table = _with_columns_from_files(table, files)
+        return table
+
+    def schema(self) -> Any:
+        from bucketkit.spark.scan import spark_ddl
+
+        return spark_ddl(self._table())  # DDL text: no JVM in the data source's Python worker
+
+    def reader(self, schema: Any) -> BucketkitReader:
+        return BucketkitReader(self._table(), schema)
+
+
+def pushed_plan(table: BucketedTable | str, where: Any = None, **options: Any):
+    """The plan the ``bucketkit`` format makes for ``.where(where)``, without Spark.
+
+    ``where`` is in the form of :func:`bucketkit.pruning.normalize_filters`: handy to check what a
+    pushed-down read touches (``pushed_plan(path, [("k", "=", 5)]).explain()``).
+    """
+    from bucketkit.pruning import plan_scan
+
+    return plan_scan(open_table(table, **options) if isinstance(table, str) else table, where)
+
+
+def read_table(spark: Any, name: str) -> Any:
+    """``spark.read.format("bucketkit")`` for a catalog table (its spec travels as the ``spec`` option)."""
+    from bucketkit.spark.catalog import load_table
+
+    table = load_table(spark, name)
+    return spark.read.format("bucketkit").option("spec", table.spec.to_json()).load(table.location)
 
 
 def register_data_sources(spark: Any) -> None:
     """Register bucketkit's Python data sources with ``spark`` (idempotent)."""
+    spark.dataSource.register(BucketkitDataSource)
+    try:
+        from bucketkit.spark import joinsource
+    except ImportError:  # the join's data source is optional here; bucketkit.join registers it too
+        return
+    joinsource.register(spark)

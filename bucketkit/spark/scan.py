@@ -20,7 +20,7 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.pruning import ScanPlan, normalize_filters, plan_scan
 from bucketkit.table import BucketedTable, open_table
 
-__all__ = ["scan", "scan_plan", "sql_to_dnf", "dnf_to_column", "spark_schema", "explain_scan"]
+__all__ = ["scan", "scan_plan", "read_plan", "sql_to_dnf", "dnf_to_column", "spark_schema", "spark_ddl", "explain_scan"]
 
 _MAX_CONJUNCTIONS = 256  # DNF expansion bound for SQL predicates; past it, don't prune on them
 _CMP = {"EqualTo": "=", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">", "GreaterThanOrEqual": ">="}
@@ -185,16 +185,20 @@ def _ddl_type(hive_type: str) -> str:
     return re.sub(r"\b(?:var)?char\s*\(\s*\d+\s*\)", "string", hive_type)
 
 
-def spark_schema(table: BucketedTable, *, with_partitions: bool = True) -> Any:
+def spark_ddl(table: BucketedTable) -> str:
+    """The table's schema as Spark DDL (``"`k` bigint, `s` string, `p` int"``); needs no JVM."""
+    spec = table.spec
+    if not spec.columns:
+        raise InvalidArgumentError(f"{table}: the table's columns are unknown; pass columns={{name: hive_type}}")
+    cols = list(spec.columns) + list(zip(spec.partitioned_by, spec.partition_types))
+    return ", ".join(f"`{n}` {_ddl_type(t)}" for n, t in cols)
+
+
+def spark_schema(table: BucketedTable) -> Any:
     """The table's Spark schema: data columns (file order), then partition columns."""
     from pyspark.sql.types import StructType, _parse_datatype_string
 
-    spec = table.spec
-    cols = list(spec.columns) + (list(zip(spec.partitioned_by, spec.partition_types)) if with_partitions else [])
-    if not spec.columns:
-        raise InvalidArgumentError(f"{table}: the table's columns are unknown; pass columns={{name: hive_type}}")
-    ddl = ", ".join(f"`{n}` {_ddl_type(t)}" for n, t in cols)
-    schema = _parse_datatype_string(ddl)
+    schema = _parse_datatype_string(spark_ddl(table))
     return schema if isinstance(schema, StructType) else StructType([schema])
 
 
