@@ -1,0 +1,184 @@
+"""Hive bucketed tables in the Spark session catalog: read their spec, create them, add partitions.
+
+A table created here is a plain Hive bucketed table (``CLUSTERED BY ... [SORTED BY ...] INTO n
+BUCKETS STORED AS ORC|PARQUET LOCATION ...`` with ``TBLPROPERTIES ('bucketing_version'=...)``), so
+Spark SQL, Hive and Trino sharing the metastore all see it. It is external (its files belong to
+bucketkit's commit protocol, which must be able to stage and move them) and carries the property
+``bucketkit.managed=true``.
+
+Spark's own ``INSERT`` into a Hive bucketed table always places rows by the v1 hash, whatever
+``bucketing_version`` says. :func:`spark_written_files` finds the files such inserts leave (named
+``<bucket>_0_part-<task>-<uuid>_<bucket>.c000...``), so writers and readers can refuse or warn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable, Mapping
+
+from bucketkit.errors import InvalidArgumentError, TableNotFoundError
+from bucketkit.metadata import TableSpec, bucketing_version_from_properties, resolve_filesystem
+from bucketkit.partitions import DEFAULT_PARTITION, partition_path
+from bucketkit.table import BucketedTable
+
+__all__ = ["load_table", "create_table", "add_partitions", "drop_partitions", "table_exists",
+           "table_location", "spark_written_files", "MANAGED_PROPERTY"]
+
+MANAGED_PROPERTY = "bucketkit.managed"
+# Spark's Hive-compatible bucketed insert: "%05d_0_part-%05d-<job uuid>_%05d.c000[.<codec>].<format>".
+_SPARK_HIVE_NAME = re.compile(r"\d+_\d+_part-\d{5}-[0-9a-f-]{36}_\d{5}\.c\d{3}.*")
+
+
+def _quote(identifier: str) -> str:
+    return "`" + identifier.replace("`", "``") + "`"
+
+
+def _quote_name(name: str) -> str:
+    """``db.t`` -> ```db`.`t```; each part quoted so odd names survive."""
+    return ".".join(_quote(p) for p in name.split("."))
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _catalog_table(spark: Any, name: str) -> Any:
+    jvm = spark.sparkContext._jvm
+    parts = name.split(".")
+    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(parts[-1]) if len(parts) == 1 else \
+        jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(parts[-2]))
+    return spark._jsparkSession.sessionState().catalog().getTableMetadata(ident)
+
+
+def table_exists(spark: Any, name: str) -> bool:
+    """Whether ``name`` (``table`` or ``db.table``) is in the session catalog."""
+    return bool(spark.catalog.tableExists(name))
+
+
+def _seq(scala_seq: Any) -> list[str]:
+    return [scala_seq.apply(i) for i in range(scala_seq.size())]
+
+
+def _to_fs_uri(location: str) -> str:
+    """Hadoop's ``file:/x`` -> ``file:///x`` (what pyarrow's ``FileSystem.from_uri`` parses)."""
+    return "file://" + location[len("file:"):] if re.match(r"file:/[^/]", location) else location
+
+
+def table_location(spark: Any, name: str) -> str:
+    """Where the catalog keeps (or would keep) ``name``'s files, as a URI."""
+    if table_exists(spark, name):
+        return _to_fs_uri(_catalog_table(spark, name).location().toString())
+    jvm = spark.sparkContext._jvm
+    parts = name.split(".")
+    db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
+    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(db))
+    return _to_fs_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
+
+
+def load_table(spark: Any, name: str) -> BucketedTable:
+    """Resolve a Hive bucketed table of the session catalog into a :class:`BucketedTable`.
+
+    The spec comes from the catalog: bucket columns and count, sort columns, the
+    ``bucketing_version`` property (missing -> 1, Trino's rule), partition columns, every column's
+    Hive type (``varchar(n)``/``char(n)`` kept), file format from the serde.
+
+    Raises:
+        TableNotFoundError: no such table.
+        InvalidArgumentError: the table is not bucketed or not stored as ORC/Parquet.
+    """
+    from pyspark.sql.types import StructType
+
+    from bucketkit.spark.types import hive_type_of_spark
+
+    if not table_exists(spark, name):
+        raise TableNotFoundError(f"table {name!r} is not in the session catalog")
+    ct = _catalog_table(spark, name)
+    if not ct.bucketSpec().isDefined():
+        raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
+    bucket_spec = ct.bucketSpec().get()
+    props = dict(spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters.asJava(ct.properties()))
+    schema = StructType.fromJson(json.loads(ct.schema().json()))
+    types = {f.name: hive_type_of_spark(f) for f in schema.fields}
+    partitioned_by = _seq(ct.partitionColumnNames())
+    serde = ct.storage().serde().get() if ct.storage().serde().isDefined() else ""
+    fmt = next((f for f in ("orc", "parquet") if f in serde.lower()), None)
+    if fmt is None:
+        raise InvalidArgumentError(f"table {name!r} is stored with serde {serde!r}; bucketkit reads ORC and Parquet")
+    bucketed_by = _seq(bucket_spec.bucketColumnNames())
+    spec = TableSpec(
+        bucketed_by=tuple(bucketed_by), bucket_types=tuple(types[c] for c in bucketed_by),
+        bucket_count=int(bucket_spec.numBuckets()), bucketing_version=bucketing_version_from_properties(props),
+        sorted_by=tuple(_seq(bucket_spec.sortColumnNames())), partitioned_by=tuple(partitioned_by),
+        partition_types=tuple(types[c] for c in partitioned_by),
+        columns=tuple((f.name, types[f.name]) for f in schema.fields if f.name not in partitioned_by),
+        file_format=fmt)
+    fs, root = resolve_filesystem(_to_fs_uri(ct.location().toString()))
+    return BucketedTable(root, spec, fs, name)
+
+
+def create_table(spark: Any, name: str, spec: TableSpec, location: str, *,
+                 properties: Mapping[str, str] | None = None) -> None:
+    """``CREATE TABLE`` a Hive bucketed table for ``spec`` at ``location`` (external).
+
+    Raises:
+        InvalidArgumentError: a descending sort key (the Hive metastore could hold it, but Spark's
+            DDL accepts only ascending ``SORTED BY``).
+    """
+    if any(not s.ascending for s in spec.sorted_by):
+        raise InvalidArgumentError(
+            f"table {name!r}: sorted_by {[str(s) for s in spec.sorted_by]} has a descending key; Spark's catalog "
+            "accepts only ascending SORTED BY columns (use a path table for descending sorts)")
+    cols = ", ".join(f"{_quote(c)} {t}" for c, t in spec.columns)
+    parts = ", ".join(f"{_quote(c)} {t}" for c, t in zip(spec.partitioned_by, spec.partition_types))
+    props = {"bucketing_version": str(spec.bucketing_version), MANAGED_PROPERTY: "true", **(properties or {})}
+    sql = [f"CREATE TABLE {_quote_name(name)} ({cols})"]
+    if parts:
+        sql.append(f"PARTITIONED BY ({parts})")
+    sql.append(f"CLUSTERED BY ({', '.join(map(_quote, spec.bucketed_by))})")
+    if spec.sorted_by:
+        sql.append(f"SORTED BY ({', '.join(_quote(s.column) + ' ASC' for s in spec.sorted_by)})")
+    sql.append(f"INTO {spec.bucket_count} BUCKETS STORED AS {spec.file_format.upper()}")
+    sql.append(f"LOCATION {_literal(location)}")
+    sql.append("TBLPROPERTIES (" + ", ".join(f"{_literal(k)}={_literal(v)}" for k, v in props.items()) + ")")
+    spark.sql(" ".join(sql))
+
+
+def _partition_clause(values: Mapping[str, str | None]) -> str:
+    items = []
+    for key, value in values.items():
+        null = value is None or value == "" or value == DEFAULT_PARTITION
+        items.append(f"{_quote(key)}={'NULL' if null else _literal(str(value))}")
+    return f"PARTITION ({', '.join(items)})"
+
+
+def add_partitions(spark: Any, name: str, partitions: Iterable[Mapping[str, str | None]], location: str) -> None:
+    """Register partitions (``ALTER TABLE ... ADD IF NOT EXISTS PARTITION ... LOCATION``), in one statement.
+
+    Args:
+        partitions: partition values (``None``/``__HIVE_DEFAULT_PARTITION__`` = NULL).
+        location: the table's root; each partition lives at ``location/<k=v/...>``.
+    """
+    clauses = [f"{_partition_clause(v)} LOCATION {_literal(location.rstrip('/') + '/' + partition_path(v))}"
+               for v in partitions if v]
+    if clauses:
+        spark.sql(f"ALTER TABLE {_quote_name(name)} ADD IF NOT EXISTS " + " ".join(clauses))
+
+
+def drop_partitions(spark: Any, name: str, partitions: Iterable[Mapping[str, str | None]]) -> None:
+    """Unregister partitions (their files are handled by the commit protocol, not by the catalog)."""
+    clauses = [_partition_clause(v) for v in partitions if v]
+    if clauses:
+        spark.sql(f"ALTER TABLE {_quote_name(name)} DROP IF EXISTS " + ", ".join(clauses))
+
+
+def spark_written_files(table: BucketedTable) -> list[str]:
+    """Files of ``table`` written by Spark's own Hive-bucketed ``INSERT`` (always v1 hashes).
+
+    In a ``bucketing_version=2`` table each of them holds rows Hive and Trino will look for in
+    other buckets; in a v1 table they are harmless.
+    """
+    from bucketkit.commit import visible_files
+
+    return [f for f in visible_files(table.filesystem, table.location)
+            if _SPARK_HIVE_NAME.fullmatch(f.rsplit("/", 1)[-1])]
