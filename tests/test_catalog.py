@@ -1,0 +1,99 @@
+"""table=: Hive bucketed tables in the session catalog, read by Spark SQL; Spark's v1 INSERT guard."""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import pytest
+
+import bucketkit
+from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError
+from bucketkit.hashing import bucket_number, hive_hash
+from bucketkit.naming import bucket_of
+from bucketkit.spark.catalog import MANAGED_PROPERTY, load_table, spark_written_files
+
+
+@pytest.fixture(scope="module")
+def source(spark):
+    return spark.range(300).selectExpr("id % 97 as k", "concat('v', cast(id as string)) as v",
+                                       "case when id % 4 = 0 then null else cast(id % 2 as string) end as p")
+
+
+def rows(df):
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_catalog_table_reads_in_spark_sql_and_describes_its_buckets(spark, source):
+    result = bucketkit.write(source, "k", 8, table="cat_v1", partitioned_by="p", bucketing_version=1,
+                             sorted_by=["k"], create_empty_bucket_files=True)
+    assert result.table == "cat_v1" and result.rows == 300
+    assert rows(spark.table("cat_v1").select("k", "v", "p")) == rows(source)
+    described = {r.col_name: r.data_type for r in spark.sql("DESCRIBE FORMATTED cat_v1").collect()}
+    assert described["Num Buckets"] == "8"
+    assert described["Bucket Columns"] == "[`k`]" and described["Sort Columns"] == "[`k`]"
+    assert "bucketing_version=1" in described["Table Properties"]
+    assert f"{MANAGED_PROPERTY}=true" in described["Table Properties"]
+    parts = {r.partition for r in spark.sql("SHOW PARTITIONS cat_v1").collect()}
+    assert parts == {"p=0", "p=1", "p=__HIVE_DEFAULT_PARTITION__"}
+    # Spark's Hive reader sees the NULL partition as NULL, and a pruned partition read works
+    assert spark.table("cat_v1").where("p is null").count() == source.where("p is null").count()
+
+
+def test_load_table_reads_the_spec_back(spark, source):
+    bucketkit.write(source, "k", 4, table="cat_v2", bucket_types={"k": "bigint"})
+    table = load_table(spark, "cat_v2")
+    spec = table.spec
+    assert (spec.bucketed_by, spec.bucket_types, spec.bucket_count, spec.bucketing_version) == (("k",), ("bigint",), 4, 2)
+    assert spec.columns == (("k", "bigint"), ("v", "string"), ("p", "string"))
+    assert spec.file_format == "orc" and table.name == "cat_v2"
+    for f in bucketkit.write(source, "k", 4, table="cat_v2", mode="append").files:
+        assert bucket_of(f.path.rsplit("/", 1)[-1]) == f.bucket
+    assert spark.table("cat_v2").count() == 600
+
+
+def test_load_table_of_a_table_spark_created(spark, tmp_path):
+    spark.sql(f"CREATE TABLE spark_made (a int, b varchar(10)) PARTITIONED BY (d date) CLUSTERED BY (a, b) "
+              f"SORTED BY (a) INTO 6 BUCKETS STORED AS PARQUET LOCATION '{tmp_path}/sm'")
+    spec = load_table(spark, "spark_made").spec
+    assert spec.bucketing_version == 1  # no property: Trino's rule
+    assert spec.bucket_types == ("int", "varchar(10)") and spec.partition_types == ("date",)
+    assert spec.file_format == "parquet" and [s.column for s in spec.sorted_by] == ["a"]
+
+
+def test_catalog_modes_and_mismatch(spark, source):
+    bucketkit.write(source, "k", 4, table="cat_modes")
+    with pytest.raises(TableExistsError):
+        bucketkit.write(source, "k", 4, table="cat_modes")
+    assert bucketkit.write(source, "k", 4, table="cat_modes", mode="ignore").skipped
+    with pytest.raises(SpecMismatchError, match="bucket_count"):
+        bucketkit.write(source, "k", 8, table="cat_modes", mode="overwrite")
+    bucketkit.write(source.limit(10), "k", 4, table="cat_modes", mode="overwrite")
+    assert spark.table("cat_modes").count() == 10
+    with pytest.raises(InvalidArgumentError, match="ascending"):
+        bucketkit.write(source, "k", 4, table="cat_desc", sorted_by=["k DESC"])
+
+
+def test_overwrite_table_scope_drops_old_catalog_partitions(spark, source):
+    bucketkit.write(source, "k", 4, table="cat_parts", partitioned_by="p")
+    bucketkit.write(source.where("p = '1'"), "k", 4, table="cat_parts", partitioned_by="p", mode="overwrite")
+    assert [r.partition for r in spark.sql("SHOW PARTITIONS cat_parts").collect()] == ["p=1"]
+    assert spark.table("cat_parts").count() == source.where("p = '1'").count()
+
+
+def test_spark_insert_into_a_v2_table_writes_v1_hashes_and_bucketkit_warns(spark, source):
+    bucketkit.write(source, "k", 8, table="cat_guard", bucketing_version=2)
+    source.createOrReplaceTempView("guard_src")
+    spark.sql("INSERT INTO cat_guard SELECT k, v, p FROM guard_src")  # Spark accepts it ...
+    foreign = spark_written_files(load_table(spark, "cat_guard"))
+    assert foreign, "Spark's insert should have left files named like 00001_0_part-..."
+    table = load_table(spark, "cat_guard")
+    misplaced = 0
+    for r in spark.table("cat_guard").selectExpr("k", "input_file_name() as f").collect():
+        name = r.f.rsplit("/", 1)[-1]
+        if any(name == f.rsplit("/", 1)[-1] for f in foreign):
+            misplaced += bucket_of(name) != bucket_number(hive_hash([r.k], ["bigint"], 2), 8)
+            assert bucket_of(name) == bucket_number(hive_hash([r.k], ["bigint"], 1), 8)  # ... with v1 hashes
+    assert misplaced > 0 and table.spec.bucketing_version == 2
+    with pytest.warns(UserWarning, match=re.escape("written by Spark's own INSERT")):
+        bucketkit.write(source, "k", 8, table="cat_guard", mode="append")

@@ -1,0 +1,47 @@
+"""A Spark writer process SIGKILLed mid-write: the table reads as its last committed state after recovery."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import bucketkit
+from bucketkit.commit import recover
+
+REPO = Path(__file__).resolve().parents[1]
+WRITER = textwrap.dedent("""
+    import sys, tempfile
+    from bucketkit.spark.session import get_session
+    import bucketkit
+    spark = get_session("fault", master="local[1]", hive=False, shuffle_partitions=2,
+                        warehouse=tempfile.mkdtemp() + "/wh")
+    df = spark.range(200, 300).selectExpr("id as k", "cast(id as string) as v")
+    bucketkit.write(df, "k", 4, path=sys.argv[1], mode=sys.argv[2])
+""")
+
+
+@pytest.mark.parametrize("mode, fault, committed", [
+    ("append", "after_task_writes", False),
+    ("overwrite", "during_overwrite_trash:2", False),
+    ("overwrite", "during_moves:2", True),
+])
+def test_killed_writer_leaves_last_committed_state(spark, tmp_path, mode, fault, committed):
+    root = str(tmp_path / "t")
+    bucketkit.write(spark.range(0, 100).selectExpr("id as k", "cast(id as string) as v"), "k", 4, path=root)
+    env = {**os.environ, "BUCKETKIT_FAULT": fault, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", WRITER, root, mode], env=env, capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr[-2000:]
+    assert [a.state for a in recover(root, dry_run=True)] == [f"would roll {'forward' if committed else 'back'}"]
+    # the next write finishes or undoes the dead one first, then appends its own rows
+    with pytest.warns(UserWarning, match="rolled " + ("forward" if committed else "back")):
+        bucketkit.write(spark.range(1000, 1010).selectExpr("id as k", "cast(id as string) as v"), "k", 4,
+                        path=root, mode="append")
+    keys = sorted(r.k for r in spark.read.orc(root).collect())
+    before = list(range(0, 100)) if not committed else list(range(200, 300))
+    assert keys == before + list(range(1000, 1010))
+    assert not [p for p in os.listdir(root) if p.startswith(".bucketkit-")]
