@@ -245,3 +245,38 @@ def test_partition_pruning_never_guesses_across_types():
 def test_nan_is_not_compared_in_python():
     spec = spec_of({"k": "int"}, ["k"], partitions={"f": "double"})
     assert partition_predicate(spec, normalize_filters([("f", "=", math.nan)]))({"f": "NaN"})
+
+
+# -- plan_scan on a real directory (files written the way Hive lays them out) ------------------------
+def test_plan_scan_selects_partitions_buckets_and_files(tmp_path):
+    from bucketkit.pruning import plan_scan
+    from scan_support import write_arrow_table
+
+    spec = spec_of({"k": "bigint", "s": "string"}, ["k"], n=4, version=2, partitions={"p": "int"})
+    rows = [{"k": i, "s": str(i), "p": i % 3} for i in range(40)]
+    root = write_arrow_table(str(tmp_path / "t"), spec, rows)
+    fn = BucketFunction(2, ("bigint",), 4)
+
+    whole = plan_scan(root)
+    assert not whole.is_pruned and whole.partitions_total == 3 and whole.files_listed == 12
+    assert len(whole.files) == sum(1 for p in whole.partitions for fs in p.bucket_files.values() for f in fs
+                                   if p.sizes[f] > 0)  # zero-byte empty buckets are never read
+
+    plan = plan_scan(root, [("k", "=", 7), ("p", ">=", 1)])
+    assert plan.selected_buckets == {fn.bucket_of([7])}
+    assert [p.values for p in plan.partitions] == [{"p": "1"}, {"p": "2"}] and plan.partitions_total == 3
+    assert all(set(p.bucket_files) == {fn.bucket_of([7])} for p in plan.partitions)
+    assert plan.files_listed == 8 and plan.bytes_selected <= plan.bytes_listed
+    assert plan.residual == normalize_filters([("k", "=", 7), ("p", ">=", 1)])
+    text = plan.explain()
+    assert "partitions: 2 of 3" in text and f"buckets:    1 of 4: [{fn.bucket_of([7])}]" in text
+    assert "files:      2 of 8 listed" in text and "p=1:" in text
+
+    # per partition, only the conjunctions that partition can satisfy choose its buckets
+    mixed = plan_scan(root, [[("p", "=", 0), ("k", "=", 3)], [("p", "=", 1), ("k", "=", 4)]])
+    assert {p.values["p"]: set(p.bucket_files) for p in mixed.partitions} == {
+        "0": {fn.bucket_of([3])}, "1": {fn.bucket_of([4])}}
+
+    with pytest.raises(InvalidArgumentError, match="no such column"):
+        plan_scan(root, [("K2", "=", 1)])
+    assert plan_scan(root, [("K", "=", 7)]).selected_buckets == {fn.bucket_of([7])}  # case-insensitive

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.metadata import TableSpec
 from bucketkit.pruning import plan_scan
-from bucketkit.spark.scan import scan, scan_plan, sql_to_dnf
+from bucketkit.spark.scan import dnf_to_column, dnf_to_sql, scan, scan_plan, sql_to_dnf
 from scan_support import write_arrow_table, write_spark_hive_table
 
 KEYS = [None, -7, 0, 1, 2, 3, 42, 300000, 2 ** 33]
@@ -83,6 +83,25 @@ def test_sql_predicates_become_dnf(spark):
     assert sql_to_dnf(spark, "NOT (k = 5 AND s LIKE 'a%')") == ((("k", "!=", 5),), ())
     with pytest.raises(InvalidArgumentError, match="not a SQL predicate"):
         sql_to_dnf(spark, "k = = 5")
+
+
+def test_residual_sql_text_means_what_the_column_means(spark):
+    import decimal
+
+    values = ["it's", "back\\slash", "", "\u00e9t\u00e9", "a'b\\'c", "%_", "`"]
+    df = spark.createDataFrame([(s, float(i) - 2.5, i) for i, s in enumerate(values)] + [(None, None, None)],
+                               "s string, x double, k bigint")
+    cases = [[("s", "=", v)] for v in values] + [
+        [("x", "<", -0.5)], [("x", ">=", 1e-300)], [("x", "!=", float("nan"))], [("x", "=", -0.0)],
+        [("k", "in", [1, 2 ** 40, None])], [("k", "not in", [1, None])], [("k", "not in", [1])],
+        [("x", "<", decimal.Decimal("1.5"))], [("s", "in", [])], [[("s", "is null")], [("k", ">", 3)]]]
+    for filters in cases:
+        from bucketkit.pruning import normalize_filters
+
+        dnf = normalize_filters(filters)
+        sql = dnf_to_sql(dnf)
+        assert sql is not None, filters
+        assert sorted_rows(df.where(sql)) == sorted_rows(df.where(dnf_to_column(dnf))), (filters, sql)
 
 
 # -- Spark's own Hive-bucketed table -----------------------------------------------------------------

@@ -20,7 +20,7 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.pruning import ScanPlan, normalize_filters, plan_scan
 from bucketkit.table import BucketedTable, open_table
 
-__all__ = ["scan", "scan_plan", "read_plan", "sql_to_dnf", "dnf_to_column", "spark_schema", "spark_ddl", "explain_scan"]
+__all__ = ["scan", "scan_plan", "read_plan", "sql_to_dnf", "dnf_to_column", "dnf_to_sql", "spark_schema", "spark_ddl", "explain_scan"]
 
 _MAX_CONJUNCTIONS = 256  # DNF expansion bound for SQL predicates; past it, don't prune on them
 _CMP = {"EqualTo": "=", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">", "GreaterThanOrEqual": ">="}
@@ -179,6 +179,54 @@ def dnf_to_column(dnf: tuple) -> Any:
     return reduce(lambda a, b: a | b, conjs)
 
 
+def _sql_literal(v: Any) -> str | None:
+    """Spark SQL text of a literal with the type ``F.lit(v)`` would give it, or None if unsure."""
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, int):
+        return str(v) if -2 ** 63 <= v < 2 ** 63 else None
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return f"CAST('{'NaN' if v != v else 'Infinity' if v > 0 else '-Infinity'}' AS DOUBLE)"
+        return f"CAST({v!r} AS DOUBLE)" if v < 0 else f"{v!r}D"
+    if isinstance(v, decimal.Decimal):
+        return f"{v}BD" if v.is_finite() and v >= 0 and "E" not in str(v) else None
+    if isinstance(v, str):
+        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(v, _dt.date) and not isinstance(v, _dt.datetime):
+        return f"DATE '{v.isoformat()}'"
+    return None
+
+
+def dnf_to_sql(dnf: tuple) -> str | None:
+    """Spark SQL text with the same meaning as the DNF; None if a literal has no safe SQL spelling.
+
+    One SQL string costs Spark one parse, where a Column built term by term costs a py4j round
+    trip per operator: this keeps a point lookup's fixed overhead near the by-hand floor.
+    """
+    def term(t: tuple) -> str:
+        c, op, v = t
+        col = "`" + c.replace("`", "``") + "`"
+        if op in ("is null", "is not null"):
+            return f"{col} {op.upper()}"
+        if op in ("in", "not in"):
+            lits = [_sql_literal(x) for x in v]
+            if any(x is None for x in lits):
+                raise _Unknown
+            return f"{col} {op.upper()} ({', '.join(lits)})" if lits else ("FALSE" if op == "in" else "TRUE")
+        lit = _sql_literal(v)
+        if lit is None:
+            raise _Unknown
+        return f"{col} {'<>' if op == '!=' else op} {lit}"
+
+    try:
+        return " OR ".join("(" + (" AND ".join(term(t) for t in conj) or "TRUE") + ")" for conj in dnf)
+    except _Unknown:
+        return None
+
+
 # -- schema -------------------------------------------------------------------------------------------
 def _ddl_type(hive_type: str) -> str:
     # Spark reads char/varchar columns of files as strings; the length is a write-time constraint.
@@ -291,18 +339,16 @@ def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any
     """
     bt = _with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
-    schema = spark_schema(bt)
-    files = plan.files
-    if not files:
-        df = spark.createDataFrame([], schema)
+    if not plan.files:
+        df = spark.createDataFrame([], spark_schema(bt))
     else:
-        reader = spark.read.format(spec.file_format).schema(schema)
+        reader = spark.read.format(spec.file_format).schema(spark_ddl(bt))
         if spec.partitioned_by:
             reader = reader.option("basePath", _uri(bt, bt.location))
         df = reader.load(_paths(plan))
-    residual = dnf_to_column(plan.residual)
-    if residual is not None:
-        df = df.where(residual)
+    if plan.residual:
+        sql = dnf_to_sql(plan.residual)
+        df = df.where(sql if sql is not None else dnf_to_column(plan.residual))
     for predicate in predicates:
         df = df.where(predicate)
     if plan.columns is not None:
