@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.metadata import TableSpec
+from bucketkit.metadata import TableSpec, read_spec
 from bucketkit.pruning import plan_scan
 from bucketkit.spark.scan import dnf_to_column, dnf_to_sql, scan, scan_plan, sql_to_dnf
 from scan_support import write_arrow_table, write_spark_hive_table
@@ -54,6 +54,22 @@ def arrow_tables(tmp_path_factory):
     flat_spec = SPEC.with_(partitioned_by=(), partition_types=(), bucket_count=16, bucketing_version=2)
     flat = write_arrow_table(str(base / "flat"), flat_spec, rows_for(partitioned=False))
     return {"v1": v1, "v2": v2, "flat": flat}
+
+
+@pytest.fixture(scope="module")
+def written_tables(spark, tmp_path_factory):
+    """Tables written by bucketkit.write with bucketing v1 and v2 (partitioned, ORC)."""
+    import bucketkit
+
+    base = tmp_path_factory.mktemp("written")
+    df = spark.createDataFrame([tuple(r[c] for c in ("k", "s", "x", "p")) for r in rows_for()],
+                               "k bigint, s string, x double, p int")
+    out = {}
+    for version, count in ((1, 8), (2, 4)):
+        root = str(base / f"w{version}")
+        bucketkit.write(df, "k", count, path=root, partitioned_by="p", bucketing_version=version)
+        out[f"write_v{version}"] = root
+    return out
 
 
 def sorted_rows(df):
@@ -118,6 +134,18 @@ def test_point_lookup_on_spark_hive_table_reads_one_bucket(spark, hive_table):
     (bucket,) = plan.selected_buckets
     read = {os.path.basename(f) for f in df.inputFiles()}
     assert read and all(int(f.split("_")[0]) == bucket for f in read)  # Spark's names: 00001_0_part-...
+
+
+def test_bucketkit_written_tables_prune_to_the_right_bucket(spark, written_tables):
+    for which, root in written_tables.items():
+        for key in (1, 42, None):
+            filters = [("k", "is null")] if key is None else [("k", "=", key)]
+            sql = "k IS NULL" if key is None else f"k = {key}"
+            df = scan(spark, root, filters=filters)
+            expected = sorted_rows(full_read(spark, root, read_spec(root)).where(sql))
+            assert expected and sorted_rows(df) == expected, (which, sql)
+            (bucket,) = plan_scan(root, filters).selected_buckets
+            assert all(int(os.path.basename(f).split("_")[0]) == bucket for f in df.inputFiles()), (which, sql)
 
 
 def test_catalog_table_by_name(spark, hive_table):
@@ -199,8 +227,8 @@ def filters(draw, columns):
 
 @settings(max_examples=25)
 @given(data=st.data())
-def test_pruned_scans_return_exactly_what_spark_returns(spark, arrow_tables, hive_table, data):
-    which = data.draw(st.sampled_from(["v1", "v2", "flat", "hive"]))
+def test_pruned_scans_return_exactly_what_spark_returns(spark, arrow_tables, hive_table, written_tables, data):
+    which = data.draw(st.sampled_from(["v1", "v2", "flat", "hive", "write_v1", "write_v2"]))
     columns = ["k", "s", "x"] + ([] if which == "flat" else ["p"])
     dnf, sql = data.draw(filters(columns))
     as_sql = data.draw(st.booleans())
@@ -210,6 +238,10 @@ def test_pruned_scans_return_exactly_what_spark_returns(spark, arrow_tables, hiv
         got = scan(spark, location, filters=sql if as_sql else dnf, bucketed_by="k", bucket_count=8,
                    bucket_types=["bigint"], partitioned_by=["p"], partition_types=["int"],
                    table_columns=dict(SPEC.columns))
+    elif which.startswith("write"):
+        root = written_tables[which]
+        expected = full_read(spark, root, read_spec(root)).where(sql)
+        got = scan(spark, root, filters=sql if as_sql else dnf)
     else:
         root = arrow_tables[which]
         spec = SPEC if which != "flat" else SPEC.with_(partitioned_by=(), partition_types=())
