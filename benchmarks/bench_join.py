@@ -111,8 +111,11 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     cols = [("left", "d"), ("right", "d")]
 
     def ours(right: str, how: str = "inner") -> Any:
-        df = bucketkit.join(spark, t["left"], t[right], "k", how, columns=cols).toDF("ld", "rd")
-        assert df.bucketkit_plan.strategy == "bucketed", df.bucketkit_plan.reason
+        df = bucketkit.join(spark, t["left"], t[right], "k", how, columns=cols)
+        plan = df.bucketkit_plan
+        assert plan.strategy == "bucketed", plan.reason
+        df = df.toDF("ld", "rd")
+        df.bucketkit_plan = plan
         return df
 
     def shuffle(right: str, how: str = "inner") -> Any:

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
+from bucketkit.pruning import _size  # one byte-size formatter for scan and join explanations
 from bucketkit.table import BucketedTable, open_table
 
 __all__ = ["plan_join", "plan_join_files", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "normalize_how",
@@ -294,14 +295,6 @@ class JoinPlan:
 
     def __str__(self) -> str:
         return self.explain()
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"
 
 
 def _jsonable(value: Any) -> Any:

@@ -143,3 +143,17 @@ def test_sorted_tables_use_the_merge_join(spark, tmp_path):
         ours = bucketkit.join(spark, lt, rt, "k", how)
         assert ours.bucketkit_plan.merge
         assert_same(ours, as_df(spark, lrows).join(as_df(spark, rrows), ["k"], how))
+
+
+def test_groups_are_packed_into_balanced_tasks():
+    from bucketkit.joinplan import BucketGroup, FileRef
+    from bucketkit.spark.joinsource import pack_groups
+
+    groups = [BucketGroup(i, (i,), (i,), (FileRef(f"/l/{i}", 100 * (i + 1), i),), ()) for i in range(10)]
+    tasks = pack_groups(groups, parallelism=2, task_bytes=10**9)
+    assert len(tasks) == 4  # 2 x parallelism: small data, few tasks
+    assert sorted(g.group_id for t in tasks for g in t) == list(range(10))
+    loads = [sum(g.bytes for g in t) for t in tasks]
+    assert loads == sorted(loads, reverse=True) and max(loads) - min(loads) <= 1000
+    assert len(pack_groups(groups, parallelism=2, task_bytes=300)) == 10  # large data: one group a task
+    assert pack_groups([], 2) == []

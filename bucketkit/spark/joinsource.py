@@ -6,7 +6,10 @@ and ``read()`` runs the pyarrow kernel (:func:`bucketkit.joinexec.execute_group`
 source does not prune columns (the API has no projection push-down), so the execution spec
 carries exactly the columns :func:`bucketkit.join` was asked for.
 
-Options: ``payload`` = base64 of the pickled ``(JoinExec, groups)``, written by :func:`payload_of`.
+Options: ``payload`` = base64 of the pickled ``(JoinExec, groups)``, written by :func:`payload_of`;
+``parallelism`` = the session's default parallelism, for packing groups into tasks
+(:func:`pack_groups`: few groups a task when the data is small, since a Spark task costs more
+than joining a small group; about ``TASK_BYTES`` a task when it is large).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.joinexec import JoinExec, execute_group
 from bucketkit.joinplan import BucketGroup
 
-__all__ = ["JoinDataSource", "NAME", "payload_of", "register", "read_groups"]
+__all__ = ["JoinDataSource", "NAME", "payload_of", "register", "read_groups", "pack_groups", "TASK_BYTES"]
 
 NAME = "bucketkit_join"
 
@@ -38,29 +41,53 @@ def _load(options: Any) -> tuple[JoinExec, tuple[BucketGroup, ...]]:
     return pickle.loads(base64.b64decode(raw))
 
 
-class _GroupPartition(InputPartition):
-    """One bucket group (carried whole, so a task needs nothing else)."""
+# A task of few groups costs Spark more (scheduling, a Python worker round trip) than joining
+# them, so groups are packed into tasks: at least this many bytes a task, when there are enough.
+TASK_BYTES = 256 * 1024 * 1024
 
-    def __init__(self, group: BucketGroup) -> None:
-        super().__init__(group.group_id)
-        self.group = group
+
+class _GroupsPartition(InputPartition):
+    """Some bucket groups (carried whole, so a task needs nothing else), joined one after another."""
+
+    def __init__(self, groups: Sequence[BucketGroup]) -> None:
+        super().__init__([g.group_id for g in groups])
+        self.groups = tuple(groups)
+
+
+def pack_groups(groups: Sequence[BucketGroup], parallelism: int, task_bytes: int = TASK_BYTES
+                ) -> list[list[BucketGroup]]:
+    """Pack groups into tasks, largest first onto the lightest task (LPT scheduling).
+
+    The task count is at least ``2 * parallelism`` (so every core stays busy while the long tasks
+    run) and grows with the data so a task holds about ``task_bytes``; never more than the groups.
+    """
+    if not groups:
+        return []
+    total = sum(g.bytes for g in groups)
+    tasks = min(len(groups), max(2 * max(1, parallelism), -(-total // max(1, task_bytes))))
+    bins: list[list[BucketGroup]] = [[] for _ in range(tasks)]
+    loads = [0] * tasks
+    for g in sorted(groups, key=lambda g: (-g.bytes, g.group_id)):
+        i = loads.index(min(loads))
+        bins[i].append(g)
+        loads[i] += g.bytes + 1
+    order = sorted(range(tasks), key=lambda i: -loads[i])
+    return [bins[i] for i in order if bins[i]]
 
 
 class _JoinReader(DataSourceReader):
-    def __init__(self, ex: JoinExec, groups: Sequence[BucketGroup]) -> None:
+    def __init__(self, ex: JoinExec, groups: Sequence[BucketGroup], parallelism: int) -> None:
         self.ex = ex
         self.groups = tuple(groups)
+        self.parallelism = parallelism
 
     def partitions(self) -> Sequence[InputPartition]:
-        # Largest groups first: with few cores the long tasks start early and the small ones fill in.
-        ordered = sorted(self.groups, key=lambda g: (-g.bytes, g.group_id))
-        return [_GroupPartition(g) for g in ordered] or [_GroupPartition(BucketGroup(-1, (), (), (), ()))]
+        # Heaviest tasks first: with few cores the long tasks start early and the small ones fill in.
+        return [_GroupsPartition(p) for p in pack_groups(self.groups, self.parallelism)] or [_GroupsPartition(())]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        group = partition.group
-        if group.group_id < 0:
-            return iter(())
-        return execute_group(self.ex, group)
+        for group in partition.groups:
+            yield from execute_group(self.ex, group)
 
 
 class JoinDataSource(DataSource):
@@ -78,7 +105,7 @@ class JoinDataSource(DataSource):
 
     def reader(self, schema: Any) -> DataSourceReader:
         ex, groups = _load(self.options)
-        return _JoinReader(ex, groups)
+        return _JoinReader(ex, groups, int(self.options.get("parallelism", "2")))
 
 
 def register(spark: Any) -> None:
@@ -95,4 +122,6 @@ def register(spark: Any) -> None:
 def read_groups(spark: Any, ex: JoinExec, groups: Sequence[BucketGroup]) -> Any:
     """A DataFrame of the joined groups (columns named as in ``ex.schema``)."""
     register(spark)
-    return spark.read.format(NAME).option("payload", payload_of(ex, groups)).load()
+    parallelism = spark.sparkContext.defaultParallelism
+    return (spark.read.format(NAME).option("payload", payload_of(ex, groups))
+            .option("parallelism", str(parallelism)).load())
