@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.metadata import TableSpec
 from bucketkit.pruning import plan_scan
-from bucketkit.spark.datasource import FilePartition, _split_top, table_from_options
+from bucketkit.spark.datasource import FilePartition, _split_top, read_table, table_from_options
 from scan_support import write_arrow_table
-from test_scan import SPEC, filters, full_read, rows_for, sorted_rows
+from test_scan import SPEC, filters, full_read, hive_table, rows_for, sorted_rows  # noqa: F401 (fixture)
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +74,10 @@ def test_data_source_returns_exactly_what_spark_returns(spark, tables, data):
     dnf, sql = data.draw(filters(["k", "s", "x", "p"]))
     got = spark.read.format("bucketkit").load(tables["v2"]).where(sql)
     assert sorted_rows(got) == sorted_rows(full_read(spark, tables["v2"], SPEC).where(sql)), sql
+
+
+def test_catalog_table_through_read_table(spark, hive_table):
+    name, _ = hive_table
+    df = read_table(spark, name).where("k = 42 AND p = 1")
+    assert sorted_rows(df) == sorted_rows(spark.table(name).where("k = 42 AND p = 1"))
+    assert df.count() > 0
