@@ -261,7 +261,12 @@ def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path:
                     f"{path}: the directory holds files but no bucketkit metadata ({METADATA_FILE}); "
                     "bucketkit will not mix its files with unknown ones (use mode='overwrite' to replace them)")
     target = table or path
-    recovered = tuple(str(a) for a in recover(root, filesystem=fs) if a.state != "in progress")
+    actions = [a for a in recover(root, filesystem=fs) if a.state != "in progress"]
+    recovered = tuple(map(str, actions))
+    for action in actions:  # a dead write committed its files; its catalog partitions may be missing
+        if action.state == "rolled forward" and table and action.extra.get("catalog") == table \
+                and catalog.table_exists(spark, table):
+            catalog.add_partitions(spark, table, action.extra.get("partitions", []), location)
     if recovered:
         warnings.warn(f"{target}: finished interrupted earlier writes: {'; '.join(recovered)}", stacklevel=2)
 
