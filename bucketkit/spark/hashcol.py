@@ -1,13 +1,14 @@
-"""Add a Hive bucket-id column to a Spark DataFrame (``mapInArrow`` over bucketkit's kernels).
+"""Add a Hive bucket-id column to a Spark DataFrame (a scalar Arrow UDF over bucketkit's kernels).
 
 Spark's own ``hash()`` is Murmur3 with seed 42 and Spark's encoding, and Spark exposes Hive's v1
 hash only inside its Hive writer; neither gives Hive v2 nor varchar's v1 rule. This runs
-:meth:`bucketkit.hashing.BucketFunction.bucket_ids` on each Arrow batch in the Python workers.
+:meth:`bucketkit.hashing.BucketFunction.bucket_ids` on Arrow batches of the key columns in the
+Python workers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -15,24 +16,33 @@ import pyarrow as pa
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing import BucketFunction, check_bucketable
 
-__all__ = ["with_bucket_id"]
+__all__ = ["with_bucket_id", "bucket_id_column"]
 
 
-class _AppendBucketId:
-    """The ``mapInArrow`` function: a module-level class, so its pickle is just the bucket
-    function and a few names (no closure over the driver's state)."""
+def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version: int, bucket_count: int) -> Any:
+    """A Spark Column holding each row's Hive bucket (int), computed by a scalar Arrow UDF.
 
-    def __init__(self, function: BucketFunction, columns: tuple[str, ...], name: str):
-        self.function = function
-        self.columns = columns
-        self.name = name
+    Only the bucket columns travel to the Python workers and one int32 column comes back, which
+    is cheaper than sending whole rows through ``mapInArrow``.
 
-    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        field = pa.field(self.name, pa.int32(), nullable=False)
-        for batch in batches:
-            ids = self.function.bucket_ids([batch.column(c) for c in self.columns])
-            yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(ids, pa.int32())],
-                                             schema=batch.schema.append(field))
+    Args:
+        columns: the bucket columns (names or Columns), in bucketing order.
+        hive_types: their Hive types, as the table declares them.
+        version: Hive bucketing version, 1 or 2.
+        bucket_count: number of buckets.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.functions import arrow_udf
+    from pyspark.sql.types import IntegerType
+
+    function = BucketFunction(version, tuple(hive_types), bucket_count)
+
+    # The closure holds only the small, picklable BucketFunction.
+    def bucket_ids(*arrays: pa.Array) -> pa.Array:
+        return pa.array(function.bucket_ids(list(arrays)), pa.int32())
+
+    udf = arrow_udf(bucket_ids, IntegerType())
+    return udf(*[F.col(c) if isinstance(c, str) else c for c in columns])
 
 
 def _resolve(df: Any, columns: Sequence[str]) -> list[Any]:
@@ -68,8 +78,6 @@ def with_bucket_id(df: Any, columns: Sequence[str] | str, hive_types: Sequence[s
     Example:
         >>> df = with_bucket_id(spark.range(10), ["id"], ["bigint"], 2, 4)  # doctest: +SKIP
     """
-    from pyspark.sql.types import IntegerType, StructField, StructType
-
     from bucketkit.spark.types import hive_type_of_spark
 
     columns = [columns] if isinstance(columns, str) else list(columns)
@@ -83,6 +91,4 @@ def with_bucket_id(df: Any, columns: Sequence[str] | str, hive_types: Sequence[s
         raise InvalidArgumentError(f"the DataFrame already has a column named {name!r}; pass another name=")
     for field, hive_type in zip(fields, hive_types):
         check_bucketable(field.name, hive_type)  # names the column in the error
-    function = BucketFunction(version, tuple(hive_types), bucket_count)
-    schema = StructType([*df.schema.fields, StructField(name, IntegerType(), nullable=False)])
-    return df.mapInArrow(_AppendBucketId(function, tuple(f.name for f in fields), name), schema)
+    return df.withColumn(name, bucket_id_column([df[f.name] for f in fields], hive_types, version, bucket_count))
