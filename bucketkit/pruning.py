@@ -307,7 +307,8 @@ def buckets_for(spec, dnf: DNF) -> tuple[frozenset[int] | None, str]:
         return None, f"the {combos} value combination(s) hit all {n} buckets ({how})"
     if not selected:
         return frozenset(), "no value of the filter can occur in the bucket column(s): no bucket selected"
-    return frozenset(selected), f"{format_filters(dnf)}: {combos} value combination(s) {how}"
+    pins = tuple(tuple(t for t in conj if t[0] in spec.bucketed_by and t[1] in _PINNING) for conj in dnf)
+    return frozenset(selected), f"{format_filters(pins)}: {combos} value combination(s) {how}"
 
 
 # -- partition pruning --------------------------------------------------------------------------------
@@ -365,6 +366,7 @@ class ScanPlan:
         partitions_total / partitions_selected: partition directories seen / kept.
         files_listed / bytes_listed: files in the kept partitions (pruned ones are never listed).
         files_selected / bytes_selected: files (with bytes) in the selected buckets.
+        acid: the selected files include Hive ACID base/delta files (rows need ACID merging).
     """
 
     table: BucketedTable
@@ -378,6 +380,7 @@ class ScanPlan:
     partitions_total: int
     files_listed: int
     bytes_listed: int
+    acid: bool = False
 
     @property
     def partitions_selected(self) -> int:
@@ -418,10 +421,13 @@ class ScanPlan:
         ]
         for p in self.partitions[:20]:
             where = "/".join(f"{k}={v}" for k, v in p.values.items()) or "(table root)"
-            chosen = {b: fs for b, fs in p.bucket_files.items() if self.selected_buckets is not None or fs}
-            shown = ", ".join(f"{b}: {' '.join(f.rsplit('/', 1)[-1] for f in fs) or '(empty)'}"
-                              for b, fs in sorted(chosen.items())[:8])
-            more = f" ... (+{len(chosen) - 8} buckets)" if len(chosen) > 8 else ""
+            count = sum(len(fs) for fs in p.bucket_files.values())
+            if len(p.bucket_files) == n:
+                lines.append(f"  {where}: all {n} buckets, {count} files, {_size(sum(p.sizes.values()))}")
+                continue
+            shown = ", ".join(f"bucket {b}: {' '.join(f.rsplit('/', 1)[-1] for f in fs) or '(no file)'}"
+                              for b, fs in sorted(p.bucket_files.items())[:8])
+            more = f" ... (+{len(p.bucket_files) - 8} buckets)" if len(p.bucket_files) > 8 else ""
             lines.append(f"  {where}: {shown}{more}")
         if len(self.partitions) > 20:
             lines.append(f"  ... (+{len(self.partitions) - 20} partitions)")
@@ -475,7 +481,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     layout = table.layout(partition_filter=counting_filter if spec.partitioned_by else None)
     selected, reason = buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
-    scans, listed, listed_bytes = [], 0, 0
+    scans, listed, listed_bytes, acid = [], 0, 0, False
     for part in layout.partition_layouts:
         survivors = _surviving(spec, dnf, part.values) if spec.partitioned_by and dnf else tuple(range(len(dnf)))
         if dnf and not survivors:
@@ -484,6 +490,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
             cache[survivors] = buckets_for(spec, tuple(dnf[i] for i in survivors))[0] if dnf else None
         mine = cache[survivors]
         chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
+        acid = acid or any(f.kind not in ("data", "original") for fs in chosen.values() for f in fs)
         listed += sum(len(fs) for fs in part.buckets.values())
         listed_bytes += sum(f.size for fs in part.buckets.values() for f in fs)
         scans.append(PartitionScan(dict(part.values), part.path,
@@ -497,4 +504,5 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     else:
         cols = sorted({t[0] for conj in dnf for t in conj if t[0] in spec.partitioned_by})
         preason = f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}"
-    return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes)
+    return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
+                    acid)

@@ -143,6 +143,9 @@ class BucketkitReader(DataSourceReader):
 
     def partitions(self) -> list[FilePartition]:
         plan = self.plan()
+        if plan.acid:
+            raise InvalidArgumentError(f"{plan.table}: a Hive ACID table (base_/delta_ directories); its rows "
+                                       f"need ACID merging, which format('bucketkit') does not do")
         parts = [FilePartition(f, b, p.values) for p in plan.partitions for b, fs in sorted(p.bucket_files.items())
                  for f in fs if p.sizes.get(f, 1) > 0]
         return parts or [FilePartition("", -1, {})]  # Spark wants at least one partition

@@ -337,6 +337,9 @@ def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.
     """
+    if plan.acid:
+        raise InvalidArgumentError(f"{plan.table}: a Hive ACID table (base_/delta_ directories); its rows need "
+                                   f"ACID merging, which bucketkit.scan does not do: read it with Hive or Trino")
     bt = _with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
     if not plan.files:
