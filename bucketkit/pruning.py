@@ -31,7 +31,7 @@ __all__ = ["normalize_filters", "buckets_for", "partition_predicate", "plan_scan
            "PartitionScan", "format_filters", "OPS", "enumeration_bound"]
 
 Term = tuple  # (column, op, value)
-DNF = tuple  # tuple of conjunctions, each a tuple of terms; () = no filter, a () conjunction = TRUE
+DNF = tuple  # conjunctions, each a tuple of terms; () = no filter, an empty conjunction = TRUE
 
 # Canonical op -> accepted spellings (case-insensitive, "_" and spaces interchangeable).
 _SPELLINGS = {
@@ -77,8 +77,7 @@ def _term(raw: Any) -> Term:
                 f"filter term {tuple(raw)!r}: {canon!r} needs a list of values, e.g. ('k', 'in', [1, 2])")
         return (column, canon, tuple(_plain(v) for v in value))
     if isinstance(value, (list, tuple, set, frozenset)):
-        raise InvalidArgumentError(f"filter term {tuple(raw)!r}: {canon!r} compares with one value; "
-                                   f"use 'in' for a list")
+        raise InvalidArgumentError(f"filter term {tuple(raw)!r}: {canon!r} compares with one value; use 'in'")
     return (column, canon, _plain(value))
 
 
@@ -406,8 +405,7 @@ class ScanPlan:
 
     def explain(self) -> str:
         """Readable text: partitions, buckets, files and bytes selected vs total, and why."""
-        spec = self.table.spec
-        n = spec.bucket_count
+        spec, n = self.table.spec, self.table.spec.bucket_count
         cols = ", ".join(f"{c} {t}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
         buckets = ("all" if self.selected_buckets is None
                    else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
@@ -440,12 +438,11 @@ class ScanPlan:
         return self.explain()
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+            return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
-    return str(n)
 
 
 def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Sequence[str] | None = None,
@@ -471,14 +468,9 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         missing = [c for c in columns if spec.columns and c not in known]
         if missing:
             raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
-    seen: list[dict] = []
+    seen: list[dict] = []  # every partition discover() offers the filter: the total count
     keep = partition_predicate(spec, dnf)
-
-    def counting_filter(values: dict[str, str]) -> bool:
-        seen.append(values)
-        return keep(values)
-
-    layout = table.layout(partition_filter=counting_filter if spec.partitioned_by else None)
+    layout = table.layout(partition_filter=(lambda v: seen.append(v) or keep(v)) if spec.partitioned_by else None)
     selected, reason = buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
     scans, listed, listed_bytes, acid = [], 0, 0, False
