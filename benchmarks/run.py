@@ -3,8 +3,8 @@
 Runs ``benchmarks/bench_<topic>.py``'s ``run(scale)`` for each topic in order (hashing, planning,
 write, scan, join), prints one table of bucketkit's times and their ratios to the Spark baseline
 measured in the same run, and rewrites ``benchmarks/RESULTS.md``: machine, date, command, the figures
-of this run against the issues' goals, and a history section to which every run appends a dated
-block (earlier blocks are kept). A topic whose module is missing or fails is reported and skipped;
+of this run against the issues' goals (topics an ``--only`` run skips keep their earlier figures),
+and a history section to which every run appends a dated block (earlier blocks are kept). A topic whose module is missing or fails is reported and skipped;
 the exit code is then 1.
 """
 
@@ -43,6 +43,7 @@ GOALS = {
 }
 
 RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
+_CARRIED = "*Not re-run by the last command; kept from an earlier run.*"
 HISTORY_HEADING = "## History"
 
 
@@ -101,8 +102,19 @@ def _machine_lines(info: dict) -> list[str]:
     ]
 
 
-def render_latest(runs: Sequence[TopicRun], info: dict, command: str, scale: float) -> str:
-    """The "latest run" part of RESULTS.md."""
+def _topic_sections(text: str) -> dict[str, str]:
+    """Each topic's section (``### topic`` up to the next heading) of an existing RESULTS.md."""
+    latest = text.split(f"\n{HISTORY_HEADING}", 1)[0]
+    sections = {}
+    for match in re.finditer(r"^### (\w+)\n(.*?)(?=^##|\Z)", latest, flags=re.MULTILINE | re.DOTALL):
+        if match[1] in TOPICS:
+            sections[match[1]] = match[2].strip("\n")
+    return sections
+
+
+def render_latest(runs: Sequence[TopicRun], info: dict, command: str, scale: float,
+                  earlier: dict[str, str] | None = None) -> str:
+    """The "latest run" part of RESULTS.md; topics this run skipped keep their ``earlier`` section."""
     lines = [
         "# Benchmark results",
         "",
@@ -110,17 +122,26 @@ def render_latest(runs: Sequence[TopicRun], info: dict, command: str, scale: flo
         "baseline measured in the same run on the same data. Ratio = bucketkit time / baseline time",
         "(below 1: bucketkit is faster). Times are the best of several repeats.",
         "",
-        f"## Latest run: {info['date']}",
+        f"## Latest figures (last command run {info['date']})",
         "",
-        f"Command: `{command}` (scale {scale:g}; 1.0 = the sizes the issues name)",
+        f"Last command: `{command}` (scale {scale:g}; 1.0 = the sizes the issues name)",
         "",
         *_machine_lines(info),
         "",
     ]
     if scale < 1:
         lines += [f"> Scale {scale:g} is a smoke run: sizes are too small for the figures to mean much.", ""]
-    for run in runs:
-        lines += [f"### {run.topic}", "", f"Goal: {GOALS.get(run.topic, '-')}", ""]
+    ran = {run.topic: run for run in runs}
+    for topic in TOPICS:
+        if topic not in ran:
+            previous = (earlier or {}).get(topic)
+            if previous:
+                note = "" if _CARRIED in previous else f"{_CARRIED}\n\n"
+                lines += [f"### {topic}", "", note + previous, ""]
+            continue
+        run = ran[topic]
+        lines += [f"### {run.topic}", "", f"_Measured {info['date']}, scale {scale:g}._", "",
+                  f"Goal: {GOALS.get(run.topic, '-')}", ""]
         if run.error:
             lines += [f"Not measured: {run.error}", ""]
             continue
@@ -161,14 +182,15 @@ def render_history_block(runs: Sequence[TopicRun], info: dict, command: str) -> 
 def write_results(runs: Sequence[TopicRun], info: dict, command: str, scale: float,
                   path: Path = RESULTS_FILE) -> None:
     """Rewrite ``path``: the latest run in full, then the history with this run's block appended."""
-    history = ""
+    history, earlier = "", {}
     if path.exists():
         text = path.read_text(encoding="utf-8")
+        earlier = _topic_sections(text)
         match = re.search(rf"^{re.escape(HISTORY_HEADING)}\s*$", text, flags=re.MULTILINE)
         if match:
             history = text[match.end():].strip("\n")
     blocks = [b for b in (history, render_history_block(runs, info, command).strip("\n")) if b]
-    body = "\n\n".join([render_latest(runs, info, command, scale).rstrip("\n"), HISTORY_HEADING, *blocks])
+    body = "\n\n".join([render_latest(runs, info, command, scale, earlier).rstrip("\n"), HISTORY_HEADING, *blocks])
     path.write_text(body + "\n", encoding="utf-8")
 
 
