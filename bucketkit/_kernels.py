@@ -185,10 +185,19 @@ def combine_bucket(h, x, bucket_count, first):
     a 10M-row column is read once.
     """
     out = np.empty(x.shape[0], dtype=np.int32)
-    n = _U(bucket_count)
+    n = np.int64(bucket_count)
+    # Integer division is most of this loop's cost; a multiply by 1/n is exact to within 2**-21
+    # for dividends < 2**31, so its floor is off by at most one, which the fix-up corrects.
+    inv = 1.0 / n if n > 0 else 0.0
     for i in range(x.shape[0]):
         r = _u32(x[i]) if first else (_u32(h[i]) * _31 + _u32(x[i])) & _M
-        if bucket_count > 0:
-            r = (r & _SIGN) % n
+        if n > 0:
+            v = np.int64(r & _SIGN)
+            rem = v - np.int64(v * inv) * n
+            if rem >= n:
+                rem -= n
+            elif rem < 0:
+                rem += n
+            r = _U(rem)
         out[i] = _i32(r)
     return out

@@ -102,3 +102,13 @@ def test_bucket_function_vector_path_and_bucket_numbers():
     assert f.bucket_ids([arr]).tolist() == [f.bucket_of([v]) for v in range(-50, 50)]
     hashes = hash_arrays([arr], ["bigint"], 1)
     assert bucket_numbers(hashes, 13).tolist() == f.bucket_ids([arr]).tolist()
+
+
+@settings(max_examples=300)
+@given(st.lists(st.integers(-(2**31), 2**31 - 1), min_size=1, max_size=50),
+       st.integers(1, 2**31 - 1) | st.sampled_from([1, 2, 3, 46341, 65536, 2**31 - 2, 2**31 - 1]))
+def test_vector_bucket_numbers_equal_scalar(hashes, n):
+    # The kernel divides by multiplying with 1/n and corrects; compare with the exact scalar rule.
+    extremes = [0, -1, 2**31 - 1, -(2**31), n - 1, n, n + 1, -n, 2 * n - 1]
+    values = np.array([v for v in hashes + extremes if -(2**31) <= v < 2**31], dtype=np.int32)
+    assert bucket_numbers(values, n).tolist() == [bucket_number(int(v), n) for v in values]
