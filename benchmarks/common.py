@@ -247,7 +247,7 @@ def _fmt_ratio(result: BenchResult) -> str:
     ratio = result.ratio
     if ratio is None:
         return "-"
-    return f"{ratio:.2f}x ({1 / ratio:.1f}x faster)" if ratio < 1 else f"{ratio:.2f}x"
+    return f"{ratio:.2f}x ({1 / ratio:.1f}x faster)" if ratio < 0.95 else f"{ratio:.2f}x"
 
 
 def _fmt_goal(result: BenchResult) -> str:
