@@ -128,8 +128,7 @@ def test_point_lookup_on_spark_hive_table_reads_one_bucket(spark, hive_table):
     df = scan(spark, location, filters="k = 42", **options)
     assert sorted_rows(df) == sorted_rows(spark.table(name).where("k = 42"))
     assert df.count() > 0
-    plan = scan_plan(spark, location, filters=[("k", "=", 42)], **{k: v for k, v in options.items() if k != "table_columns"},
-                     columns=None)
+    plan = scan_plan(spark, location, filters=[("k", "=", 42)], **options)
     assert plan.selected_buckets is not None and len(plan.selected_buckets) == 1
     (bucket,) = plan.selected_buckets
     read = {os.path.basename(f) for f in df.inputFiles()}

@@ -283,12 +283,13 @@ def _resolve_table(spark: Any, path: Any, table: Any, options: dict) -> Bucketed
 
 
 def scan_plan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any = None,
-              columns: Sequence[str] | None = None, **table_options: Any) -> ScanPlan:
+              columns: Sequence[str] | None = None, table_columns: dict[str, str] | None = None,
+              **spec_options: Any) -> ScanPlan:
     """What :func:`scan` would read, without reading it (accepts SQL predicate strings and catalog tables).
 
     Arguments as for :func:`scan`; returns a :class:`bucketkit.pruning.ScanPlan` (print ``.explain()``).
     """
-    bt = _resolve_table(spark, path, table, table_options)
+    bt = _resolve_table(spark, path, table, {**spec_options, "columns": table_columns})
     dnf, _ = _split_filters(spark, filters)
     return plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
 
