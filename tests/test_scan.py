@@ -247,3 +247,38 @@ def test_pruned_scans_return_exactly_what_spark_returns(spark, arrow_tables, hiv
         expected = full_read(spark, root, spec).where(sql)
         got = scan(spark, root, filters=sql if as_sql else dnf)
     assert sorted_rows(got) == sorted_rows(expected), (which, sql)
+
+
+@st.composite
+def random_tables(draw):
+    key_type = draw(st.sampled_from(["int", "bigint", "string", "date"]))
+    domain = {"int": st.integers(-5, 5), "bigint": st.integers(-2 ** 40, 2 ** 40) | st.integers(-3, 3),
+              "string": st.sampled_from(["", "a", "b", "\u00e9"]),
+              "date": st.dates(dt.date(1969, 12, 25), dt.date(1970, 1, 5))}[key_type]
+    keys = st.none() | domain
+    spec = TableSpec.create(["k"], draw(st.integers(1, 8)), columns={"k": key_type, "v": "int"},
+                            bucketing_version=draw(st.sampled_from([1, 2])), partitioned_by=("p",),
+                            partition_types=("string",))
+    rows = draw(st.lists(st.fixed_dictionaries({"k": keys, "v": st.integers(0, 9),
+                                                "p": st.sampled_from(["x", "y", None])}), max_size=30))
+    picks = draw(st.lists(keys, min_size=1, max_size=3))
+    return spec, rows, picks
+
+
+def _sql(v):
+    return "NULL" if v is None else f"DATE '{v}'" if isinstance(v, dt.date) else sql_literal(v)
+
+
+@settings(max_examples=15)
+@given(case=random_tables(), data=st.data())
+def test_random_tables_random_lookups(spark, tmp_path_factory, case, data):
+    spec, rows, picks = case
+    root = write_arrow_table(str(tmp_path_factory.mktemp("rand") / "t"), spec, rows,
+                             hive_names=data.draw(st.booleans()))
+    values = [v for v in picks if v is not None]
+    term = f"k IN ({', '.join(_sql(v) for v in values)})" if values else "k IS NULL"
+    extra = data.draw(st.sampled_from(["", " AND p = 'x'", " OR v > 7", " AND v <= 4"]))
+    sql = f"({term}){extra}"
+    expected = full_read(spark, root, spec).where(sql)
+    got = scan(spark, root, filters=sql)
+    assert sorted_rows(got) == sorted_rows(expected), sql
