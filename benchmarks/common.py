@@ -97,7 +97,9 @@ class BenchResult:
         if self.goal_s is not None:
             parts.append(f"<= {self.goal_s:g} s")
         if "goal_rows_per_s" in self.extra:
-            parts.append(f">= {_si(self.extra['goal_rows_per_s'])} rows/s")
+            got = self.extra.get("rows_per_s")
+            parts.append(f">= {_si(self.extra['goal_rows_per_s'])} rows/s"
+                         + (f" (got {_si(got)})" if got is not None else ""))
         return ", ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
