@@ -34,6 +34,7 @@ from bucketkit.metadata import METADATA_FILE, SortKey, TableSpec, read_spec, res
 from bucketkit.naming import HIVE, LEGACY_PRESTO
 from bucketkit.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
+from bucketkit.spark.hashcol import bucket_id_column
 
 __all__ = ["write", "WriteResult", "WrittenFile", "PartitionWrite", "MODES", "OVERWRITE_SCOPES"]
 
@@ -401,21 +402,6 @@ def _largest_divisor(n: int, at_most: int) -> int:
     return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
 
 
-def bucket_id_column(spec: TableSpec) -> Any:
-    """A Spark Column: the Hive bucket of each row, from a scalar Arrow UDF over only the key columns."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.functions import arrow_udf
-    from pyspark.sql.types import IntegerType
-
-    function = spec.bucket_function()
-
-    def bucket_ids(*columns: pa.Array) -> pa.Array:
-        return pa.array(function.bucket_ids(list(columns)), pa.int32())
-
-    udf = arrow_udf(bucket_ids, IntegerType())
-    return udf(*[F.col(c) for c in spec.bucketed_by]).alias(BUCKET_COLUMN)
-
-
 def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_tasks: int | None) -> None:
     """Shuffle, sort and write ``df`` with Spark's own writer: one file per (partition, bucket) at ``uri``."""
     from pyspark.sql import functions as F
@@ -425,7 +411,9 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     # Spark open that directory's file twice.
     part_cols = [F.when(F.col(c) == "", None).otherwise(F.col(c)).alias(c) if t.startswith(("string", "varchar", "char"))
                  else F.col(c) for c, t in zip(parts, spec.partition_types)]
-    out = df.select(*[F.col(c) for c, _ in spec.columns], *part_cols, bucket_id_column(spec))
+    bucket = bucket_id_column(spec.bucketed_by, spec.bucket_types, spec.bucketing_version,
+                              spec.bucket_count).alias(BUCKET_COLUMN)
+    out = df.select(*[F.col(c) for c, _ in spec.columns], *part_cols, bucket)
     default = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     if parts:
         out = out.repartition(num_tasks or default, *[F.col(c) for c in parts], F.col(BUCKET_COLUMN))
