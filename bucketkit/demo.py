@@ -204,23 +204,21 @@ def _make_data(spark: Any, rows: int, users: int) -> tuple[Any, Any]:
     return page_views, user_rows
 
 
-def _misplaced_rows(table: Any) -> tuple[int, int]:
-    """(rows, rows whose bucketkit hash disagrees with the bucket of the file they sit in)."""
-    import pyarrow.orc as orc
+def _validate(table: Any) -> tuple[list[str], dict]:
+    """``bucketkit validate`` (the CLI) on a foreign table: the command line and its JSON report."""
+    import io
+    import json
 
-    function = table.spec.bucket_function()
-    column = table.spec.bucketed_by[0]
-    rows = misplaced = 0
-    for bucket, files in table.layout().files_by_bucket().items():
-        for path in files:
-            with table.filesystem.open_input_file(path) as f:
-                if f.size() == 0:
-                    continue
-                data = orc.ORCFile(f).read(columns=[column])
-            ids = function.bucket_ids([data.column(column)])
-            rows += len(ids)
-            misplaced += int((ids != bucket).sum())
-    return rows, misplaced
+    from bucketkit import cli
+
+    spec = table.spec
+    argv = ["validate", table.location, "--bucket-count", str(spec.bucket_count),
+            "--bucketed-by", ",".join(spec.bucketed_by), "--bucket-types", ",".join(spec.bucket_types),
+            "--bucketing-version", str(spec.bucketing_version), "--json"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        cli.main(argv)
+    return argv, json.loads(out.getvalue())
 
 
 def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress: Progress) -> DemoReport:
@@ -259,9 +257,11 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     spark_table = load_table(spark, SPARK_TABLE)
     print(layout_summary(spark_table))
     with progress.step("re-hashing every row of Spark's files with bucketkit's v1 function"):
-        report.spark_table_rows, report.spark_table_misplaced = _misplaced_rows(spark_table)
-    print(f"  {report.spark_table_rows:,} rows, {report.spark_table_misplaced} in a file of another bucket: "
-          f"bucketkit hashes exactly as Spark's Hive writer (Hive v1) does")
+        argv, checked = _validate(spark_table)
+    report.spark_table_rows, report.spark_table_misplaced = checked["rows_checked"], checked["misplaced_rows"]
+    print(f"  $ bucketkit {' '.join(a for a in argv if a != '--json')}")
+    print(f"  {report.spark_table_rows:,} rows in {checked['files_checked']} files, {report.spark_table_misplaced} "
+          f"in a file of another bucket: bucketkit hashes exactly as Spark's Hive writer (Hive v1) does")
     lookup_user = report.lookup_user = 4242 % users
     spark_plan = bucketkit.plan_scan(spark_table, [("user_id", "=", lookup_user)])
     report.spark_lookup_buckets_read = len(spark_plan.selected_buckets or range(8))
