@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
@@ -268,6 +269,9 @@ def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:
     Acero builds its hash table on the right input, so when the left is smaller the inputs are
     swapped and the join type flipped. NULL keys never match; outer joins keep their rows.
     """
+    fast = _integer_key_join(left, right, ex)
+    if fast is not None:
+        return fast
     lnames = [f"l{i}" for i in range(left.num_columns)]
     rnames = [f"r{i}" for i in range(right.num_columns)]
     lpos = {c: f"l{i}" for i, c in enumerate(left.column_names)}
@@ -286,6 +290,48 @@ def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:
             arr = joined.column(rpos[col])
         else:
             arr = pc.coalesce(joined.column(lpos[col]), joined.column(rpos[dict(zip(ex.left_keys, ex.right_keys))[col]]))
+        arrays.append(arr.cast(fld.type) if arr.type != fld.type else arr)
+    return pa.Table.from_arrays(arrays, schema=ex.schema)
+
+
+def _int64_keys(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(keys as int64, valid)`` for an integer-like key column, else None."""
+    t = column.type
+    if not (pa.types.is_integer(t) or pa.types.is_date32(t)) or pa.types.is_uint64(t):
+        return None
+    if pa.types.is_date32(t):
+        column = column.cast(pa.int32())
+    valid = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count else np.ones(len(column), np.bool_)
+    values = pc.fill_null(column, 0) if column.null_count else column
+    return np.asarray(values.to_numpy(), dtype=np.int64), valid
+
+
+def _integer_key_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table | None:
+    """The numba fast path for one integer-like key pair (see :mod:`bucketkit._joinkernels`)."""
+    if len(ex.left_keys) != 1:
+        return None
+    lk, rk = _int64_keys(left.column(ex.left_keys[0])), _int64_keys(right.column(ex.right_keys[0]))
+    if lk is None or rk is None:
+        return None
+    from bucketkit._joinkernels import join_indices
+
+    li, ri = join_indices(lk[0], lk[1], rk[0], rk[1], ex.how)
+
+    def take(table: pa.Table, idx: np.ndarray) -> pa.Table:
+        missing = idx < 0
+        return table.take(pa.array(idx, mask=missing) if missing.any() else idx)
+
+    lt = take(left, li)
+    rt = take(right, ri) if ri is not None else None
+    key_pairs = dict(zip(ex.left_keys, ex.right_keys))
+    arrays = []
+    for (source, col), fld in zip(ex.output, ex.schema):
+        if source == "left":
+            arr = lt.column(col)
+        elif source == "right":
+            arr = rt.column(col)
+        else:
+            arr = pc.coalesce(lt.column(col), rt.column(key_pairs[col]))
         arrays.append(arr.cast(fld.type) if arr.type != fld.type else arr)
     return pa.Table.from_arrays(arrays, schema=ex.schema)
 
