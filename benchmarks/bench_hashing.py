@@ -19,16 +19,6 @@ from benchmarks.common import BenchResult, bench_session, print_results, scaled,
 BUCKETS = 64
 
 
-def _cpu_best(fn, repeat: int = 3) -> float:
-    fn()  # warm-up: numba compiles (or loads its cache) on first use
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.process_time()
-        fn()
-        best = min(best, time.process_time() - start)
-    return best
-
-
 def _kernel_results(n: int) -> list[BenchResult]:
     import pyarrow as pa
 
@@ -48,7 +38,7 @@ def _kernel_results(n: int) -> list[BenchResult]:
         def fn(arr=arr, hive_type=hive_type, version=version):
             return bucket_ids([arr], [hive_type], version, BUCKETS)
 
-        cpu_s = _cpu_best(fn)
+        cpu_s = timed(fn, warmup=1, clock=time.process_time)
         wall_s = timed(fn, repeat=3, warmup=0)
         extra = {"rows": n, "rows_per_s": n / cpu_s, "cpu_s": cpu_s}
         if goal:
