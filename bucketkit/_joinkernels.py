@@ -39,6 +39,8 @@ def _build(keys, valid):
     return slots, chain, shift, mask
 
 
+# _build and _probe repeat the four-line probing loop on purpose: calling a shared njit helper
+# measured ~15% slower on 10M x 10M rows (0.65-0.80 s vs 0.57-0.63 s), even with inline="always".
 @njit(cache=True)
 def _probe(pkeys, pvalid, bkeys, slots, chain, shift, mask):
     n = len(pkeys)
