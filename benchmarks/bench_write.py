@@ -3,9 +3,8 @@
 N rows (default 10M; ``--scale``) of ``key bigint`` (xxhash64 of the row number), ``s string``,
 ``d double``, 64 buckets, ORC with snappy on both sides (bucketkit's default codec; Spark's table
 gets ``orc.compress=SNAPPY``). Goal: bucketkit <= 0.8x Spark's time, with 64 files where Spark
-writes (input tasks x 64). Also measured: the bucket-id column alone, computed by bucketkit's
-scalar Arrow UDF (only the key crosses to Python) vs ``mapInArrow`` over whole rows
-(:func:`bucketkit.spark.hashcol.with_bucket_id`).
+writes (input tasks x 64). The cost of the bucket-id column alone, next to Spark's own ``hash()``,
+is measured by ``bench_hashing``.
 """
 
 from __future__ import annotations
@@ -28,9 +27,6 @@ def _files(root: str) -> int:
 def run(scale: float = 1.0, repeat: int = 1) -> list[BenchResult]:
     import bucketkit
     from pyspark.sql import functions as F
-
-    from bucketkit.spark.hashcol import with_bucket_id
-    from bucketkit.spark.writer import bucket_id_column, build_spec
 
     spark = bench_session()
     n = scaled(10_000_000, scale)
@@ -62,13 +58,6 @@ def run(scale: float = 1.0, repeat: int = 1) -> list[BenchResult]:
         extra={"rows": n, "rows_per_s": n / t_ours, "files_ours": ours_files, "files_spark": spark_files},
         goal_ratio=0.8)]
 
-    spec = build_spec(df.schema, ("key",), BUCKETS)
-    udf_col = df.select(bucket_id_column(spec))
-    mapped = with_bucket_id(df, ["key"], ["bigint"], 2, BUCKETS, name="b")
-    t_udf = timed(lambda: udf_col.agg(F.sum("bucketkit_bucket")).collect(), repeat=repeat, warmup=1)
-    t_map = timed(lambda: mapped.agg(F.sum("b")).collect(), repeat=repeat, warmup=1)
-    results.append(BenchResult(f"bucket id column, {n:,} rows", t_udf, t_map, "mapInArrow over whole rows",
-                               notes="scalar Arrow UDF over the key column only", extra={"rows": n}))
     df.unpersist()
     return results
 
