@@ -22,7 +22,7 @@ import argparse
 import json
 from typing import Any
 
-from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, timed
+from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, timed, timed_interleaved
 
 BUCKETS = 64
 
@@ -82,7 +82,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
         floor = lambda: _force(spark.read.orc(floor_files).where(sql))  # noqa: E731
         expected = full()
         assert ours() == expected == floor(), f"{label}: results differ"
-        t_ours, t_full, t_floor = timed(ours), timed(full), timed(floor)
+        t_ours, t_full, t_floor = timed_interleaved([ours, full, floor])
         bytes_note = (f"{plan.bytes_selected / 2**20:.1f} MiB of {whole.bytes_selected / 2**20:.1f} MiB read "
                       f"({len(plan.files)} of {len(whole.files)} files)")
         extra = {"rows": n, "buckets_read": len(plan.selected_buckets or ()), "bytes_read": plan.bytes_selected,
@@ -100,7 +100,8 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     ours_full = lambda: _force(bucketkit.scan(spark, root))  # noqa: E731
     spark_full = lambda: _force(spark.read.orc(uri))  # noqa: E731
     assert ours_full() == spark_full(), "full scan: results differ"
-    results.append(BenchResult("scan full table (no pruning)", timed(ours_full), timed(spark_full),
+    t_ours_full, t_spark_full = timed_interleaved([ours_full, spark_full])
+    results.append(BenchResult("scan full table (no pruning)", t_ours_full, t_spark_full,
                                "Spark native ORC reader, same files",
                                notes=f"{len(whole.files)} files, {whole.bytes_selected / 2**20:.1f} MiB",
                                extra={"rows": n}, goal_ratio=1.2))

@@ -106,6 +106,25 @@ class BenchResult:
         return {**asdict(self), "ratio": self.ratio, "goal_met": self.goal_met}
 
 
+def timed_interleaved(fns: Sequence[Callable[[], Any]], repeat: int = 5, warmup: int = 1) -> list[float]:
+    """Best time of each function, run in alternating rounds (A, B, C, A, B, C, ...).
+
+    Timing one function after another favours the later ones: the JVM's JIT, the page cache and
+    Spark's caches are warmer by then. Alternating gives every contender the same conditions.
+    """
+    for _ in range(max(0, warmup)):
+        for fn in fns:
+            fn()
+    best = [math.inf] * len(fns)
+    for _ in range(max(1, repeat)):
+        for i, fn in enumerate(fns):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
 def timed(fn: Callable[[], Any], repeat: int = 3, warmup: int = 1, *,
           clock: Callable[[], float] = time.perf_counter) -> float:
     """Run ``fn`` ``warmup`` times untimed, then ``repeat`` times; return the best time in seconds.
