@@ -147,7 +147,7 @@ def test_sorted_tables_use_the_merge_join(spark, tmp_path):
 
 def test_groups_are_packed_into_balanced_tasks():
     from bucketkit.joinplan import BucketGroup, FileRef
-    from bucketkit.spark.joinsource import pack_groups
+    from bucketkit.spark.jointasks import pack_groups
 
     groups = [BucketGroup(i, (i,), (i,), (FileRef(f"/l/{i}", 100 * (i + 1), i),), ()) for i in range(10)]
     tasks = pack_groups(groups, parallelism=2, task_bytes=10**9)

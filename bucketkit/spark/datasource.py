@@ -237,10 +237,5 @@ def read_table(spark: Any, name: str) -> Any:
 
 
 def register_data_sources(spark: Any) -> None:
-    """Register bucketkit's Python data sources with ``spark`` (idempotent)."""
+    """Register bucketkit's Python data source (format ``bucketkit``) with ``spark`` (idempotent)."""
     spark.dataSource.register(BucketkitDataSource)
-    try:
-        from bucketkit.spark import joinsource
-    except ImportError:  # the join's data source is optional here; bucketkit.join registers it too
-        return
-    joinsource.register(spark)

@@ -1,7 +1,8 @@
 """``bucketkit.join``: join two bucketed tables bucket by bucket, without a shuffle.
 
-The plan (:func:`bucketkit.plan_join`) decides: co-partitioned tables are read through the
-``bucketkit_join`` data source, one Spark task per bucket group; anything else falls back to
+The plan (:func:`bucketkit.plan_join`) decides: co-partitioned tables are joined by Spark tasks
+that each run the pyarrow kernel on a pack of bucket groups (:mod:`bucketkit.spark.jointasks`);
+anything else falls back to
 Spark's own join over :func:`bucketkit.scan` of both sides (which still prunes), and the plan
 says why. Either way the DataFrame has the rows and columns of Spark's
 ``left_df.join(right_df, on, how)``. The plan is attached to it as ``df.bucketkit_plan``.
@@ -99,7 +100,7 @@ def join(
     """
     plan = plan_spark_join(spark, left, right, on, how, left_filters=left_filters, right_filters=right_filters)
     if plan.bucketed:
-        from bucketkit.spark.joinsource import read_groups
+        from bucketkit.spark.jointasks import read_groups
 
         ex = build_exec(plan, columns)
         df = read_groups(spark, ex, plan.groups)
