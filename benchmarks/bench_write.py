@@ -13,7 +13,7 @@ import argparse
 import os
 from typing import Any
 
-from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, timed
+from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved
 
 BUCKETS = 64
 
@@ -24,7 +24,7 @@ def _files(root: str) -> int:
                if not any(p.startswith((".", "_")) for p in os.path.relpath(os.path.join(d, f), root).split(os.sep)))
 
 
-def run(scale: float = 1.0, repeat: int = 1) -> list[BenchResult]:
+def run(scale: float = 1.0, repeat: int = 2) -> list[BenchResult]:
     import bucketkit
     from pyspark.sql import functions as F
 
@@ -47,8 +47,7 @@ def run(scale: float = 1.0, repeat: int = 1) -> list[BenchResult]:
     def theirs() -> None:
         spark.sql("INSERT OVERWRITE TABLE bench_write_spark SELECT * FROM bench_write_src")
 
-    t_spark = timed(theirs, repeat=repeat, warmup=1)
-    t_ours = timed(ours, repeat=repeat, warmup=1)
+    t_ours, t_spark = timed_interleaved([ours, theirs], repeat=repeat, warmup=1)
     ours_files, spark_files = _files(ours_root), _files(spark_root)
     rows = spark.read.orc(ours_root).count()
     assert rows == n, f"bucketkit wrote {rows} rows, expected {n}"
@@ -65,6 +64,6 @@ def run(scale: float = 1.0, repeat: int = 1) -> list[BenchResult]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of 10M rows (0.01 = 100k)")
-    parser.add_argument("--repeat", type=int, default=1, help="timed runs per side (best is reported)")
+    parser.add_argument("--repeat", type=int, default=2, help="timed rounds per side, interleaved (best is reported)")
     args = parser.parse_args()
     print_results(run(args.scale, args.repeat))
