@@ -23,6 +23,7 @@ import sys
 from typing import Any, Sequence
 
 from bucketkit.errors import BucketkitError
+from bucketkit.layout import format_bytes
 
 __all__ = ["main", "build_parser"]
 
@@ -165,14 +166,6 @@ def _row_count(fs, path: str, size: int) -> int | None:
     return None
 
 
-def _fmt_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if n < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
 def _skew(values: Sequence[int]) -> float | None:
     mean = sum(values) / len(values) if values else 0
     return round(max(values) / mean, 3) if mean else None
@@ -224,7 +217,7 @@ def _inspect_text(data: dict[str, Any]) -> str:
         rows = "" if part.get("rows") is None else f", {part['rows']} rows"
         empty = part["empty_buckets"]
         skew = "" if part["skew"] is None else f", skew {part['skew']:.2f}x by {part['skew_basis']} (max/mean)"
-        lines.append(f"{name}: scheme {part['scheme']}, {part['files']} files, {_fmt_bytes(part['bytes'])}{rows}, "
+        lines.append(f"{name}: scheme {part['scheme']}, {part['files']} files, {format_bytes(part['bytes'])}{rows}, "
                      f"{len(empty)} empty bucket(s){' ' + str(empty) if 0 < len(empty) <= 16 else ''}{skew}")
         lines.append(f"  files per bucket: {' '.join(map(str, part['files_per_bucket']))}")
         lines.append(f"  bytes per bucket: {' '.join(map(str, part['bytes_per_bucket']))}")

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.layout import format_bytes
 
 __all__ = ["main", "run", "DemoReport"]
 
@@ -100,14 +101,6 @@ class Progress:
             sys.stdout.flush()
 
 
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
-
-
 def _speed(ours: float, theirs: float) -> str:
     if ours <= 0 or theirs <= 0:
         return "not timed"
@@ -144,10 +137,10 @@ def layout_summary(table: Any) -> str:
     lines = [
         f"{table}: {n} buckets by ({by}), Hive bucketing v{spec.bucketing_version}, {spec.file_format}"
         + (f", partitioned by {', '.join(spec.partitioned_by)}" if spec.partitioned_by else ""),
-        f"  {parts} partition(s), {total_files} files, {_size(total_bytes)}; naming: {', '.join(sorted(schemes))}; "
+        f"  {parts} partition(s), {total_files} files, {format_bytes(total_bytes)}; naming: {', '.join(sorted(schemes))}; "
         f"empty (partition, bucket) pairs: {empty}",
         f"  files per bucket (all partitions): min {min(files_per_bucket)}, max {max(files_per_bucket)}; "
-        f"bytes per bucket: min {_size(min(bytes_per_bucket))}, max {_size(max(bytes_per_bucket))}, "
+        f"bytes per bucket: min {format_bytes(min(bytes_per_bucket))}, max {format_bytes(max(bytes_per_bucket))}, "
         f"skew {max(bytes_per_bucket) / mean if mean else 1:.2f}x (max / mean)",
     ]
     first = layout.partition_layouts[0]
@@ -241,7 +234,7 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     with progress.step(f"users: {users:,} rows, 32 buckets by user_id"):
         users_written = bucketkit.write(users_df, "user_id", 32, path=users_path, bucketing_version=2)
     for written in (pv_written, users_written):
-        print(f"  {written.rows:,} rows in {len(written.files)} files ({_size(written.bytes)}), "
+        print(f"  {written.rows:,} rows in {len(written.files)} files ({format_bytes(written.bytes)}), "
               f"{len(written.partitions)} partition(s): one file per bucket and partition")
     page_views, users_table = open_table(pv_path), open_table(users_path)
     print(layout_summary(page_views))
@@ -290,7 +283,7 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     report.lookup_files_read, report.lookup_files_total = plan.files_selected, plan.files_listed
     report.lookup_rows, report.lookup_rows_spark = len(found), len(found_spark)
     print(f"  {report.lookup_buckets_read} of {report.lookup_buckets_total} buckets, {plan.files_selected} of "
-          f"{plan.files_listed} files, {_size(plan.bytes_selected)} of {_size(plan.bytes_listed)}; "
+          f"{plan.files_listed} files, {format_bytes(plan.bytes_selected)} of {format_bytes(plan.bytes_listed)}; "
           f"{len(found)} rows in {lookup_s:.2f} s (Spark's full read: {len(found_spark)} rows in {spark_lookup_s:.2f} s)")
     for row in sorted(found, key=lambda r: (str(r["dt"]), r["page_url"]))[:5]:
         print(f"    {row['user_id']}  {row['dt']}  {row['page_url']}")

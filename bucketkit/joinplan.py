@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
-from bucketkit.pruning import _size  # one byte-size formatter for scan and join explanations
+from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
 
 __all__ = ["plan_join", "plan_join_files", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "normalize_how",
@@ -280,14 +280,14 @@ class JoinPlan:
             if pruning:
                 lines.append(f"          pruning: {pruning}")
         if self.bucketed:
-            lines.append(f"  groups: {len(self.groups)}, left {self.left_files} files / {_size(self.left_bytes)}, "
-                         f"right {self.right_files} files / {_size(self.right_bytes)}, skew {self.skew:.2f}x "
+            lines.append(f"  groups: {len(self.groups)}, left {self.left_files} files / {format_bytes(self.left_bytes)}, "
+                         f"right {self.right_files} files / {format_bytes(self.right_bytes)}, skew {self.skew:.2f}x "
                          "(largest group / mean)")
             lines.append(f"  kernel: {'streaming merge join' if self.merge else 'hash join'} ({self.merge_reason})")
             for g in self.groups[:max_groups]:
                 lines.append(f"    group {g.group_id}: left buckets {list(g.left_buckets)} "
-                             f"({len(g.left_files)} files, {_size(g.left_bytes)}) x right buckets "
-                             f"{list(g.right_buckets)} ({len(g.right_files)} files, {_size(g.right_bytes)}), "
+                             f"({len(g.left_files)} files, {format_bytes(g.left_bytes)}) x right buckets "
+                             f"{list(g.right_buckets)} ({len(g.right_files)} files, {format_bytes(g.right_bytes)}), "
                              f"build {g.build_side}")
             if len(self.groups) > max_groups:
                 lines.append(f"    ... {len(self.groups) - max_groups} more groups")

@@ -33,6 +33,15 @@ from bucketkit.metadata import resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
 
+
+def format_bytes(n: float) -> str:
+    """A byte count for people: ``"812 B"``, ``"3.2 MiB"`` (binary units, one decimal)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
 __all__ = ["discover", "TableLayout", "PartitionLayout", "BucketFile", "STAGING_PREFIX", "KINDS"]
 
 STAGING_PREFIX = ".bucketkit-staging-"

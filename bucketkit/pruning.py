@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
 
 __all__ = ["normalize_filters", "buckets_for", "partition_predicate", "plan_scan", "ScanPlan",
@@ -414,14 +415,14 @@ class ScanPlan:
             f"filters:    {format_filters(self.filters)}",
             f"partitions: {self.partitions_selected} of {self.partitions_total} ({self.partition_reason})",
             f"buckets:    {buckets} ({self.bucket_reason})",
-            f"files:      {self.files_selected} of {self.files_listed} listed, {_size(self.bytes_selected)} "
-            f"of {_size(self.bytes_listed)} ({len(self.files)} non-empty to read)",
+            f"files:      {self.files_selected} of {self.files_listed} listed, {format_bytes(self.bytes_selected)} "
+            f"of {format_bytes(self.bytes_listed)} ({len(self.files)} non-empty to read)",
         ]
         for p in self.partitions[:20]:
             where = "/".join(f"{k}={v}" for k, v in p.values.items()) or "(table root)"
             count = sum(len(fs) for fs in p.bucket_files.values())
             if len(p.bucket_files) == n:
-                lines.append(f"  {where}: all {n} buckets, {count} files, {_size(sum(p.sizes.values()))}")
+                lines.append(f"  {where}: all {n} buckets, {count} files, {format_bytes(sum(p.sizes.values()))}")
                 continue
             shown = ", ".join(f"bucket {b}: {' '.join(f.rsplit('/', 1)[-1] for f in fs) or '(no file)'}"
                               for b, fs in sorted(p.bucket_files.items())[:8])
@@ -436,13 +437,6 @@ class ScanPlan:
 
     def __str__(self) -> str:
         return self.explain()
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
 
 
 def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Sequence[str] | None = None,
