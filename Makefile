@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.bucketkit-installed
 
-.PHONY: demo test test-fast bench clean
+.PHONY: demo test test-fast bench clean javacheck
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "bucketkit needs Python 3.11 or newer; found " + sys.version.split()[0])'
@@ -14,19 +14,21 @@ $(STAMP): pyproject.toml
 	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
 	@touch $(STAMP)
 
-demo: $(STAMP)
-	@$(PY) -m bucketkit.javacheck
+# Java first, with the system Python (javacheck needs only the standard library): a machine
+# without Java hears so in one line before downloading anything.
+javacheck:
+	@PYTHONPATH=. $(PYTHON) -m bucketkit.javacheck
+
+demo: javacheck $(STAMP)
 	@$(PY) -m bucketkit.demo
 
-test: $(STAMP)
-	@$(PY) -m bucketkit.javacheck
+test: javacheck $(STAMP)
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	@$(PY) -m pytest -m 'not spark' $(PYTEST_ARGS)
 
-bench: $(STAMP)
-	@$(PY) -m bucketkit.javacheck
+bench: javacheck $(STAMP)
 	@$(PY) -m benchmarks.run $(BENCH_ARGS)
 
 clean:
