@@ -282,14 +282,23 @@ def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:
         joined = rt.join(lt, rk, lk, join_type=_FLIPPED[ex.how], coalesce_keys=False, use_threads=True)
     else:
         joined = lt.join(rt, lk, rk, join_type=_ACERO[ex.how], coalesce_keys=False, use_threads=True)
+    return _shape_output(ex, lambda c: joined.column(lpos[c]), lambda c: joined.column(rpos[c]))
+
+
+def _shape_output(ex: JoinExec, left_column: Any, right_column: Any) -> pa.Table:
+    """The output table from the joined sides' columns (``left_column(name)`` -> array, same for right).
+
+    A USING key of a full join is the coalesce of both sides' keys; types are cast to the schema.
+    """
+    key_pairs = dict(zip(ex.left_keys, ex.right_keys))
     arrays = []
     for (source, col), fld in zip(ex.output, ex.schema):
         if source == "left":
-            arr = joined.column(lpos[col])
+            arr = left_column(col)
         elif source == "right":
-            arr = joined.column(rpos[col])
+            arr = right_column(col)
         else:
-            arr = pc.coalesce(joined.column(lpos[col]), joined.column(rpos[dict(zip(ex.left_keys, ex.right_keys))[col]]))
+            arr = pc.coalesce(left_column(col), right_column(key_pairs[col]))
         arrays.append(arr.cast(fld.type) if arr.type != fld.type else arr)
     return pa.Table.from_arrays(arrays, schema=ex.schema)
 
@@ -322,18 +331,8 @@ def _integer_key_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table
         return table.take(pa.array(idx, mask=missing) if missing.any() else idx)
 
     lt = take(left, li)
-    rt = take(right, ri) if ri is not None else None
-    key_pairs = dict(zip(ex.left_keys, ex.right_keys))
-    arrays = []
-    for (source, col), fld in zip(ex.output, ex.schema):
-        if source == "left":
-            arr = lt.column(col)
-        elif source == "right":
-            arr = rt.column(col)
-        else:
-            arr = pc.coalesce(lt.column(col), rt.column(key_pairs[col]))
-        arrays.append(arr.cast(fld.type) if arr.type != fld.type else arr)
-    return pa.Table.from_arrays(arrays, schema=ex.schema)
+    rt = take(right, ri) if ri is not None else None  # semi/anti joins output no right column
+    return _shape_output(ex, lt.column, rt.column if rt is not None else None)
 
 
 @dataclass
