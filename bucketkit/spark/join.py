@@ -11,6 +11,7 @@ says why. Either way the DataFrame has the rows and columns of Spark's
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from functools import reduce
 from typing import Any, Sequence
 
@@ -22,10 +23,6 @@ from bucketkit.table import BucketedTable, open_table
 __all__ = ["join", "resolve_table", "plan_spark_join"]
 
 # Spark's name of each canonical join type.
-_SPARK_HOW = {"inner": "inner", "left": "left", "right": "right", "full": "full", "left_semi": "left_semi",
-              "left_anti": "left_anti"}
-
-
 def resolve_table(spark: Any, table: Any) -> BucketedTable:
     """A BucketedTable from a BucketedTable, a path/URI (bucketkit metadata), or a catalog table name."""
     if isinstance(table, BucketedTable):
@@ -55,15 +52,11 @@ def plan_spark_join(spark: Any, left: Any, right: Any, on: Any, how: str = "inne
     if plan.bucketed and spark_filters:
         # A SQL string or Column may hold what pyarrow cannot evaluate exactly (UDFs, casts), and an
         # outer join must filter its side before joining, so Spark's join applies it.
-        from dataclasses import replace
-
         reason = (f"{' and '.join(spark_filters)} filters are a SQL string or Column, which only Spark "
                   "evaluates; pass (column, op, value) filters to join bucket by bucket")
         plan = replace(plan, strategy="shuffle", reason=reason, groups=(), left_filters=left_filters,
                        right_filters=right_filters)
     elif spark_filters:
-        from dataclasses import replace
-
         plan = replace(plan, left_filters=left_filters, right_filters=right_filters)
     return plan
 
@@ -118,7 +111,7 @@ def _spark_join(spark: Any, plan: JoinPlan, columns: Sequence[Any] | None) -> An
 
     ldf = scan(spark, table=plan.left, filters=plan.left_filters)
     rdf = scan(spark, table=plan.right, filters=plan.right_filters)
-    how = _SPARK_HOW[plan.how]
+    how = plan.how  # the canonical join types are Spark's own names
     if plan.using:
         joined = ldf.join(rdf, list(plan.left_keys), how)
     else:
