@@ -235,17 +235,21 @@ def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path:
         raise InvalidArgumentError(f"num_tasks={num_tasks!r}: expected a positive int or None")
     bucketed = _names(bucketed_by, "bucketed_by")
     parts = _names(partitioned_by, "partitioned_by")
-    spec = build_spec(df.schema, bucketed, bucket_count, sorted_by=tuple(sorted_by or ()), partitioned_by=parts,
-                      bucketing_version=bucketing_version, file_format=file_format, naming=naming,
-                      bucket_types=bucket_types)
+    def spec_of(schema: Any) -> TableSpec:
+        return build_spec(schema, bucketed, bucket_count, sorted_by=tuple(sorted_by or ()), partitioned_by=parts,
+                          bucketing_version=bucketing_version, file_format=file_format, naming=naming,
+                          bucket_types=bucket_types)
+
+    spec = spec_of(df.schema)
     spark = df.sparkSession
 
     if table is not None:
         location = catalog.table_location(spark, table)
         fs, root = resolve_filesystem(location)
-        existing = catalog.load_table(spark, table).spec if catalog.table_exists(spark, table) else None
+        loaded = catalog.load_table(spark, table) if catalog.table_exists(spark, table) else None
+        existing = loaded.spec if loaded is not None else None
         if existing is not None and existing.bucketing_version == 2:
-            foreign = catalog.spark_written_files(catalog.load_table(spark, table))
+            foreign = catalog.spark_written_files(loaded)
             if foreign:
                 warnings.warn(f"table {table}: {len(foreign)} file(s) such as {foreign[0]} were written by Spark's "
                               "own INSERT, which places rows by the v1 hash although the table says "
@@ -278,9 +282,7 @@ def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path:
             return WriteResult(str(location), existing, mode, None, table=table, skipped=True, recovered=recovered)
         if set(existing.column_types) == set(spec.column_types):  # same columns in another order: use the table's
             df = df.select(*[c for c, _ in existing.columns], *existing.partitioned_by)
-            spec = build_spec(df.schema, bucketed, bucket_count, sorted_by=tuple(sorted_by or ()),
-                              partitioned_by=parts, bucketing_version=bucketing_version, file_format=file_format,
-                              naming=naming, bucket_types=bucket_types)
+            spec = spec_of(df.schema)
         must_match = mode == "append" or overwrite_scope == "partitions" or table is not None
         diffs = existing.differences(spec)
         if diffs and must_match:
