@@ -1,9 +1,11 @@
-"""Add a Hive bucket-id column to a Spark DataFrame (a scalar Arrow UDF over bucketkit's kernels).
+"""Add a Hive bucket-id column to a Spark DataFrame.
 
-Spark's own ``hash()`` is Murmur3 with seed 42 and Spark's encoding, and Spark exposes Hive's v1
-hash only inside its Hive writer; neither gives Hive v2 nor varchar's v1 rule. This runs
-:meth:`bucketkit.hashing.BucketFunction.bucket_ids` on Arrow batches of the key columns in the
-Python workers.
+Integer-like keys (boolean, tinyint, smallint, int, bigint, date) get a plain Spark SQL expression
+(:mod:`bucketkit.spark.hashexpr`), evaluated in the JVM. Other keys (strings, varchar, floating
+point, arrays, maps) get a scalar Arrow UDF that runs
+:meth:`bucketkit.hashing.BucketFunction.bucket_ids` on batches of the key columns in the Python
+workers: Spark's own ``hash()`` is Murmur3 with seed 42 and Spark's string encoding, and Spark
+exposes Hive's v1 hash only inside its Hive writer.
 """
 
 from __future__ import annotations
@@ -15,15 +17,17 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing import BucketFunction, check_bucketable
+from bucketkit.spark.hashexpr import native_bucket_id_column
 
 __all__ = ["with_bucket_id", "bucket_id_column"]
 
 
 def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version: int, bucket_count: int) -> Any:
-    """A Spark Column holding each row's Hive bucket (int), computed by a scalar Arrow UDF.
+    """A Spark Column holding each row's Hive bucket (int).
 
-    Only the bucket columns travel to the Python workers and one int32 column comes back, which
-    is cheaper than sending whole rows through ``mapInArrow``.
+    A JVM expression when every key type allows it, else a scalar Arrow UDF: only the bucket
+    columns travel to the Python workers and one int32 column comes back, which is cheaper than
+    sending whole rows through ``mapInArrow``.
 
     Args:
         columns: the bucket columns (names or Columns), in bucketing order.
@@ -35,7 +39,10 @@ def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version:
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType
 
-    function = BucketFunction(version, tuple(hive_types), bucket_count)
+    function = BucketFunction(version, tuple(hive_types), bucket_count)  # validates version, types, count
+    native = native_bucket_id_column(columns, [str(t) for t in function.hive_types], version, bucket_count)
+    if native is not None:
+        return native
 
     # The closure holds only the small, picklable BucketFunction.
     def bucket_ids(*arrays: pa.Array) -> pa.Array:
