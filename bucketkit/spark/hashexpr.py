@@ -69,13 +69,16 @@ HIVE_SEED_PREIMAGE = spark_hash_seed_preimage(SEED)
 
 
 def _reverse_bytes(F: Any, c: Any, width: int) -> Any:
-    """``c`` (an int or bigint Column) with its ``width`` bytes in reverse order, same type."""
-    out = None
-    for i in range(width):
-        byte = F.shiftrightunsigned(c, 8 * i).bitwiseAND(F.lit(0xFF).cast("int" if width == 4 else "bigint"))
-        term = F.shiftleft(byte, 8 * (width - 1 - i))
-        out = term if out is None else out.bitwiseOR(term)
-    return out
+    """``c`` (an int or bigint Column) with its ``width`` bytes in reverse order, same type.
+
+    Swaps neighbouring bytes, then 2-byte pairs, then (bigint) 4-byte halves: 5 operations a step.
+    """
+    kind = "int" if width == 4 else "bigint"
+    masks = {8: 0x00FF00FF00FF00FF, 16: 0x0000FFFF0000FFFF, 32: 0x00000000FFFFFFFF}
+    for shift in (8, 16, 32)[: width.bit_length() - 1]:
+        mask = F.lit(masks[shift] & ((1 << 8 * width) - 1)).cast(kind)
+        c = F.shiftleft(c.bitwiseAND(mask), shift).bitwiseOR(F.shiftrightunsigned(c, shift).bitwiseAND(mask))
+    return c
 
 
 def _hive_murmur(F: Any, value: Any, width: int) -> Any:
