@@ -10,7 +10,9 @@ The input's partition count decides how many files Spark's INSERT writes, so it 
 in 2 partitions (one per core of ``local[2]``: Spark's best case, 128 files) and in 16 (as a
 300 MB input read from a lake in small splits, or after a shuffle, arrives: 1,024 files). A third
 row buckets by the string column instead (2 partitions), where bucket ids come from the Arrow UDF
-rather than the JVM expression; it carries no goal.
+rather than the JVM expression; it carries no goal. Each row also times the exchange alone (bucket
+ids + the shuffle that brings every bucket to one task, into a ``noop`` sink): the part of the work
+one file per bucket needs and Spark's tasks x buckets files do not.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ def _run_case(spark: Any, n: int, partitions: int, repeat: int, key: str = "key"
     import bucketkit
     from pyspark.sql import functions as F
 
+    from bucketkit.spark.hashcol import bucket_id_column
+
     df = spark.range(0, n, 1, partitions).select(F.xxhash64(F.col("id")).alias("key"),
                                                  F.concat(F.lit("name-"), F.col("id").cast("string")).alias("s"),
                                                  (F.rand(7) * 1000).alias("d")).cache()
@@ -61,7 +65,11 @@ def _run_case(spark: Any, n: int, partitions: int, repeat: int, key: str = "key"
     def theirs() -> None:
         spark.sql("INSERT OVERWRITE TABLE bench_write_spark SELECT * FROM bench_write_src")
 
-    t_ours, t_spark = timed_interleaved([ours, theirs], repeat=repeat, warmup=1)
+    def exchange_only() -> None:  # the shuffle one file per bucket needs, without sorting or writing
+        bucket = bucket_id_column([key], ["bigint" if key == "key" else "string"], 2, BUCKETS)
+        df.withColumn("_b", bucket).repartition(8, "_b").write.format("noop").mode("overwrite").save()
+
+    t_ours, t_spark, t_exchange = timed_interleaved([ours, theirs, exchange_only], repeat=repeat, warmup=1)
     ours_files, spark_files = _files(ours_root), _files(spark_root)
     rows = spark.read.orc(ours_root).count()
     assert rows == n, f"bucketkit wrote {rows} rows, expected {n}"
@@ -69,9 +77,11 @@ def _run_case(spark: Any, n: int, partitions: int, repeat: int, key: str = "key"
     return BenchResult(
         f"write {n:,} rows, {BUCKETS} buckets, ORC, input in {partitions} partitions"
         + (f", bucketed by {key} (string)" if key != "key" else ""), t_ours, t_spark,
-        "Spark Hive-bucketed INSERT", notes=f"files: bucketkit {ours_files}, Spark {spark_files}",
+        "Spark Hive-bucketed INSERT", notes=f"files: bucketkit {ours_files}, Spark {spark_files}; "
+                                            f"bucket ids + shuffle alone {t_exchange:.2f} s",
         extra={"rows": n, "rows_per_s": n / t_ours, "files_ours": ours_files, "files_spark": spark_files,
-               "input_partitions": partitions},
+               "input_partitions": partitions, "exchange_only_s": t_exchange,
+               "exchange_share_of_spark": t_exchange / t_spark},
         goal_ratio=0.8 if key == "key" else None)
 
 
