@@ -130,3 +130,17 @@ def test_spark_hive_writer_files_rebucket_identically(spark, tmp_path):
                     bucket.alias("ours")).collect()
     assert len(got) == len(rows)
     assert all(r.f == r.ours for r in got), [r for r in got if r.f != r.ours][:5]
+
+
+@pytest.mark.parametrize("ansi", ["false", "true"])
+def test_same_buckets_with_and_without_ansi_mode(spark, oracle, ansi):
+    """Overflowing int arithmetic is an error under ANSI mode and wraps without it: neither may matter."""
+    rows = [(v, w) for v, w in zip(EDGES["int"], reversed(EDGES["bigint"]))]
+    previous = spark.conf.get("spark.sql.ansi.enabled")
+    spark.conf.set("spark.sql.ansi.enabled", ansi)
+    try:
+        for version in (1, 2):
+            got = _spark_buckets(spark, rows, ["int", "bigint"], version)
+            assert got == _hive_buckets(oracle, rows, ["int", "bigint"], version)
+    finally:
+        spark.conf.set("spark.sql.ansi.enabled", previous)
