@@ -48,7 +48,7 @@ def _run_case(spark: Any, n: int, partitions: int, repeat: int, key: str = "key"
     import bucketkit
     from pyspark.sql import functions as F
 
-    from bucketkit.spark.hashcol import bucket_id_column
+    from bucketkit.spark.hashcol import with_bucket_id
 
     df = spark.range(0, n, 1, partitions).select(F.xxhash64(F.col("id")).alias("key"),
                                                  F.concat(F.lit("name-"), F.col("id").cast("string")).alias("s"),
@@ -68,8 +68,9 @@ def _run_case(spark: Any, n: int, partitions: int, repeat: int, key: str = "key"
         spark.sql("INSERT OVERWRITE TABLE bench_write_spark SELECT * FROM bench_write_src")
 
     def exchange_only() -> None:  # the shuffle one file per bucket needs, without sorting or writing
-        bucket = bucket_id_column([key], ["bigint" if key == "key" else "string"], 2, BUCKETS)
-        df.withColumn("_b", bucket).repartition(8, "_b").write.format("noop").mode("overwrite").save()
+        tasks = int(spark.conf.get("spark.sql.shuffle.partitions"))  # the writer's default task count
+        (with_bucket_id(df, [key], None, 2, BUCKETS, name="_b").repartition(tasks, "_b")
+         .write.format("noop").mode("overwrite").save())
 
     def plain_write() -> None:  # the same rows, unbucketed, in one ORC file per input task
         df.write.mode("overwrite").option("compression", "snappy").orc(str(base / "plain"))

@@ -30,8 +30,6 @@ EDGES = {
     "date": [datetime.date(1970, 1, 1), datetime.date(1969, 12, 31), datetime.date(2024, 2, 29),
              datetime.date(9999, 12, 31), datetime.date(1900, 1, 1)],
 }
-SPARK_DDL = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "int": "int",
-             "bigint": "bigint", "date": "date"}
 
 
 def _random_values(hive_type: str, n: int, rng: random.Random) -> list:
@@ -49,7 +47,7 @@ def oracle(spark):
 
 
 def _spark_buckets(spark, rows, types, version):
-    schema = ", ".join(f"c{i} {SPARK_DDL[t]}" for i, t in enumerate(types))
+    schema = ", ".join(f"c{i} {t}" for i, t in enumerate(types))  # Spark's DDL names equal Hive's here
     df = spark.createDataFrame(rows, schema)
     column = native_bucket_id_column([f"c{i}" for i in range(len(types))], types, version, BUCKETS)
     assert column is not None

@@ -40,7 +40,7 @@ def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version:
     from pyspark.sql.types import IntegerType
 
     function = BucketFunction(version, tuple(hive_types), bucket_count)  # validates version, types, count
-    native = native_bucket_id_column(columns, [str(t) for t in function.hive_types], version, bucket_count)
+    native = native_bucket_id_column(columns, function.hive_types, version, bucket_count)
     if native is not None:
         return native
 

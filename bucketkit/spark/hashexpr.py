@@ -22,12 +22,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bucketkit._murmur3 import SEED
+from bucketkit._murmur3 import _C1, _C2, _MASK, SEED, _rotl
+from bucketkit.hivetypes import parse_hive_type
 
 __all__ = ["native_bucket_id_column", "NATIVE_TYPES", "HIVE_SEED_PREIMAGE", "spark_hash_seed_preimage"]
 
-_MASK = 0xFFFFFFFF
-_C1, _C2 = 0xCC9E2D51, 0x1B873593
 _SPARK_SEED = 42  # the seed of Spark's hash()
 
 # Hive type -> the Spark SQL type its values are cast to before hashing, per version.
@@ -36,10 +35,6 @@ NATIVE_TYPES = {
         "date": "date"},
     2: {"boolean": "boolean", "tinyint": "tinyint", "int": "int", "bigint": "bigint", "date": "date"},
 }
-
-
-def _rotr(x: int, r: int) -> int:
-    return ((x >> r) | (x << (32 - r))) & _MASK
 
 
 def _unxorshift(h: int, shift: int) -> int:
@@ -60,8 +55,8 @@ def spark_hash_seed_preimage(target: int, seed: int = _SPARK_SEED) -> int:
     h = _unxorshift(h, 13)
     h = (h * pow(0x85EBCA6B, -1, 1 << 32)) & _MASK
     h = _unxorshift(h, 16) ^ 4  # the length (4 bytes) is xored in before the final mix
-    h = _rotr(((h - 0xE6546B64) * pow(5, -1, 1 << 32)) & _MASK, 13)
-    k = (_rotr((h ^ seed) * pow(_C2, -1, 1 << 32) & _MASK, 15) * pow(_C1, -1, 1 << 32)) & _MASK
+    h = _rotl(((h - 0xE6546B64) * pow(5, -1, 1 << 32)) & _MASK, 32 - 13)  # rotate right by 13
+    k = (_rotl((h ^ seed) * pow(_C2, -1, 1 << 32) & _MASK, 32 - 15) * pow(_C1, -1, 1 << 32)) & _MASK
     return k - (1 << 32) if k >= 1 << 31 else k
 
 
@@ -120,7 +115,7 @@ def native_bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], v
     """
     from pyspark.sql import functions as F
 
-    types = [str(t).strip().lower() for t in hive_types]
+    types = [str(parse_hive_type(t)) for t in hive_types]
     if version not in NATIVE_TYPES or not all(t in NATIVE_TYPES[version] for t in types):
         return None
     h = F.lit(0).cast("bigint")
