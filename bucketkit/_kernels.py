@@ -11,8 +11,8 @@ import numpy as np
 from numba import njit
 
 __all__ = [
-    "murmur3_int16_be", "murmur3_int32_be", "murmur3_int64_be", "murmur3_bytes", "java_bytes_hash",
-    "list_hash", "map_hash", "combine_bucket",
+    "murmur3_int16_be", "murmur3_int32_be", "murmur3_int64_be", "murmur3_bytes", "java_list_hash",
+    "map_hash", "combine_bucket",
 ]
 
 # Typed constants: numba would turn uint64-with-int arithmetic into float64.
@@ -138,27 +138,19 @@ def murmur3_bytes(offsets, data):
 
 
 @njit(cache=True)
-def java_bytes_hash(offsets, data, initial):
-    """``r = 31 * r + b`` over each byte string's *signed* bytes, from ``initial`` (v1 string/varchar)."""
+def java_list_hash(offsets, values, initial):
+    """``r = 31 * r + values[j]`` over each slice ``values[offsets[i]:offsets[i+1]]``, from ``initial``.
+
+    Java's List/String hash rule, which Hive v1 uses for strings and varchar (``values``: the UTF-8
+    bytes viewed as *signed* int8, ``initial`` 0 or 1) and both versions use for arrays
+    (``values``: the element hashes, ``initial`` 0).
+    """
     n = offsets.shape[0] - 1
     out = np.empty(n, dtype=np.int32)
     for i in range(n):
         r = _u32(initial)
         for j in range(np.int64(offsets[i]), np.int64(offsets[i + 1])):
-            r = (r * _31 + _u32(np.int8(data[j]))) & _M
-        out[i] = _i32(r)
-    return out
-
-
-@njit(cache=True)
-def list_hash(offsets, child):
-    """``r = 31 * r + child[j]`` over each list's element hashes."""
-    n = offsets.shape[0] - 1
-    out = np.empty(n, dtype=np.int32)
-    for i in range(n):
-        r = _U(0)
-        for j in range(np.int64(offsets[i]), np.int64(offsets[i + 1])):
-            r = (r * _31 + _u32(child[j])) & _M
+            r = (r * _31 + _u32(values[j])) & _M
         out[i] = _i32(r)
     return out
 

@@ -114,11 +114,11 @@ def _hash_array(arr: pa.Array, t: HiveType, version: int) -> np.ndarray:
         if version == 2:
             h = k.murmur3_bytes(offsets, data)
         else:
-            h = k.java_bytes_hash(offsets, data, 1 if name == "varchar" else 0)
+            h = k.java_list_hash(offsets, data.view(np.int8), 1 if name == "varchar" else 0)
     elif name == "array":
         offsets, start, stop = _child_window(arr)
         child = _hash_array(arr.values.slice(start, stop - start), t.children[0], version)
-        h = k.list_hash(offsets - offsets.dtype.type(start), child)
+        h = k.java_list_hash(offsets - offsets.dtype.type(start), child, 0)
     elif name == "map":
         offsets, start, stop = _child_window(arr)
         keys = _hash_array(arr.keys.slice(start, stop - start), t.children[0], version)
