@@ -12,7 +12,7 @@ from numba import njit
 
 __all__ = [
     "murmur3_int16_be", "murmur3_int32_be", "murmur3_int64_be", "murmur3_bytes", "java_list_hash",
-    "map_hash", "combine_bucket",
+    "map_hash", "combine_bucket", "spark_murmur3_long", "spark_murmur3_bytes",
 ]
 
 # Typed constants: numba would turn uint64-with-int arithmetic into float64.
@@ -52,6 +52,16 @@ def _fmix(h, length):
     h ^= h >> _S13
     h = (h * _F2) & _M
     h ^= h >> _S16
+    return h
+
+
+@njit(inline="always")
+def _mix_blocks(h, data, start, end):
+    """Mix ``data[start:end]`` (a multiple of 4 bytes) into ``h`` as little-endian 4-byte blocks."""
+    for j in range(start, end, 4):
+        k = (_U(data[j]) | (_U(data[j + 1]) << _S8) | (_U(data[j + 2]) << _S16)
+             | (_U(data[j + 3]) << _S24))
+        h = _mix_h(h, k)
     return h
 
 
@@ -116,13 +126,8 @@ def murmur3_bytes(offsets, data):
         start = np.int64(offsets[i])
         length = np.int64(offsets[i + 1]) - start
         h = _SEED
-        end = start + (length & ~np.int64(3))
-        j = start
-        while j < end:
-            k = (_U(data[j]) | (_U(data[j + 1]) << _S8) | (_U(data[j + 2]) << _S16)
-                 | (_U(data[j + 3]) << _S24))
-            h = _mix_h(h, k)
-            j += 4
+        j = start + (length & ~np.int64(3))
+        h = _mix_blocks(h, data, start, j)
         rem = length & 3
         if rem:
             # Hive's tail: Java's signed bytes, so each byte sign-extends before the shift.
@@ -192,4 +197,41 @@ def combine_bucket(h, x, bucket_count, first):
                 rem += n
             r = _U(rem)
         out[i] = _i32(r)
+    return out
+
+
+# -- Spark's Murmur3Hash (bucketBy), each row seeded by the previous column's hash -------------------
+@njit(cache=True)
+def spark_murmur3_long(values, seeds, is_long):
+    """Spark's ``hashLong`` (``is_long``) or ``hashInt`` of each value, seeded per row.
+
+    ``values``: int64 (for hashInt the low 32 bits are the int); ``seeds`` and the result: uint32
+    values held in int64.
+    """
+    out = np.empty(values.shape[0], dtype=np.int64)
+    for i in range(values.shape[0]):
+        u = _U(np.int64(values[i]))
+        h = _mix_h(_U(seeds[i]) & _M, u & _M)
+        if is_long:
+            h = _mix_h(h, u >> _S32)
+        out[i] = np.int64(_fmix(h, _U(8) if is_long else _U(4)))
+    return out
+
+
+@njit(cache=True)
+def spark_murmur3_bytes(offsets, data, seeds):
+    """Spark's ``hashUnsafeBytes`` of each byte string: 4-byte little-endian blocks, then every tail
+    byte as a block of its own (sign-extended), seeded per row; uint32 results held in int64."""
+    n = offsets.shape[0] - 1
+    out = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        start = np.int64(offsets[i])
+        length = np.int64(offsets[i + 1]) - start
+        h = _U(seeds[i]) & _M
+        j = start + (length & ~np.int64(3))
+        h = _mix_blocks(h, data, start, j)
+        while j < start + length:
+            h = _mix_h(h, _u32(np.int8(data[j])))
+            j += 1
+        out[i] = np.int64(_fmix(h, _u32(length)))
     return out

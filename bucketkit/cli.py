@@ -62,7 +62,9 @@ def _spec_args(p: argparse.ArgumentParser, full: bool) -> None:
         g.add_argument("--bucket-types", action="append", metavar="TYPES",
                        help="their Hive types, e.g. 'bigint' or 'int,varchar(20)'")
         g.add_argument("--bucketing-version", type=int, choices=(1, 2),
-                       help="Hive bucketing version (default 1, Trino's rule for a missing property)")
+                       help="Hive bucketing version: 1 (Hive < 3, Spark's Hive writer) or 2 (Hive 3, Trino)")
+        g.add_argument("--hash-family", choices=("hive", "spark"),
+                       help="'spark' for a Spark bucketBy table (Spark's own hash); default hive")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,7 +132,7 @@ def _resolve(args: argparse.Namespace, full: bool):
         table = open_table(root, filesystem=fs, bucketed_by=_split_types(getattr(args, "bucketed_by", None)),
                            bucket_count=args.bucket_count, bucketing_version=getattr(args, "bucketing_version", None),
                            bucket_types=_split_types(getattr(args, "bucket_types", None)),
-                           partitioned_by=partitioned_by)
+                           partitioned_by=partitioned_by, hash_family=getattr(args, "hash_family", None))
         source = "bucketkit metadata" if spec is not None else "command-line flags"
         return table, table.spec.bucket_count, table.spec.partitioned_by if spec is not None else partitioned_by, source
     if args.bucket_count is None:
@@ -282,8 +284,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     from bucketkit.layout import discover
 
+    from bucketkit.trust import spec_doubt
+
     table, _, partitioned_by, source = _resolve(args, full=True)
     spec = table.spec
+    doubt = table.unbucketed_reason or spec_doubt(spec)
+    if doubt:
+        raise BucketkitError(f"{args.path}: cannot validate, the hash is unknown: {doubt} "
+                             "(on the command line: --bucketing-version 1|2 or --hash-family spark)")
     function = spec.bucket_function()
     layout = discover(table.location, spec.bucket_count, filesystem=table.filesystem,
                       partitioned_by=partitioned_by, partition_filter=_partition_filter(args.partition))
@@ -292,8 +300,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     checked = files = 0
     skipped: list[str] = []
     for part in layout.partition_layouts:
-        if part.scheme == "spark":
-            skipped.append(f"{part.path}: Spark bucketBy file names; Spark's own hash is not Hive's, not checked")
+        if (part.scheme == "spark") != (spec.hash_family == "spark") and part.scheme != "empty":
+            skipped.append(f"{part.path}: {part.scheme} file names in a table hashed with {spec.hashing}; "
+                           "which hash placed these rows is unknown, not checked")
             continue
         for bucket, bucket_files in part.buckets.items():
             for f in bucket_files:

@@ -50,6 +50,8 @@ from bucketkit.hivetypes import HiveType, parse_hive_type
 
 __all__ = [
     "BUCKETABLE_PRIMITIVES",
+    "HASH_FAMILIES",
+    "hashing_name",
     "BucketFunction",
     "bucket_ids",
     "bucket_number",
@@ -364,21 +366,31 @@ def _hash_class(t: HiveType, version: int) -> str:
     return name
 
 
+HASH_FAMILIES = ("hive", "spark")
+
+
+def hashing_name(family: str, version: int) -> str:
+    """A hash family in words: ``"Hive bucketing v2"`` or ``"Spark's bucketBy hash"``."""
+    return "Spark's bucketBy hash (Murmur3, seed 42)" if family == "spark" else f"Hive bucketing v{version}"
+
+
 @dataclass(frozen=True)
 class BucketFunction:
-    """How a table places rows into buckets: Hive bucketing version, column types and count.
+    """How a table places rows into buckets: hash family, Hive bucketing version, column types, count.
 
     A small value object: frozen, hashable, picklable (it travels to Spark executors) and
     printable. Types are stored normalised (``"INTEGER"`` becomes ``"int"``).
 
     Attributes:
-        version: Hive bucketing version, 1 or 2.
-        hive_types: the bucket columns' Hive types, in bucketing order.
+        version: Hive bucketing version, 1 or 2 (ignored by the ``"spark"`` family).
+        hive_types: the bucket columns' types (Hive type strings), in bucketing order.
         bucket_count: number of buckets.
+        family: ``"hive"`` (Hive/Trino bucketing, ``(hash & 0x7fffffff) % n``) or ``"spark"``
+            (Spark's ``bucketBy``: ``pmod(murmur3(cols, seed 42), n)``, see :mod:`bucketkit.sparkhash`).
 
     Raises:
-        UnsupportedTypeError: a type cannot be bucketed on.
-        InvalidArgumentError: bad version, count or type string.
+        UnsupportedTypeError: a type cannot be bucketed on in this family.
+        InvalidArgumentError: bad family, version, count or type string.
 
     Example:
         >>> f = BucketFunction(2, ("bigint",), 8)
@@ -389,30 +401,61 @@ class BucketFunction:
     version: int
     hive_types: tuple[str, ...]
     bucket_count: int
+    family: str = "hive"
 
     def __post_init__(self) -> None:
+        if self.family not in HASH_FAMILIES:
+            raise InvalidArgumentError(f"hash family {self.family!r}: expected one of {list(HASH_FAMILIES)}")
         object.__setattr__(self, "version", check_version(self.version))
-        types = _types_of(self.hive_types)
+        if self.family == "spark":
+            from bucketkit.sparkhash import check_spark_bucketable
+
+            types = tuple(check_spark_bucketable(f"#{i}", t) for i, t in enumerate(
+                (self.hive_types,) if isinstance(self.hive_types, str) else self.hive_types))
+        else:
+            types = _types_of(self.hive_types)
         if not types:
             raise InvalidArgumentError("a bucket function needs at least one bucket column type, got none")
         object.__setattr__(self, "hive_types", tuple(str(t) for t in types))
         bucket_number(0, self.bucket_count)
         object.__setattr__(self, "bucket_count", int(self.bucket_count))
 
+    @property
+    def hashing(self) -> str:
+        """The hash in words: ``"Hive bucketing v2"`` or ``"Spark's bucketBy hash"``."""
+        return hashing_name(self.family, self.version)
+
     def __str__(self) -> str:
-        return f"Hive bucketing v{self.version} on ({', '.join(self.hive_types)}) into {self.bucket_count} buckets"
+        return f"{self.hashing} on ({', '.join(self.hive_types)}) into {self.bucket_count} buckets"
 
     def hash(self, values: Any) -> int:
-        """The combined hash of one row (see :func:`hive_hash`)."""
+        """The combined hash of one row (see :func:`hive_hash`, :func:`bucketkit.sparkhash.spark_hash`)."""
+        if self.family == "spark":
+            from bucketkit.sparkhash import spark_hash
+
+            return spark_hash(values, self.hive_types)
         return hive_hash(values, self.hive_types, self.version)
 
     def bucket_of(self, values: Any) -> int:
         """The bucket of one row given as Python values, one per bucket column."""
+        if self.family == "spark":
+            return self.hash(values) % self.bucket_count  # Spark's pmod: no sign mask
         return bucket_number(self.hash(values), self.bucket_count)
 
     def bucket_ids(self, arrays: Any) -> np.ndarray:
         """The bucket of every row of Arrow columns (see :func:`bucket_ids`)."""
+        if self.family == "spark":
+            from bucketkit.sparkhash import spark_bucket_ids
+
+            return spark_bucket_ids(arrays, self.hive_types, self.bucket_count)
         return bucket_ids(arrays, self.hive_types, self.version, self.bucket_count)
+
+    def _hash_class(self, hive_type: str) -> str:
+        if self.family == "spark":
+            from bucketkit.sparkhash import spark_hash_class
+
+            return spark_hash_class(hive_type)
+        return _hash_class(parse_hive_type(hive_type), self.version)
 
     def incompatibility(self, other: BucketFunction) -> str | None:
         """Why rows with equal keys could land in unrelated buckets of ``self`` and ``other``.
@@ -424,15 +467,18 @@ class BucketFunction:
         """
         if not isinstance(other, BucketFunction):
             raise InvalidArgumentError(f"expected a BucketFunction to compare with, got {other!r}")
-        if self.version != other.version:
+        if self.family != other.family:
+            return (f"left is placed by {self.hashing}, right by {other.hashing}: the two hash families put "
+                    "equal keys in unrelated buckets")
+        if self.family == "hive" and self.version != other.version:
             return f"left uses bucketing v{self.version}, right v{other.version}: their hashes differ"
         if len(self.hive_types) != len(other.hive_types):
             return (f"left has {len(self.hive_types)} bucket columns ({', '.join(self.hive_types)}), right "
                     f"{len(other.hive_types)} ({', '.join(other.hive_types)})")
         for i, (a, b) in enumerate(zip(self.hive_types, other.hive_types), 1):
-            ta, tb = parse_hive_type(a), parse_hive_type(b)
-            if _hash_class(ta, self.version) != _hash_class(tb, self.version):
-                return f"column {i}: left hashes {a} with v{self.version}, right {b}: v{self.version} hashes differ"
+            if self._hash_class(a) != other._hash_class(b):
+                how = "Spark's hash" if self.family == "spark" else f"v{self.version}"
+                return f"column {i}: left hashes {a} with {how}, right {b}: {how} hashes differ"
         small, large = sorted((self.bucket_count, other.bucket_count))
         if large % small:
             return f"bucket counts {self.bucket_count} and {other.bucket_count}: neither divides the other"

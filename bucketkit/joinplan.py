@@ -22,6 +22,7 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
+from bucketkit.trust import spec_doubt
 
 __all__ = ["plan_join", "plan_join_files", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "normalize_how",
            "normalize_on", "pair_buckets", "JOIN_TYPES"]
@@ -132,6 +133,7 @@ class SideFiles:
         selected: bucket ids left after pruning (None = all).
         files: bucket id → files of that bucket across the selected partitions (selected ids only).
         reason: why these partitions/buckets (from the scan planner), for the printout.
+        unbucketed: why the side must be read as unbucketed (see :mod:`bucketkit.trust`), or None.
     """
 
     bucket_count: int
@@ -139,6 +141,7 @@ class SideFiles:
     files: dict[int, tuple[FileRef, ...]]
     reason: str = ""
     residual: tuple = ()
+    unbucketed: str | None = None
 
     def is_selected(self, bucket: int) -> bool:
         return self.selected is None or bucket in self.selected
@@ -272,7 +275,7 @@ class JoinPlan:
                                               ("right", self.right, self.right_pruning, self.right_filters)):
             spec = table.spec
             by = ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
-            lines.append(f"  {name + ':':6} {spec.bucket_count} buckets by ({by}), v{spec.bucketing_version}"
+            lines.append(f"  {name + ':':6} {spec.bucket_count} buckets by ({by}), {spec.hashing}"
                          + (f", sorted by ({', '.join(map(str, spec.sorted_by))})" if spec.sorted_by else "")
                          + (f", partitioned by ({', '.join(spec.partitioned_by)})" if spec.partitioned_by else ""))
             if filters:
@@ -337,8 +340,9 @@ def incompatibility(left: BucketedTable, right: BucketedTable, left_keys: Sequen
                     f"{lc} with {pair_of[lc]}")
     reason = ls.bucket_function().incompatibility(rs.bucket_function())
     if reason:
-        lv = f" (v{ls.bucketing_version})" if ls.bucketing_version != rs.bucketing_version else ""
-        rv = f" (v{rs.bucketing_version})" if lv else ""
+        short = {"hive": "v{0.bucketing_version}", "spark": "Spark's bucketBy hash"}
+        lv = f" ({short[ls.hash_family].format(ls)})" if ls.hashing != rs.hashing else ""
+        rv = f" ({short[rs.hash_family].format(rs)})" if lv else ""
         return f"left is bucketed by {_describe(left)}{lv}, right by {_describe(right)}{rv}: {reason}"
     n, m = ls.bucket_count, rs.bucket_count
     if max(n, m) % min(n, m):
@@ -368,7 +372,7 @@ def _scan_side(table: BucketedTable, filters: Any, columns: Iterable[str] | None
             files.setdefault(bucket, []).extend(FileRef(p, part.sizes.get(p, 1), bucket, pvals) for p in paths)
     reason = "; ".join(r for r in (scan.partition_reason, scan.bucket_reason) if r)
     return SideFiles(table.spec.bucket_count, scan.selected_buckets, {b: tuple(f) for b, f in files.items()},
-                     reason, scan.residual)
+                     reason, scan.residual, scan.unbucketed)
 
 
 def _merge_choice(plan_left: BucketedTable, plan_right: BucketedTable, left_keys: Sequence[str],
@@ -448,7 +452,9 @@ def plan_join_files(
     common = dict(how=how, left_keys=lkeys, right_keys=rkeys, using=using, left=lt, right=rt,
                   left_filters=left_filters, right_filters=right_filters, left_schema=lschema,
                   right_schema=rschema)
-    reason = incompatibility(lt, rt, lkeys, rkeys)
+    reason = next((f"the {side} table {t} is read unbucketed: {why}" for side, t in (("left", lt), ("right", rt))
+                   if (why := t.unbucketed_reason or spec_doubt(t.spec))), None)
+    reason = reason or incompatibility(lt, rt, lkeys, rkeys)
     if reason is None and lschema is not None and rschema is not None:
         for lk, rk in zip(lkeys, rkeys):
             if lschema.field(lk).type != rschema.field(rk).type:
@@ -459,12 +465,16 @@ def plan_join_files(
         return JoinPlan("shuffle", reason, **common)
     lside = left_files if left_files is not None else _scan_side(lt, left_filters)
     rside = right_files if right_files is not None else _scan_side(rt, right_filters)
+    doubt = next((f"the {side} table {t} is read unbucketed: {sf.unbucketed}"
+                  for side, t, sf in (("left", lt, lside), ("right", rt, rside)) if sf.unbucketed), None)
+    if doubt is not None:
+        return JoinPlan("shuffle", doubt, **common)
     groups = pair_buckets(lside, rside, how)
     merge, merge_reason = _merge_choice(lt, rt, lkeys, rkeys, lschema)
     n, m = lt.spec.bucket_count, rt.spec.bucket_count
     ratio = "" if n == m else f"; {min(n, m)} groups: bucket i of the {min(n, m)}-bucket side pairs with " \
                               f"i, i+{min(n, m)}, ... of the {max(n, m)}-bucket side"
-    reason = (f"both sides bucketed by ({_describe(lt)}) with v{lt.spec.bucketing_version}, "
+    reason = (f"both sides bucketed by ({_describe(lt)}) with {lt.spec.hashing}, "
               f"{n} and {m} buckets{ratio}")
     return JoinPlan("bucketed", reason, groups=groups, left_pruning=lside.reason, right_pruning=rside.reason,
                     merge=merge, merge_reason=merge_reason, left_residual=lside.residual,

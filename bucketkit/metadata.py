@@ -17,6 +17,7 @@ from typing import Any, Iterable, Sequence
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
+from bucketkit.hashing import HASH_FAMILIES, hashing_name
 from bucketkit.hivetypes import parse_hive_type
 
 __all__ = ["TableSpec", "SortKey", "METADATA_FILE", "read_spec", "write_spec", "resolve_filesystem",
@@ -82,6 +83,9 @@ class TableSpec:
         file_format: ``"orc"`` or ``"parquet"``.
         naming: file naming scheme used when writing: ``"hive"`` or ``"legacy-presto"``.
         properties: extra table properties (kept as given).
+        hash_family: ``"hive"`` (Hive/Trino bucketing, ``bucketing_version`` 1 or 2) or ``"spark"``
+            (a Spark ``bucketBy`` table: Murmur3 seed 42 and Spark's own encoding, whatever
+            ``bucketing_version`` says; bucketkit reads such tables but never writes them).
     """
 
     bucketed_by: tuple[str, ...]
@@ -95,6 +99,7 @@ class TableSpec:
     file_format: str = "orc"
     naming: str = "hive"
     properties: tuple[tuple[str, str], ...] = field(default=())
+    hash_family: str = "hive"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "bucketed_by", tuple(self.bucketed_by))
@@ -115,6 +120,8 @@ class TableSpec:
             raise InvalidArgumentError(f"bucketed_by {list(self.bucketed_by)} names a column twice")
         if not isinstance(self.bucket_count, int) or isinstance(self.bucket_count, bool) or self.bucket_count < 1:
             raise InvalidArgumentError(f"bucket_count={self.bucket_count!r}: expected a positive integer")
+        if self.hash_family not in HASH_FAMILIES:
+            raise InvalidArgumentError(f"hash_family={self.hash_family!r}: expected one of {list(HASH_FAMILIES)}")
         if self.bucketing_version not in (1, 2):
             raise InvalidArgumentError(f"bucketing_version={self.bucketing_version!r}: expected 1 or 2")
         if len(self.partition_types) != len(self.partitioned_by):
@@ -144,7 +151,12 @@ class TableSpec:
         """The :class:`bucketkit.hashing.BucketFunction` that places rows of this table."""
         from bucketkit.hashing import BucketFunction  # hashing is below metadata; imported lazily for speed
 
-        return BucketFunction(self.bucketing_version, self.bucket_types, self.bucket_count)
+        return BucketFunction(self.bucketing_version, self.bucket_types, self.bucket_count, self.hash_family)
+
+    @property
+    def hashing(self) -> str:
+        """How rows are hashed, in words (``"Hive bucketing v2"``, ``"Spark's bucketBy hash ..."``)."""
+        return hashing_name(self.hash_family, self.bucketing_version)
 
     def with_(self, **changes: Any) -> "TableSpec":
         return replace(self, **changes)
@@ -152,7 +164,7 @@ class TableSpec:
     def differences(self, other: "TableSpec") -> list[str]:
         """Human-readable differences that make ``other`` incompatible for an append."""
         out = []
-        for name in ("bucketed_by", "bucket_types", "bucket_count", "bucketing_version", "sorted_by",
+        for name in ("hash_family", "bucketed_by", "bucket_types", "bucket_count", "bucketing_version", "sorted_by",
                      "partitioned_by", "partition_types", "columns", "file_format"):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:
@@ -166,6 +178,8 @@ class TableSpec:
         d["sorted_by"] = [{"column": s.column, "ascending": s.ascending} for s in self.sorted_by]
         d["columns"] = [list(c) for c in self.columns]
         d["properties"] = dict(self.properties)
+        if self.hash_family == "hive":
+            del d["hash_family"]  # the only family bucketkit writes; files stay readable by older versions
         return {"bucketkit_metadata_version": FORMAT_VERSION, **d}
 
     @classmethod

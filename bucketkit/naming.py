@@ -39,6 +39,7 @@ from bucketkit.errors import BucketCountMismatchError, InvalidArgumentError
 __all__ = [
     "BucketName", "NamingScheme", "HIVE", "LEGACY_PRESTO", "ACID", "SPARK", "ORIGINAL",
     "TRINO_ORDER", "naming_scheme", "parse_bucket_name", "bucket_of", "bucket_and_scheme", "is_hidden",
+    "is_spark_hive_insert",
 ]
 
 # Python refuses int() of more than 4300 digits; no file system allows names that long anyway.
@@ -334,3 +335,16 @@ def bucket_of(name: str) -> int | None:
     """
     found = bucket_and_scheme(name)
     return None if found is None else found[0]
+
+
+# Spark's Hive-compatible bucketed INSERT: "%05d_0_part-%05d-<job uuid>_%05d.c000[.<codec>].<format>".
+_SPARK_HIVE_INSERT = re.compile(r"\d+_\d+_part-\d{5}-[0-9a-f-]{36}_\d{5}\.c\d{3}" + _ANY + "*", re.ASCII)
+
+
+def is_spark_hive_insert(name: str) -> bool:
+    """Whether a file name is one Spark's own ``INSERT`` into a Hive bucketed table writes.
+
+    Such files follow the Hive scheme (their bucket parses as usual) but Spark always places their
+    rows by the Hive v1 hash, whatever the table's ``bucketing_version`` says.
+    """
+    return _SPARK_HIVE_INSERT.fullmatch(name) is not None

@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Sequence
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
+from bucketkit.trust import bucketing_doubt
 
 __all__ = ["normalize_filters", "buckets_for", "partition_predicate", "plan_scan", "ScanPlan",
            "PartitionScan", "format_filters", "OPS", "enumeration_bound"]
@@ -302,7 +303,7 @@ def buckets_for(spec, dnf: DNF) -> tuple[frozenset[int] | None, str]:
         return None, f"{combos} value combinations exceed the enumeration bound {bound} (max(4 x {n}, 1000))"
     fn = spec.bucket_function()
     selected = {fn.bucket_of(list(combo)) for cols in per_conj for combo in itertools.product(*cols)}
-    how = f"hashed with Hive bucketing v{spec.bucketing_version} as {', '.join(spec.bucket_types)}"
+    how = f"hashed with {spec.hashing} as {', '.join(spec.bucket_types)}"
     if len(selected) == n:
         return None, f"the {combos} value combination(s) hit all {n} buckets ({how})"
     if not selected:
@@ -367,6 +368,8 @@ class ScanPlan:
         files_listed / bytes_listed: files in the kept partitions (pruned ones are never listed).
         files_selected / bytes_selected: files (with bytes) in the selected buckets.
         acid: the selected files include Hive ACID base/delta files (rows need ACID merging).
+        unbucketed: why the table is read as unbucketed (its hash cannot be vouched for, see
+            :mod:`bucketkit.trust`), or None; then no bucket is pruned and joins shuffle.
     """
 
     table: BucketedTable
@@ -381,6 +384,7 @@ class ScanPlan:
     files_listed: int
     bytes_listed: int
     acid: bool = False
+    unbucketed: str | None = None
 
     @property
     def partitions_selected(self) -> int:
@@ -411,7 +415,7 @@ class ScanPlan:
         buckets = ("all" if self.selected_buckets is None
                    else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
         lines = [
-            f"scan of {self.table} ({spec.file_format}, {n} buckets by {cols}, Hive bucketing v{spec.bucketing_version})",
+            f"scan of {self.table} ({spec.file_format}, {n} buckets by {cols}, {spec.hashing})",
             f"filters:    {format_filters(self.filters)}",
             f"partitions: {self.partitions_selected} of {self.partitions_total} ({self.partition_reason})",
             f"buckets:    {buckets} ({self.bucket_reason})",
@@ -465,7 +469,8 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     seen: list[dict] = []  # every partition discover() offers the filter: the total count
     keep = partition_predicate(spec, dnf)
     layout = table.layout(partition_filter=(lambda v: seen.append(v) or keep(v)) if spec.partitioned_by else None)
-    selected, reason = buckets_for(spec, dnf)
+    doubt = bucketing_doubt(table, layout)
+    selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
     scans, listed, listed_bytes, acid = [], 0, 0, False
     for part in layout.partition_layouts:
@@ -473,7 +478,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         if dnf and not survivors:
             continue
         if survivors not in cache:
-            cache[survivors] = buckets_for(spec, tuple(dnf[i] for i in survivors))[0] if dnf else None
+            cache[survivors] = buckets_for(spec, tuple(dnf[i] for i in survivors))[0] if dnf and not doubt else None
         mine = cache[survivors]
         chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
         acid = acid or any(f.kind not in ("data", "original") for fs in chosen.values() for f in fs)
@@ -491,4 +496,4 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         cols = sorted({t[0] for conj in dnf for t in conj if t[0] in spec.partitioned_by})
         preason = f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}"
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
-                    acid)
+                    acid, doubt)

@@ -27,12 +27,16 @@ class BucketedTable:
         spec: how the table is bucketed.
         filesystem: a pyarrow filesystem (local by default; S3, GCS, HDFS, ... via URIs).
         name: the catalog name, for catalog tables.
+        unbucketed_reason: set when bucketkit cannot vouch for how the table's rows are placed
+            (e.g. no ``bucketing_version`` was given for a foreign table): then every reader reads
+            it as unbucketed, with this reason in its plan, instead of guessing a hash.
     """
 
     location: str
     spec: TableSpec
     filesystem: pafs.FileSystem = field(default_factory=pafs.LocalFileSystem, compare=False)
     name: str | None = None
+    unbucketed_reason: str | None = None
 
     def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None):
         """List and map the table's files to buckets (see :func:`bucketkit.layout.discover`)."""
@@ -58,20 +62,23 @@ def open_table(
     columns: dict[str, str] | None = None,
     file_format: str | None = None,
     sorted_by: Sequence[Any] | None = None,
+    hash_family: str | None = None,
 ) -> BucketedTable:
     """Open a bucketed path table.
 
     The spec comes from bucketkit's metadata file when present; explicit arguments must then agree
     with it. For a foreign table (no metadata file) ``bucketed_by`` and ``bucket_count`` are
-    required; ``bucketing_version`` defaults to 1 (Trino's rule for a missing property) and
-    ``bucket_types`` to the types in ``columns``; a missing bucket type is an error, since the
-    type decides the hash.
+    required, and ``bucket_types`` (or ``columns``) since the type decides the hash. The hash is
+    never guessed: give ``bucketing_version=1`` (Hive before 3, Spark's Hive writer) or ``2``
+    (Hive 3, Trino), or ``hash_family="spark"`` for a Spark ``bucketBy`` table; without either the
+    table opens with :attr:`BucketedTable.unbucketed_reason` set, and reads are correct but unpruned.
     """
     if isinstance(path, BucketedTable):
         return path
     fs, root = resolve_filesystem(path, filesystem)
     given = {k: v for k, v in dict(bucketed_by=bucketed_by, bucket_count=bucket_count,
-                                    bucketing_version=bucketing_version).items() if v is not None}
+                                    bucketing_version=bucketing_version, hash_family=hash_family).items()
+             if v is not None}
     try:
         spec = read_spec(root, fs)
     except TableNotFoundError:
@@ -87,8 +94,13 @@ def open_table(
             bucketed_by, bucket_count, bucket_types=bucket_types, columns=columns or {},
             bucketing_version=bucketing_version or 1, partitioned_by=tuple(partitioned_by or ()),
             partition_types=tuple(partition_types or ()), file_format=file_format or "orc",
-            sorted_by=tuple(sorted_by or ()))
-        return BucketedTable(root, spec, fs)
+            sorted_by=tuple(sorted_by or ()), hash_family=hash_family or "hive")
+        unknown = None
+        if bucketing_version is None and hash_family is None:
+            unknown = ("no bucketing_version given for a table without bucketkit metadata: pass "
+                       "bucketing_version=1 (Hive < 3, Spark's Hive writer) or 2 (Hive 3, Trino), or "
+                       "hash_family='spark' for a Spark bucketBy table, to prune and join by bucket")
+        return BucketedTable(root, spec, fs, unbucketed_reason=unknown)
     if "bucketed_by" in given and isinstance(given["bucketed_by"], str):
         given["bucketed_by"] = (given["bucketed_by"],)
     if "bucketed_by" in given:

@@ -131,6 +131,9 @@ def test_usage_and_table_errors(tmp_path, capsys):
 def test_validate_finds_misplaced_rows(tmp_path, capsys):
     bucketed_table(tmp_path, 4, range(100), metadata=False)
     flags = ["--bucket-count", 4, "--bucketed-by", "k", "--bucket-types", "int"]
+    code, _, err = run(capsys, "validate", tmp_path, *flags)  # no version: the hash is never guessed
+    assert code == 2 and "--bucketing-version 1|2 or --hash-family spark" in err
+    flags += ["--bucketing-version", 1]
     code, out, _ = run(capsys, "validate", tmp_path, *flags)
     assert code == 0 and "checked 100 rows in 4 files" in out and "ok: every row" in out
     orc_file(tmp_path / "000001_0_copy_1", [1, 2, 5])  # 2 belongs in bucket 2

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.metadata import TableSpec, bucketing_version_from_properties, resolve_filesystem
+from bucketkit.naming import is_spark_hive_insert
 from bucketkit.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.table import BucketedTable
 
@@ -26,8 +27,6 @@ __all__ = ["load_table", "create_table", "add_partitions", "drop_partitions", "t
            "table_location", "spark_written_files", "MANAGED_PROPERTY"]
 
 MANAGED_PROPERTY = "bucketkit.managed"
-# Spark's Hive-compatible bucketed insert: "%05d_0_part-%05d-<job uuid>_%05d.c000[.<codec>].<format>".
-_SPARK_HIVE_NAME = re.compile(r"\d+_\d+_part-\d{5}-[0-9a-f-]{36}_\d{5}\.c\d{3}.*")
 
 
 def _quote(identifier: str) -> str:
@@ -79,9 +78,11 @@ def table_location(spark: Any, name: str) -> str:
 def load_table(spark: Any, name: str) -> BucketedTable:
     """Resolve a Hive bucketed table of the session catalog into a :class:`BucketedTable`.
 
-    The spec comes from the catalog: bucket columns and count, sort columns, the
-    ``bucketing_version`` property (missing -> 1, Trino's rule), partition columns, every column's
-    Hive type (``varchar(n)``/``char(n)`` kept), file format from the serde.
+    The spec comes from the catalog: bucket columns and count, sort columns, partition columns,
+    every column's Hive type (``varchar(n)``/``char(n)`` kept). The hash family from the provider:
+    a Hive table (``provider=hive``) is placed by Hive's hash with its ``bucketing_version``
+    property (missing -> 1, Trino's rule) and its format comes from the serde; a data source table
+    (``USING parquet/orc``, Spark's ``bucketBy``) is placed by Spark's own hash (``hash_family="spark"``).
 
     Raises:
         TableNotFoundError: no such table.
@@ -101,14 +102,20 @@ def load_table(spark: Any, name: str) -> BucketedTable:
     schema = StructType.fromJson(json.loads(ct.schema().json()))
     types = {f.name: hive_type_of_spark(f) for f in schema.fields}
     partitioned_by = _seq(ct.partitionColumnNames())
-    serde = ct.storage().serde().get() if ct.storage().serde().isDefined() else ""
-    fmt = next((f for f in ("orc", "parquet") if f in serde.lower()), None)
+    provider = (ct.provider().get() if ct.provider().isDefined() else "hive").lower()
+    if provider == "hive":  # Hive's own bucketing: the version from the table property
+        serde = ct.storage().serde().get() if ct.storage().serde().isDefined() else ""
+        fmt = next((f for f in ("orc", "parquet") if f in serde.lower()), None)
+        where, family, version = f"serde {serde!r}", "hive", bucketing_version_from_properties(props)
+    else:  # a data source table: Spark's bucketBy placed its rows, with Spark's own hash
+        fmt = provider if provider in ("orc", "parquet") else None
+        where, family, version = f"provider {provider!r}", "spark", 1
     if fmt is None:
-        raise InvalidArgumentError(f"table {name!r} is stored with serde {serde!r}; bucketkit reads ORC and Parquet")
+        raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
     bucketed_by = _seq(bucket_spec.bucketColumnNames())
     spec = TableSpec(
         bucketed_by=tuple(bucketed_by), bucket_types=tuple(types[c] for c in bucketed_by),
-        bucket_count=int(bucket_spec.numBuckets()), bucketing_version=bucketing_version_from_properties(props),
+        bucket_count=int(bucket_spec.numBuckets()), bucketing_version=version, hash_family=family,
         sorted_by=tuple(_seq(bucket_spec.sortColumnNames())), partitioned_by=tuple(partitioned_by),
         partition_types=tuple(types[c] for c in partitioned_by),
         columns=tuple((f.name, types[f.name]) for f in schema.fields if f.name not in partitioned_by),
@@ -181,4 +188,4 @@ def spark_written_files(table: BucketedTable) -> list[str]:
     from bucketkit.commit import visible_files
 
     return [f for f in visible_files(table.filesystem, table.location)
-            if _SPARK_HIVE_NAME.fullmatch(f.rsplit("/", 1)[-1])]
+            if is_spark_hive_insert(f.rsplit("/", 1)[-1])]

@@ -10,7 +10,7 @@ Spark, which applies them to the rows read: pruning works at file granularity. P
 :func:`bucketkit.spark.session.configure`).
 
 Options: ``path`` (via ``load``); for a table without bucketkit metadata ``bucketed_by``
-(``"a,b"``), ``bucket_count``, ``bucketing_version``, ``bucket_types`` (``"bigint,string"``),
+(``"a,b"``), ``bucket_count``, ``bucketing_version`` (or ``hash_family=spark``), ``bucket_types`` (``"bigint,string"``),
 ``partitioned_by``, ``partition_types``, ``columns`` (``"k bigint, s string"``), ``file_format``;
 or ``spec`` (a :class:`~bucketkit.metadata.TableSpec` as JSON), which :func:`read_table` uses for
 catalog tables.
@@ -89,7 +89,7 @@ def table_from_options(options: dict[str, str]) -> BucketedTable:
     return open_table(path, bucketed_by=listed("bucketed_by"), bucket_count=number("bucket_count"),
                       bucketing_version=number("bucketing_version"), bucket_types=listed("bucket_types"),
                       partitioned_by=listed("partitioned_by"), partition_types=listed("partition_types"),
-                      columns=columns, file_format=opts.get("file_format"))
+                      columns=columns, file_format=opts.get("file_format"), hash_family=opts.get("hash_family"))
 
 
 def _term(f: Any) -> tuple | None:

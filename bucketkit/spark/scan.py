@@ -10,6 +10,7 @@ read, since pruning works at file granularity.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import decimal
 import json
@@ -265,7 +266,7 @@ def _with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) ->
             raise InvalidArgumentError(
                 f"{table}: file {f} names its columns {names[:3]}...; pass columns={{name: hive_type}}")
         cols = tuple((fld.name, str(hive_type_of_arrow(fld.type))) for fld in schema if fld.name in names)
-        return BucketedTable(table.location, table.spec.with_(columns=cols), table.filesystem, table.name)
+        return dataclasses.replace(table, spec=table.spec.with_(columns=cols))
     raise InvalidArgumentError(f"{table}: no data file to take the columns from; pass columns={{name: hive_type}}")
 
 
@@ -304,7 +305,7 @@ def scan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any
          bucket_count: int | None = None, bucketing_version: int | None = None,
          bucket_types: Sequence[str] | None = None, partitioned_by: Sequence[str] | None = None,
          partition_types: Sequence[str] | None = None, table_columns: dict[str, str] | None = None,
-         file_format: str | None = None, filesystem: Any = None) -> Any:
+         file_format: str | None = None, hash_family: str | None = None, filesystem: Any = None) -> Any:
     """Read a bucketed table as a Spark DataFrame, reading only the files ``filters`` can hit.
 
     Args:
@@ -316,9 +317,11 @@ def scan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any
             a Spark Column (applied, never used for pruning).
         columns: columns to return (default: all, data columns then partition columns).
         bucketed_by, bucket_count, bucketing_version, bucket_types, partitioned_by,
-        partition_types, table_columns, file_format: the spec of a foreign table without
-            bucketkit metadata (``bucketing_version`` defaults to 1, Trino's rule). ``table_columns``
-            maps every data column to its Hive type, in file order (default: from a data file).
+        partition_types, table_columns, file_format, hash_family: the spec of a foreign table
+            without bucketkit metadata. Give ``bucketing_version`` (or ``hash_family="spark"`` for a
+            Spark ``bucketBy`` table): without it the table is read unbucketed, never guessed.
+            ``table_columns`` maps every data column to its Hive type, in file order (default: from
+            a data file).
         filesystem: a pyarrow filesystem for ``path``.
 
     Returns:
@@ -326,7 +329,7 @@ def scan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any
     """
     options = dict(bucketed_by=bucketed_by, bucket_count=bucket_count, bucketing_version=bucketing_version,
                    bucket_types=bucket_types, partitioned_by=partitioned_by, partition_types=partition_types,
-                   columns=table_columns, file_format=file_format, filesystem=filesystem)
+                   columns=table_columns, file_format=file_format, hash_family=hash_family, filesystem=filesystem)
     bt = _resolve_table(spark, path, table, options)
     dnf, predicates = _split_filters(spark, filters)
     plan = plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
