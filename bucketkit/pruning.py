@@ -462,9 +462,10 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         missing = [c for c in columns if spec.columns and c not in known]
         if missing:
             raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
-    seen: list[dict] = []  # every partition discover() offers the filter: the total count
+    seen: dict[tuple, bool] = {}  # every partition discover() offers the filter (it may list twice)
     keep = partition_predicate(spec, dnf)
-    layout = table.layout(partition_filter=(lambda v: seen.append(v) or keep(v)) if spec.partitioned_by else None)
+    layout = table.layout(partition_filter=(lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v)))
+                          if spec.partitioned_by else None)
     selected, reason = buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
     scans, listed, listed_bytes, acid = [], 0, 0, False
