@@ -26,7 +26,6 @@ directory vanished under it, the table is listed again.
 from __future__ import annotations
 
 import posixpath
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
@@ -37,7 +36,7 @@ from bucketkit.errors import ConcurrentModificationError, CorruptTableError, Inv
 from bucketkit.metadata import resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
-from bucketkit.versions import VERSION_PREFIX, unfinished_error, unfinished_switch
+from bucketkit.versions import VERSION_PREFIX, wait_for_switch
 
 
 def format_bytes(n: float) -> str:
@@ -400,7 +399,7 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
         UnfinishedCommitError: a writer died between the two renames of its switch (no exchange on
             this filesystem); ``bucketkit.commit.recover`` restores the table. While such a writer
             is alive, the listing waits up to 2 s for it.
-        ConcurrentModificationError: commits kept switching versions during 100 listings in a row.
+        ConcurrentModificationError: commits kept switching versions during 20 listings in a row.
         CorruptTableError: a file or directory no bucketed layout allows (named in the message).
         BucketCountMismatchError: original scheme with a file count other than ``bucket_count``.
         InvalidArgumentError: a bad ``bucket_count``.
@@ -412,12 +411,8 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
     keys = None if partitioned_by is None else [str(k) for k in partitioned_by]
     for attempt in range(_ATTEMPTS):
         info = fs.get_file_info(root)
-        pending = unfinished_switch(fs, root) if _check_switch(fs, info) else None
-        if pending is not None:  # a commit is between the two steps of its switch
-            if not pending["alive"]:
-                raise unfinished_error(path, pending)
-            time.sleep(_PAUSE)
-            continue
+        if _check_switch(fs, info) and wait_for_switch(fs, root, path):
+            continue  # a commit was between the two steps of its switch
         if info.type != pafs.FileType.Directory:
             what = "is a file" if info.type == pafs.FileType.File else "does not exist"
             raise TableNotFoundError(f"{path}: {what}; expected a table directory")
@@ -431,8 +426,7 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
         f"{path}: the table changed under {_ATTEMPTS} listings in a row (concurrent commits); run the read again")
 
 
-_ATTEMPTS = 100  # listings; with _PAUSE, a commit caught between its two renames gets 2 s to finish
-_PAUSE = 0.02
+_ATTEMPTS = 20  # listings in a row that saw a commit switch versions
 
 
 def _check_switch(fs: pafs.FileSystem, info: pafs.FileInfo) -> bool:

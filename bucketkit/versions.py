@@ -31,7 +31,7 @@ import pyarrow.fs as pafs
 from bucketkit.errors import ConcurrentModificationError, UnfinishedCommitError
 
 __all__ = ["TablePaths", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
-           "pending_writes", "unfinished_switch", "vanished", "unfinished_error", "remove"]
+           "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove"]
 
 VERSION_PREFIX = ".bucketkit-version-"
 SWITCHING = "switching"  # journal state: the next version is complete and is being switched in
@@ -143,11 +143,32 @@ def unfinished_switch(fs: pafs.FileSystem, root: str) -> dict[str, Any] | None:
     return None
 
 
-def unfinished_error(table: str, journal: dict[str, Any]) -> UnfinishedCommitError:
+def wait_for_switch(fs: pafs.FileSystem, root: str, table: str, *, timeout: float = 2.0) -> bool:
+    """Wait while a commit is between the two steps of its switch; False if none was.
+
+    Raises:
+        UnfinishedCommitError: its writer died there (``recover`` restores the table), or is still
+            switching after ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    waited = False
+    while (journal := unfinished_switch(fs, root)) is not None:
+        if not journal["alive"] or time.monotonic() > deadline:
+            raise _unfinished_error(table, journal)
+        time.sleep(0.02)
+        waited = True
+    return waited
+
+
+def _unfinished_error(table: str, journal: dict[str, Any]) -> UnfinishedCommitError:
+    write = f"table {table}: write {journal.get('write_id')}"
+    if journal["alive"]:
+        return UnfinishedCommitError(f"{write} has been switching its new version into place for too long; "
+                                     "run the read again")
     return UnfinishedCommitError(
-        f"table {table}: write {journal.get('write_id')} died while switching its new version into place, so "
-        f"the table directory is missing or incomplete; run bucketkit.commit.recover({table!r}) or "
-        f"`bucketkit recover {table}` (it restores the last committed version), then read again")
+        f"{write} died while switching its new version into place, so the table directory is missing or "
+        f"incomplete; run bucketkit.commit.recover({table!r}) or `bucketkit recover {table}` (it restores the "
+        "last committed version), then read again")
 
 
 def vanished(table: str, path: str) -> ConcurrentModificationError:

@@ -3,7 +3,6 @@ kinds of reader (a plain directory reader, and bucketkit's plan + per-file read)
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -44,7 +43,7 @@ def commit_rows(root: str | Path, rows: dict[str, list[tuple[int, str]]], *, mod
 def read_plain(root: str | Path) -> Counter:
     """A plain directory reader (what Spark/Hive/Trino do): list the directory, read every file."""
     table = pads.dataset(str(root), format="parquet", partitioning="hive").to_table()
-    parts = table.column("p").to_pylist() if "p" in table.column_names else [None] * table.num_rows
+    parts = [str(v) for v in table.column("p").to_pylist()] if "p" in table.column_names else [None] * table.num_rows
     return Counter(zip(parts, table.column("k").to_pylist(), table.column("tag").to_pylist()))
 
 
@@ -73,7 +72,3 @@ def read_bucketkit(root: str | Path) -> Counter:
 def as_counter(rows: dict[str, list[tuple[int, str]]]) -> Counter:
     return Counter((part.split("=", 1)[1] if part else None, k, tag) for part, items in rows.items()
                    for k, tag in items)
-
-
-def python() -> list[str]:
-    return [sys.executable]
