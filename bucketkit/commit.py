@@ -14,7 +14,9 @@ switches whole directories, never files (docs/writing.md, "Commit protocol"; nam
    the metadata file and the version marker, flips the journal to ``switching`` and **switches**
    the directories (:func:`bucketkit.atomic.switch`: one ``RENAME_EXCHANGE`` on a local Linux
    filesystem, two renames elsewhere) -- the commit point. Files a foreign writer put into the
-   old version meanwhile are moved over. Last: the catalog, the old version, the journal.
+   old version meanwhile are moved over. Last: the catalog, then -- a grace period later, so that
+   a reader still listing the old version is not shown a part of it -- the old version and the
+   journal.
 3. :func:`recover` finishes what a dead writer left. The live version's marker says whether the
    switch happened: if so, the old version is deleted (rolled forward), otherwise the unfinished
    next version is (rolled back). Between the two renames of a switch, the table path is missing:
@@ -30,6 +32,7 @@ import secrets
 import signal
 import socket
 import string
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -43,7 +46,7 @@ from bucketkit.versions import (SWITCHING, VERSION_PREFIX, TablePaths, live_vers
                                 read_json, remove, write_json)
 
 __all__ = ["Transaction", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
-           "fault_point", "STAGING_DIR", "FAULT_ENV", "FAULT_POINTS"]
+           "fault_point", "settle", "STAGING_DIR", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
 STAGING_DIR = ".bucketkit-staging"
 FAULT_ENV = "BUCKETKIT_FAULT"
@@ -140,6 +143,20 @@ class CommitSummary:
     swept: tuple[str, ...] = ()  # files a foreign writer added during the commit, moved over
 
 
+#: Seconds a switched-out version stays before it is deleted. A reader that opened the table
+#: directory just before the switch lists the old version; deleting its entries under that listing
+#: would show the reader a part of it.
+RETIRE_GRACE = 1.0
+_RETIRING: list[threading.Timer] = []
+
+
+def settle() -> None:
+    """Wait until every old version this process switched out is deleted (tests; the timers are
+    not daemons, so the interpreter also waits for them at exit)."""
+    while _RETIRING:
+        _RETIRING.pop().join()
+
+
 class Transaction:
     """One write into one table directory, from staging to commit.
 
@@ -151,10 +168,13 @@ class Transaction:
         extra: opaque data stored in the journal (the Spark writer records its catalog work).
         switch: ``"auto"`` (exchange where the filesystem can, else two renames), ``"exchange"``
             or ``"rename"`` (tests of the fallback).
+        grace: seconds before the switched-out version is deleted, in a background timer
+            (default :data:`RETIRE_GRACE`; 0 deletes it before :meth:`commit` returns).
     """
 
     def __init__(self, path: str, spec: TableSpec, *, mode: str, filesystem: pafs.FileSystem | None = None,
-                 write_id: str | None = None, extra: dict[str, Any] | None = None, switch: str = "auto") -> None:
+                 write_id: str | None = None, extra: dict[str, Any] | None = None, switch: str = "auto",
+                 grace: float | None = None) -> None:
         if switch not in SWITCHES:
             raise InvalidArgumentError(f"switch={switch!r}: expected one of {list(SWITCHES)}")
         self.fs, root = resolve_filesystem(path, filesystem)
@@ -162,6 +182,7 @@ class Transaction:
         self.spec = spec
         self.mode = mode
         self.how = switch
+        self.grace = RETIRE_GRACE if grace is None else grace
         self.write_id = write_id or new_write_id()
         self.paths = TablePaths(self.root)
         self.next = self.paths.next(self.write_id)
@@ -194,6 +215,21 @@ class Transaction:
         """Discard everything staged (before the switch only)."""
         remove(self.fs, self.next)
         remove(self.fs, self.paths.journal(self.write_id))
+
+    def _retire(self, old: str | None) -> None:
+        """Delete the old version and the journal, ``grace`` seconds later (see :func:`settle`)."""
+        def run() -> None:
+            if old:
+                remove(self.fs, old)
+            remove(self.fs, self.paths.journal(self.write_id))
+
+        if not old or self.grace <= 0:
+            run()
+            return
+        timer = threading.Timer(self.grace, run)
+        timer.name = f"bucketkit-retire-{self.write_id}"
+        _RETIRING.append(timer)
+        timer.start()
 
     # -- phase 2 ---------------------------------------------------------------------------------
     def _check(self, current: list[str], replace: Sequence[str] | None) -> None:
@@ -285,9 +321,7 @@ class Transaction:
             if on_committed is not None:
                 on_committed()
         finally:
-            if old:
-                remove(self.fs, old)
-            remove(self.fs, self.paths.journal(self.write_id))
+            self._retire(old)
         return CommitSummary(self.write_id, tuple(sorted(files)), tuple(replaced),
                              self._spec_text != self.spec.to_json(), how, tuple(swept))
 
@@ -352,6 +386,8 @@ def recover(path: str, *, filesystem: pafs.FileSystem | None = None, dry_run: bo
     fs, root = resolve_filesystem(path, filesystem)
     paths = TablePaths(root.rstrip("/") or "/")
     actions: list[RecoveryAction] = []
+    if not pending_writes(fs, paths):
+        return actions
     with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
         writes = pending_writes(fs, paths)
         live = live_version(fs, paths.root) if writes else None

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from bucketkit.commit import recover
+from bucketkit.commit import recover, settle
 from bucketkit.errors import UnfinishedCommitError
 from bucketkit.metadata import read_spec
 from bucketkit.versions import TablePaths
@@ -73,5 +73,6 @@ def test_killed_commit_reads_old_or_new_before_recovery(tmp_path, write, how, fa
     assert [a.state for a in recover(str(table))] == [f"rolled {'forward' if forward else 'back'}"]
     assert read_plain(table) == read_bucketkit(table) == (new if forward else as_counter(OLD))
     assert read_spec(str(table)) == SPEC
+    settle()
     prefix = TablePaths(str(table)).prefix
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(prefix)] == []

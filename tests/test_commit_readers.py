@@ -61,14 +61,14 @@ def classify(rows: Counter, mode: str, flat: bool) -> int:
     return tags[-1]
 
 
-def loop(table, mode: str, flat: bool, how: str, readers: dict) -> dict:
+def loop(table, mode: str, flat: bool, how: str, readers: dict, writer: str = WRITER) -> dict:
     commit_rows(table, version_rows(0, flat), spec=FLAT if flat else SPEC)
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}"}
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(table), mode, "flat" if flat else "parts", how,
+    proc = subprocess.Popen([sys.executable, "-c", writer, str(table), mode, "flat" if flat else "parts", how,
                              str(VERSIONS)], env=env, stderr=subprocess.PIPE, text=True)
     stats = {name: Counter() for name in readers}
     seen = {name: set() for name in readers}
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300
     while proc.poll() is None and time.monotonic() < deadline:
         for name, read in readers.items():
             try:
@@ -80,7 +80,7 @@ def loop(table, mode: str, flat: bool, how: str, readers: dict) -> dict:
             except ConcurrentModificationError as exc:
                 assert name == "bucketkit" and str(table) in str(exc)
                 stats[name]["replaced under it"] += 1
-    assert proc.wait(timeout=60) == 0, proc.stderr.read()[-2000:]
+    assert proc.wait(timeout=10) == 0, proc.stderr.read()[-2000:]
     final = VERSIONS
     for name, read in readers.items():
         assert classify(read(table), mode, flat) == final
@@ -103,6 +103,27 @@ def test_bucketkit_reads_whole_versions_of_a_partitioned_table(tmp_path, mode):
     """A partitioned table is listed directory by directory: bucketkit checks the version marker
     after listing and lists again if a commit switched versions meanwhile."""
     loop(tmp_path / "t", mode, False, "auto", {"bucketkit": read_bucketkit})
+
+
+SPARK_WRITER = textwrap.dedent("""
+    import sys, tempfile
+    from pyspark.sql import functions as F
+    import bucketkit
+    from bucketkit.spark.session import get_session
+    from test_commit_readers import version_rows
+    spark = get_session("loop", master="local[1]", hive=False, shuffle_partitions=2,
+                        warehouse=tempfile.mkdtemp() + "/wh")
+    for v in range(1, int(sys.argv[5]) + 1):
+        rows = version_rows(v, True)[""]
+        df = spark.range(len(rows)).select((F.col("id") + v * 10_000).alias("k"), F.lit(f"v{v}").alias("tag"))
+        bucketkit.write(df, "k", 4, path=sys.argv[1], mode=sys.argv[2], file_format="parquet")
+""")
+
+
+@pytest.mark.spark
+def test_readers_see_whole_versions_while_bucketkit_write_overwrites(tmp_path):
+    """The same loop with the writer being ``bucketkit.write`` itself (Spark in the subprocess)."""
+    loop(tmp_path / "t", "overwrite", True, "auto", BOTH, writer=SPARK_WRITER)
 
 
 def test_bucketkit_waits_out_the_switch_of_the_rename_fallback(tmp_path):
