@@ -4,7 +4,9 @@ Subcommands (each also takes ``--json``):
 
 * ``bucketkit inspect PATH [--bucket-count N] [--partition k=v ...] [--plot FILE.png]``: per
   partition the naming scheme detected, files, bytes and rows (from ORC/Parquet footers) per
-  bucket, empty buckets, skew; leftover staging directories as warnings.
+  bucket, empty buckets, skew; unfinished writes (and leftover staging directories) as warnings.
+* ``bucketkit recover PATH [--dry-run]``: finish or undo writes whose writer died
+  (:func:`bucketkit.commit.recover`).
 * ``bucketkit validate PATH [--sample FRACTION | --every N]``: re-hash the bucket columns of every
   row with the table's bucket function; report each row stored in the wrong bucket.
 * ``bucketkit plan-join LEFT RIGHT --on k [--how inner]``: print the join plan.
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import posixpath
 import sys
 from typing import Any, Sequence
 
@@ -92,6 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_validate)
 
+    p = sub.add_parser("recover", help="finish or undo bucketkit writes whose writer died")
+    p.add_argument("path", help="table directory (local path or URI)")
+    p.add_argument("--dry-run", action="store_true", help="only report what would be done")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_recover)
+
     p = sub.add_parser("plan-join", help="how bucketkit.join would join two tables")
     p.add_argument("left", help="left table directory (with bucketkit metadata)")
     p.add_argument("right", help="right table directory (with bucketkit metadata)")
@@ -146,7 +155,12 @@ def _open_file(fs, path: str):
     import pyarrow.orc as orc
     import pyarrow.parquet as pq
 
-    f = fs.open_input_file(path)
+    from bucketkit.versions import vanished
+
+    try:
+        f = fs.open_input_file(path)
+    except FileNotFoundError:
+        raise vanished(posixpath.dirname(path), path) from None
     head = f.read(4)
     f.seek(0)
     if head == b"PAR1":
@@ -198,8 +212,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         info["skew"] = _skew(info[f"{basis}_per_bucket"])
         info["skew_basis"] = basis
         parts.append(info)
+    from bucketkit.commit import recover
+
     warnings = [f"leftover staging directory {d} (an interrupted bucketkit write; hidden from readers, safe to "
                 f"delete when no write is running)" for d in layout.staging_dirs]
+    warnings += [f"unfinished {a} (run `bucketkit recover {layout.root}`)"
+                 for a in recover(layout.root, filesystem=fs, dry_run=True) if a.state != "in progress"]
     data = {"root": layout.root, "bucket_count": bucket_count, "spec_source": source,
             "partitioned_by": list(layout.partitioned_by), "partitions": parts, "warnings": warnings}
     if table is not None:
@@ -351,6 +369,16 @@ def cmd_plan_join(args: argparse.Namespace) -> int:
         on.append((left.strip(), right.strip()) if sep else key)
     plan = plan_join(args.left, args.right, on, args.how)
     _emit(args, plan.to_dict(), plan.explain(max_groups=8))
+    return EXIT_OK
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from bucketkit.commit import recover
+
+    actions = recover(args.path, dry_run=args.dry_run)
+    data = {"path": args.path, "actions": [{"write_id": a.write_id, "state": a.state, "detail": a.detail}
+                                           for a in actions]}
+    _emit(args, data, "\n".join(map(str, actions)) or f"{args.path}: nothing to recover")
     return EXIT_OK
 
 

@@ -1,48 +1,60 @@
 """Atomic commit of a write into a bucketed table directory (pure pyarrow.fs, no Spark).
 
-The protocol (documented in docs/writing.md) follows Presto's inserts:
+A reader sees the table's old version or its new one, never a part or a mix, because a commit
+switches whole directories, never files (docs/writing.md, "Commit protocol"; names in
+:mod:`bucketkit.versions`):
 
-1. :meth:`Transaction.begin` creates the hidden staging directory ``<table>/.bucketkit-staging-<id>/``
-   (with an owner record, ``_writer.json``) and remembers what the table looked like: its metadata
-   file and, for an overwrite, its visible files. Tasks write into the staging directory.
-2. :meth:`Transaction.commit` checks nothing changed underneath, writes the journal
-   ``_commit.json`` (state ``prepared``: every move it is about to make), moves the files being
-   replaced into ``<table>/.bucketkit-trash-<id>/``, re-checks, then flips the journal to
-   ``committed`` -- the commit point -- moves the new files into place, writes the metadata file,
-   and deletes trash and staging (journal last).
-3. :func:`recover` finishes what a dead writer left: a journal in state ``committed`` is rolled
-   forward (the remaining moves, the metadata), anything else is rolled back (trashed files go
-   back, the staging directory is deleted). So after recovery the table always reads as its last
-   committed state; hidden directories are never read by Hive, Trino, Spark or bucketkit.
+1. :meth:`Transaction.begin` writes the journal ``<parent>/.<name>.bucketkit-<id>.json`` (owner:
+   host, pid, start) and creates the next version ``<parent>/.<name>.bucketkit-<id>/`` with a
+   hidden staging directory inside, where the tasks write.
+2. :meth:`Transaction.commit` renames the staged files to their final names inside the next
+   version. Then, holding the table's commit lock: it checks that nothing changed underneath,
+   hard-links every file the write keeps from the live version (all of them for an append, those
+   outside the replaced partitions for a partition overwrite, none for a table overwrite), writes
+   the metadata file and the version marker, flips the journal to ``switching`` and **switches**
+   the directories (:func:`bucketkit.atomic.switch`: one ``RENAME_EXCHANGE`` on a local Linux
+   filesystem, two renames elsewhere) -- the commit point. Files a foreign writer put into the
+   old version meanwhile are moved over. Last: the catalog, then -- a grace period later, so that
+   a reader still listing the old version is not shown a part of it -- the old version and the
+   journal.
+3. :func:`recover` finishes what a dead writer left. The live version's marker says whether the
+   switch happened: if so, the old version is deleted (rolled forward), otherwise the unfinished
+   next version is (rolled back). Between the two renames of a switch, the table path is missing:
+   recovery renames the complete next version into place.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
 import posixpath
 import secrets
 import signal
 import socket
 import string
+import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 import pyarrow.fs as pafs
 
-from bucketkit.errors import CommitError, ConcurrentModificationError
-from bucketkit.metadata import METADATA_FILE, TableSpec, resolve_filesystem
+from bucketkit.atomic import SWITCHES, commit_lock, link_or_copy, switch
+from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
+from bucketkit.metadata import METADATA_FILE, TableSpec, resolve_filesystem, write_spec
+from bucketkit.versions import (SWITCHING, VERSION_PREFIX, TablePaths, live_version, owner_alive, pending_writes,
+                                read_json, remove, write_json)
 
 __all__ = ["Transaction", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
-           "fault_point", "STAGING_PREFIX", "TRASH_PREFIX", "JOURNAL_FILE", "OWNER_FILE", "FAULT_ENV"]
+           "fault_point", "settle", "STAGING_DIR", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
-STAGING_PREFIX = ".bucketkit-staging-"
-TRASH_PREFIX = ".bucketkit-trash-"
-JOURNAL_FILE = "_commit.json"
-OWNER_FILE = "_writer.json"
+STAGING_DIR = ".bucketkit-staging"
 FAULT_ENV = "BUCKETKIT_FAULT"
-FAULT_POINTS = ("after_task_writes", "during_overwrite_trash", "during_moves", "after_moves_before_metadata")
+#: Where ``BUCKETKIT_FAULT`` can kill a writer: after the Spark tasks wrote; after the n-th file
+#: placed into the next version (staged files, then links of kept files); with the next version
+#: complete and the journal ``switching``; between the two renames of a non-exchange switch; and
+#: right after the switch, before the old version is deleted.
+FAULT_POINTS = ("after_task_writes", "during_build", "before_switch", "during_switch", "after_switch")
 _ALPHABET = string.ascii_lowercase + string.digits
 
 
@@ -59,7 +71,7 @@ def new_write_id() -> str:
 def fault_point(name: str, count: int | None = None) -> None:
     """Test hook: SIGKILL this process when ``BUCKETKIT_FAULT`` names this point.
 
-    ``BUCKETKIT_FAULT=during_moves:3`` kills right after the third move; a point without a count
+    ``BUCKETKIT_FAULT=during_build:3`` kills right after the third file; a point without a count
     fires the first time it is reached. Never set outside tests.
     """
     wanted = os.environ.get(FAULT_ENV)
@@ -77,8 +89,8 @@ def _hidden(name: str) -> bool:
 def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
     """Paths (relative to ``root``) of every visible file below ``root/under``, sorted.
 
-    Hidden names (``.`` or ``_`` prefix) are skipped at every level, so staging and trash
-    directories, ``_SUCCESS`` and the metadata file never count.
+    Hidden names (``.`` or ``_`` prefix) are skipped at every level, so staging directories,
+    version markers, ``_SUCCESS`` and the metadata file never count.
     """
     out: list[str] = []
     pending = [posixpath.join(root, under) if under else root]
@@ -94,10 +106,6 @@ def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
     return sorted(out)
 
 
-def _exists(fs: pafs.FileSystem, path: str) -> bool:
-    return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-
 def _read_text(fs: pafs.FileSystem, path: str) -> str | None:
     try:
         with fs.open_input_stream(path) as f:
@@ -106,27 +114,47 @@ def _read_text(fs: pafs.FileSystem, path: str) -> str | None:
         return None
 
 
-def _write_json(fs: pafs.FileSystem, path: str, data: dict[str, Any]) -> None:
-    """Write atomically: a temporary hidden file renamed over the target."""
-    tmp = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.{secrets.token_hex(4)}.tmp")
-    with fs.open_output_stream(tmp) as f:
-        f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
-    fs.move(tmp, path)
-
-
 def _in_scope(relpath: str, scope: Sequence[str] | None) -> bool:
     """Whether a file lies in one of the partition directories of ``scope`` (None = whole table)."""
     return scope is None or any(relpath.startswith(p.rstrip("/") + "/") or not p for p in scope)
 
 
+def _sweep(fs: pafs.FileSystem, old: str, live: str, replaced: Sequence[str]) -> list[str]:
+    """Move files that appeared in the old version after it was copied (a foreign writer) to ``live``."""
+    now, skip = set(visible_files(fs, live)), set(replaced)
+    moved = []
+    for rel in visible_files(fs, old):
+        if rel not in now and rel not in skip:
+            fs.create_dir(posixpath.dirname(posixpath.join(live, rel)), recursive=True)
+            fs.move(posixpath.join(old, rel), posixpath.join(live, rel))
+            moved.append(rel)
+    return moved
+
+
 @dataclass(frozen=True)
 class CommitSummary:
-    """What a commit did: files moved into place and files replaced (now deleted)."""
+    """What a commit did: files added, files replaced (gone with the old version), how it switched."""
 
     write_id: str
     added: tuple[str, ...]
     replaced: tuple[str, ...]
     metadata_written: bool
+    switch: str = ""  # "exchange", "rename" or "created"
+    swept: tuple[str, ...] = ()  # files a foreign writer added during the commit, moved over
+
+
+#: Seconds a switched-out version stays before it is deleted. A reader that opened the table
+#: directory just before the switch lists the old version; deleting its entries under that listing
+#: would show the reader a part of it.
+RETIRE_GRACE = 1.0
+_RETIRING: list[threading.Timer] = []
+
+
+def settle() -> None:
+    """Wait until every old version this process switched out is deleted (tests; the timers are
+    not daemons, so the interpreter also waits for them at exit)."""
+    while _RETIRING:
+        _RETIRING.pop().join()
 
 
 class Transaction:
@@ -136,180 +164,174 @@ class Transaction:
         path: the table's root directory (local path or URI).
         spec: the spec the table will have after the commit (written to the metadata file).
         mode: ``"error"``, ``"append"`` or ``"overwrite"`` (``ignore`` is decided by the caller).
-        replace: for overwrite, the partition directories (relative, ``"k=v/..."``) whose files are
-            replaced, or ``None`` for the whole table; known only once the data is written, so it
-            is passed to :meth:`commit`. The snapshot taken by :meth:`begin` covers the whole table.
         filesystem: a pyarrow filesystem; resolved from ``path`` when omitted.
         extra: opaque data stored in the journal (the Spark writer records its catalog work).
+        switch: ``"auto"`` (exchange where the filesystem can, else two renames), ``"exchange"``
+            or ``"rename"`` (tests of the fallback).
+        grace: seconds before the switched-out version is deleted, in a background timer
+            (default :data:`RETIRE_GRACE`; 0 deletes it before :meth:`commit` returns).
     """
 
     def __init__(self, path: str, spec: TableSpec, *, mode: str, filesystem: pafs.FileSystem | None = None,
-                 write_id: str | None = None, extra: dict[str, Any] | None = None) -> None:
-        self.fs, self.root = resolve_filesystem(path, filesystem)
+                 write_id: str | None = None, extra: dict[str, Any] | None = None, switch: str = "auto",
+                 grace: float | None = None) -> None:
+        if switch not in SWITCHES:
+            raise InvalidArgumentError(f"switch={switch!r}: expected one of {list(SWITCHES)}")
+        self.fs, root = resolve_filesystem(path, filesystem)
+        self.root = root.rstrip("/") or "/"
         self.spec = spec
         self.mode = mode
+        self.how = switch
+        self.grace = RETIRE_GRACE if grace is None else grace
         self.write_id = write_id or new_write_id()
-        self.staging = posixpath.join(self.root, STAGING_PREFIX + self.write_id)
-        self.trash = posixpath.join(self.root, TRASH_PREFIX + self.write_id)
+        self.paths = TablePaths(self.root)
+        self.next = self.paths.next(self.write_id)
+        self.staging = posixpath.join(self.next, STAGING_DIR)
         self.extra = dict(extra or {})
         self._spec_text: str | None = None
         self._snapshot: list[str] | None = None
         self._begun = False
+        self._placed = 0
 
     # -- phase 1 ---------------------------------------------------------------------------------
+    def _journal(self, state: str, **more: Any) -> None:
+        write_json(self.fs, self.paths.journal(self.write_id),
+                   {"write_id": self.write_id, "state": state, "host": socket.gethostname(), "pid": os.getpid(),
+                    "started": self._started, "mode": self.mode, "extra": self.extra, **more})
+
     def begin(self) -> str:
-        """Create the staging directory, remember the table's state; returns the staging path."""
+        """Write the journal, create the next version's staging directory; returns the staging path."""
         self._spec_text = _read_text(self.fs, posixpath.join(self.root, METADATA_FILE))
         if self.mode == "overwrite":
             self._snapshot = visible_files(self.fs, self.root)
+        self._started = time.time()
+        self.fs.create_dir(self.paths.parent, recursive=True)
+        self._journal("writing")
         self.fs.create_dir(self.staging, recursive=True)
-        _write_json(self.fs, posixpath.join(self.staging, OWNER_FILE),
-                    {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time(),
-                     "write_id": self.write_id})
         self._begun = True
         return self.staging
 
     def abort(self) -> None:
-        """Discard everything staged (before the commit point only)."""
-        if _exists(self.fs, self.staging):
-            self.fs.delete_dir(self.staging)
+        """Discard everything staged (before the switch only)."""
+        remove(self.fs, self.next)
+        remove(self.fs, self.paths.journal(self.write_id))
+
+    def _retire(self, old: str | None) -> None:
+        """Delete the old version and the journal, ``grace`` seconds later (see :func:`settle`)."""
+        def run() -> None:
+            if old:
+                remove(self.fs, old)
+            remove(self.fs, self.paths.journal(self.write_id))
+
+        if not old or self.grace <= 0:
+            run()
+            return
+        timer = threading.Timer(self.grace, run)
+        timer.name = f"bucketkit-retire-{self.write_id}"
+        _RETIRING.append(timer)
+        timer.start()
 
     # -- phase 2 ---------------------------------------------------------------------------------
-    def _check(self, replace: Sequence[str] | None, *, after_trash: bool) -> None:
-        current = _read_text(self.fs, posixpath.join(self.root, METADATA_FILE))
+    def _check(self, current: list[str], replace: Sequence[str] | None) -> None:
+        now = _read_text(self.fs, posixpath.join(self.root, METADATA_FILE))
         where = f"table {self.root}"
-        if self._spec_text is not None and current is None:
+        if self._spec_text is not None and now is None:
             raise ConcurrentModificationError(f"{where} was dropped (its {METADATA_FILE} vanished) during write {self.write_id}")
-        if self._spec_text is None and current is not None:
-            same = self.mode == "append" and TableSpec.from_json(current) == self.spec
-            if not same:
+        if self._spec_text is None and now is not None:
+            if not (self.mode == "append" and TableSpec.from_json(now) == self.spec):
                 raise ConcurrentModificationError(
                     f"{where} was created by another writer during write {self.write_id} (mode={self.mode!r})")
-        elif self._spec_text != current:
+        elif self._spec_text != now:
             raise ConcurrentModificationError(f"{where}: {METADATA_FILE} changed during write {self.write_id}")
         if self.mode != "overwrite":
             return
-        now = [f for f in visible_files(self.fs, self.root) if _in_scope(f, replace)]
-        expected = [] if after_trash else [f for f in self._snapshot or () if _in_scope(f, replace)]
-        if now != expected:
-            extra, gone = sorted(set(now) - set(expected)), sorted(set(expected) - set(now))
+        seen = [f for f in current if _in_scope(f, replace)]
+        expected = [f for f in self._snapshot or () if _in_scope(f, replace)]
+        if seen != expected:
+            extra, gone = sorted(set(seen) - set(expected)), sorted(set(expected) - set(seen))
             raise ConcurrentModificationError(
                 f"{where}: files of the overwritten {'table' if replace is None else 'partitions'} changed "
                 f"during write {self.write_id} (another writer committed): new {extra[:5]}, missing {gone[:5]}")
 
+    def _place(self, src: str, rel: str) -> None:
+        """Put one file at ``rel`` in the next version (``src`` is moved, or linked if it is live)."""
+        target = posixpath.join(self.next, rel)
+        self.fs.create_dir(posixpath.dirname(target), recursive=True)
+        if src.startswith(self.next + "/"):
+            self.fs.move(src, target)
+        else:
+            link_or_copy(self.fs, src, target)
+        self._placed += 1
+        fault_point("during_build", self._placed)
+
+    def _build(self, replace: Sequence[str] | None) -> list[str]:
+        """Complete the next version from the live one (under the lock); returns the replaced files."""
+        current = visible_files(self.fs, self.root)
+        self._check(current, replace)
+        replaced = [f for f in current if self.mode == "overwrite" and _in_scope(f, replace)]
+        gone = set(replaced)
+        for rel in current:
+            if rel not in gone:
+                self._place(posixpath.join(self.root, rel), rel)
+        write_spec(self.next, self.spec, self.fs)
+        with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
+            f.write(self.write_id.encode("ascii"))
+        remove(self.fs, self.staging)
+        return replaced
+
     def commit(self, files: dict[str, str], *, replace: Sequence[str] | None = None,
                on_committed: Callable[[], None] | None = None) -> CommitSummary:
-        """Move staged files into place atomically (see the module docstring).
+        """Build the next version and switch it into place (see the module docstring).
 
         Args:
             files: final path relative to the table root -> staged path (absolute, in the staging dir).
             replace: overwrite only: partition directories to replace; ``None`` = the whole table.
-            on_committed: called after the files and metadata are in place (catalog updates).
+            on_committed: called once the new version is live (catalog updates).
 
         Raises:
             ConcurrentModificationError: the table changed underneath; nothing was changed.
-            CommitError: a move failed; everything done so far was undone.
+            CommitError: building or switching failed; the table is as it was.
         """
         if not self._begun:
             raise CommitError(f"write {self.write_id}: commit() called before begin()")
+        how, old, replaced, swept = "", None, [], []
         try:
-            self._check(replace, after_trash=False)
-        except CommitError:
+            for rel, src in sorted(files.items()):
+                self._place(src, rel)
+            with commit_lock(self.fs, self.paths.lock):
+                replaced = self._build(replace)
+                self._journal(SWITCHING, replaced=replaced)
+                fault_point("before_switch")
+                how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
+                             between=lambda: fault_point("during_switch"))
+                fault_point("after_switch")
+                old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
+                swept = _sweep(self.fs, old, self.root, replaced) if old else []
+        except BaseException as exc:
+            if how:  # switched: the new version is live; recover() removes the old one
+                raise CommitError(f"write {self.write_id} into {self.root} is committed, but moving files another "
+                                  f"writer added meanwhile failed ({exc}); run bucketkit.commit.recover({self.root!r})"
+                                  ) from exc
             self.abort()
-            raise
-        old = [f for f in self._snapshot or () if _in_scope(f, replace)] if self.mode == "overwrite" else []
-        trash_moves = [(f, posixpath.relpath(posixpath.join(self.trash, f), self.root)) for f in old]
-        moves = [(posixpath.relpath(src, self.root), dst) for dst, src in sorted(files.items())]
-        old_dirs = sorted({posixpath.dirname(f) for f in old} - {posixpath.dirname(d) for d, _ in moves} - {""})
-        journal = {"write_id": self.write_id, "state": "prepared", "trash": trash_moves, "moves": moves,
-                   "remove_dirs": old_dirs, "spec": self.spec.to_dict(), "extra": self.extra}
-        journal_path = posixpath.join(self.staging, JOURNAL_FILE)
-        _write_json(self.fs, journal_path, journal)
-        done_trash = done = 0
-        try:
-            for i, (src, dst) in enumerate(trash_moves, 1):
-                self._move(src, dst)
-                done_trash = i
-                fault_point("during_overwrite_trash", i)
-            self._check(replace, after_trash=True)
-        except Exception as exc:
-            self._undo(trash_moves[:done_trash], [])
-            self._cleanup()
-            if isinstance(exc, CommitError):
+            if isinstance(exc, CommitError) or not isinstance(exc, Exception):
                 raise
-            raise CommitError(f"write {self.write_id} into {self.root} failed before its commit point "
-                              f"and was rolled back: {exc}") from exc
-        _write_json(self.fs, journal_path, {**journal, "state": "committed"})  # the commit point
+            raise CommitError(f"write {self.write_id} into {self.root} failed before its switch and was rolled "
+                              f"back: {exc}") from exc
         try:
-            for i, (src, dst) in enumerate(moves, 1):
-                self._move(src, dst)
-                done = i
-                fault_point("during_moves", i)
-            fault_point("after_moves_before_metadata")
-            written = _finish_metadata(self.fs, self.root, self.spec, old_dirs)
-        except Exception as exc:
-            _write_json(self.fs, journal_path, {**journal, "state": "aborted"})
-            self._undo(trash_moves, moves[:done])
-            self._cleanup()
-            raise CommitError(f"write {self.write_id} into {self.root} failed while moving files into place "
-                              f"and was rolled back: {exc}") from exc
-        if on_committed is not None:
-            on_committed()
-        self._cleanup()
-        return CommitSummary(self.write_id, tuple(d for _, d in moves), tuple(old), written)
-
-    # -- helpers ---------------------------------------------------------------------------------
-    def _abs(self, rel: str) -> str:
-        return posixpath.join(self.root, rel)
-
-    def _move(self, src: str, dst: str) -> None:
-        target = self._abs(dst)
-        if _exists(self.fs, target):
-            raise CommitError(f"{target} already exists; bucketkit never overwrites a file")
-        self.fs.create_dir(posixpath.dirname(target), recursive=True)
-        self.fs.move(self._abs(src), target)
-
-    def _undo(self, trash_moves: Iterable[tuple[str, str]], moves: Iterable[tuple[str, str]]) -> None:
-        _roll(self.fs, self.root, list(moves) + list(trash_moves), backward=True)
-
-    def _cleanup(self) -> None:
-        if _exists(self.fs, self.trash):
-            self.fs.delete_dir(self.trash)
-        self.abort()
-
-
-def _roll(fs: pafs.FileSystem, root: str, moves: Sequence[tuple[str, str]], *, backward: bool) -> None:
-    """Redo (forward) or undo (backward) journal moves; each step is skipped if already done."""
-    for src, dst in (reversed(moves) if backward else moves):
-        a, b = (dst, src) if backward else (src, dst)
-        a, b = posixpath.join(root, a), posixpath.join(root, b)
-        if _exists(fs, a) and not _exists(fs, b):
-            fs.create_dir(posixpath.dirname(b), recursive=True)
-            fs.move(a, b)
-
-
-def _finish_metadata(fs: pafs.FileSystem, root: str, spec: TableSpec, remove_dirs: Sequence[str]) -> bool:
-    """Write the spec if it differs from the table's, and drop emptied partition directories."""
-    from bucketkit.metadata import write_spec
-
-    path = posixpath.join(root, METADATA_FILE)
-    written = _read_text(fs, path) != spec.to_json()
-    if written:
-        write_spec(root, spec, fs)
-    for rel in sorted(remove_dirs, key=lambda d: -d.count("/")):
-        d = posixpath.join(root, rel)
-        while d != root and _exists(fs, d) and not fs.get_file_info(pafs.FileSelector(d)):
-            fs.delete_dir(d)
-            d = posixpath.dirname(d)
-    return written
+            if on_committed is not None:
+                on_committed()
+        finally:
+            self._retire(old)
+        return CommitSummary(self.write_id, tuple(sorted(files)), tuple(replaced),
+                             self._spec_text != self.spec.to_json(), how, tuple(swept))
 
 
 @dataclass(frozen=True)
 class RecoveryAction:
-    """What :func:`recover` found (and did) for one leftover staging or trash directory."""
+    """What :func:`recover` found (and did) for one write a dead writer left unfinished."""
 
     write_id: str
-    state: str  # "in progress", "rolled back", "rolled forward", "trash removed" (or "would ...")
+    state: str  # "in progress", "rolled back", "rolled forward" (or "would ...")
     detail: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -317,69 +339,64 @@ class RecoveryAction:
         return f"write {self.write_id}: {self.state}" + (f" ({self.detail})" if self.detail else "")
 
 
-def _owner_alive(owner: dict[str, Any] | None, stale_after: float) -> bool:
-    if not owner:
-        return False
-    if owner.get("host") == socket.gethostname():
-        try:
-            os.kill(int(owner["pid"]), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return time.time() - float(owner.get("started", 0)) < stale_after
+def _exists(fs: pafs.FileSystem, path: str) -> bool:
+    return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal: dict[str, Any] | None,
+                 live: str | None, dry_run: bool) -> tuple[str, str]:
+    """Finish (forward) or undo (back) one dead write; returns (direction, detail)."""
+    nxt, aside = paths.next(write_id), paths.aside(write_id)
+    journal = journal or {}
+    if live == write_id:  # switched: the old version is at nxt (exchange) or aside (renames)
+        old, direction, detail = (aside if _exists(fs, aside) else nxt), "forward", "new version is live"
+    elif not _exists(fs, paths.root) and journal.get("state") == SWITCHING and _exists(fs, nxt):
+        old, direction, detail = aside, "forward", "died between the renames; new version renamed into place"
+        if not dry_run:
+            fs.move(nxt, paths.root)
+    elif not _exists(fs, paths.root) and _exists(fs, aside):
+        old, direction, detail = nxt, "back", "died between the renames; old version renamed back"
+        if not dry_run:
+            fs.move(aside, paths.root)
+    else:
+        old, direction, detail = nxt, "back", f"died while {journal.get('state', 'writing')}; unfinished version removed"
+    if not dry_run:
+        if direction == "forward" and _exists(fs, old):
+            swept = _sweep(fs, old, paths.root, journal.get("replaced", ()))
+            detail += f", {len(swept)} foreign file(s) moved over" if swept else ""
+        for path in (old, nxt, aside, paths.journal(write_id)):
+            remove(fs, path)
+    return direction, detail
 
 
 def recover(path: str, *, filesystem: pafs.FileSystem | None = None, dry_run: bool = False,
             stale_after: float = 6 * 3600.0) -> list[RecoveryAction]:
-    """Finish or undo writes whose writer died, so the table reads as its last committed state.
+    """Finish or undo writes whose writer died, so the table reads as its last committed version.
 
-    A staging directory whose writer is still running (same host: its process exists; another
-    host: started less than ``stale_after`` seconds ago) is reported as ``in progress`` and left
-    alone. Otherwise a journal in state ``committed`` is rolled forward; anything else is rolled
-    back. Trash directories without a staging directory are deleted.
+    A write whose writer is still running (same host: its process exists; another host: started
+    less than ``stale_after`` seconds ago) is reported as ``in progress`` and left alone. Otherwise,
+    if the live version is the write's (its switch happened), the old version is deleted (``rolled
+    forward``); if it died between the two renames of a switch, the complete new version is renamed
+    into place; else the unfinished version is deleted (``rolled back``).
 
     Args:
         path: the table's root directory.
         dry_run: only report (``bucketkit inspect``); states read "would roll back" etc.
     """
     fs, root = resolve_filesystem(path, filesystem)
+    paths = TablePaths(root.rstrip("/") or "/")
     actions: list[RecoveryAction] = []
-    entries = fs.get_file_info(pafs.FileSelector(root, allow_not_found=True))
-    staged = {e.base_name[len(STAGING_PREFIX):] for e in entries if e.base_name.startswith(STAGING_PREFIX)}
-    for entry in sorted(entries, key=lambda e: e.base_name):
-        name = entry.base_name
-        if name.startswith(TRASH_PREFIX) and name[len(TRASH_PREFIX):] not in staged:
-            if not dry_run:
-                fs.delete_dir(entry.path)
-            actions.append(RecoveryAction(name[len(TRASH_PREFIX):], ("would remove" if dry_run else "removed")
-                                          + " leftover trash"))
-        if not name.startswith(STAGING_PREFIX):
-            continue
-        write_id = name[len(STAGING_PREFIX):]
-        owner_text = _read_text(fs, posixpath.join(entry.path, OWNER_FILE))
-        if _owner_alive(json.loads(owner_text) if owner_text else None, stale_after):
-            actions.append(RecoveryAction(write_id, "in progress", "its writer is still running"))
-            continue
-        text = _read_text(fs, posixpath.join(entry.path, JOURNAL_FILE))
-        journal = json.loads(text) if text else {"state": "writing", "trash": [], "moves": []}
-        extra = journal.get("extra", {})
-        if journal["state"] == "committed":
-            detail = f"{len(journal['moves'])} file(s) moved into place, metadata written"
-            if not dry_run:
-                _roll(fs, root, [tuple(m) for m in journal["trash"] + journal["moves"]], backward=False)
-                _finish_metadata(fs, root, TableSpec.from_dict(journal["spec"]), journal.get("remove_dirs", ()))
-            state = "would roll forward" if dry_run else "rolled forward"
-        else:
-            detail = f"died while {journal['state']}; {len(journal['trash'])} replaced file(s) restored"
-            if not dry_run:
-                _roll(fs, root, [tuple(m) for m in journal["moves"] + journal["trash"]], backward=True)
-            state = "would roll back" if dry_run else "rolled back"
-        if not dry_run:
-            trash = posixpath.join(root, TRASH_PREFIX + write_id)
-            if _exists(fs, trash):
-                fs.delete_dir(trash)
-            fs.delete_dir(entry.path)
-        actions.append(RecoveryAction(write_id, state, detail, extra))
+    if not pending_writes(fs, paths):
+        return actions
+    with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
+        writes = pending_writes(fs, paths)
+        live = live_version(fs, paths.root) if writes else None
+        for write_id in sorted(writes):
+            journal = read_json(fs, paths.journal(write_id))
+            if owner_alive(journal, stale_after):
+                actions.append(RecoveryAction(write_id, "in progress", "its writer is still running"))
+                continue
+            direction, detail = _recover_one(fs, paths, write_id, journal, live, dry_run)
+            state = f"would roll {direction}" if dry_run else f"rolled {direction}"
+            actions.append(RecoveryAction(write_id, state, detail, (journal or {}).get("extra", {})))
     return actions

@@ -20,6 +20,7 @@ __all__ = [
     "TableNotFoundError",
     "CommitError",
     "ConcurrentModificationError",
+    "UnfinishedCommitError",
     "JavaNotFoundError",
 ]
 
@@ -69,7 +70,12 @@ class CommitError(BucketkitError):
 
 
 class ConcurrentModificationError(CommitError):
-    """Something changed the table between the start of a write and its commit."""
+    """Something changed the table between the start of a write and its commit, or between the
+    planning and the reading of a read (a file it planned was overwritten)."""
+
+
+class UnfinishedCommitError(CommitError):
+    """A write died while switching its new version into place; ``recover`` restores the table."""
 
 
 class JavaNotFoundError(BucketkitError):

@@ -17,6 +17,10 @@ bucket id >= the bucket count, a visible sub-directory in a bucket directory (ot
 ``base_``/``delta_``/``delete_delta_`` directories), Hive names mixed with Spark names, a file or
 an unexpected directory at a partition level. A count mismatch in the original scheme raises
 :class:`~bucketkit.errors.BucketCountMismatchError` naming the directory and both counts.
+
+A listing sees one version of the table: bucketkit's commit switches whole directories and marks
+each version (:mod:`bucketkit.versions`); when the marker changed during the listing, or a
+directory vanished under it, the table is listed again.
 """
 
 from __future__ import annotations
@@ -28,10 +32,11 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import pyarrow.fs as pafs
 
 from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
-from bucketkit.errors import CorruptTableError, InvalidArgumentError, TableNotFoundError
+from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
 from bucketkit.metadata import resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
+from bucketkit.versions import VERSION_PREFIX, wait_for_switch
 
 
 def format_bytes(n: float) -> str:
@@ -208,7 +213,8 @@ _Tree = dict[str, list[_Child]]
 
 
 def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], prefix: str) -> _Tree:
-    """List ``base``; hidden names anywhere in the relative path are dropped (staging dirs noted)."""
+    """List ``base``; hidden names anywhere in the relative path are dropped (staging dirs and the
+    version marker noted in ``staging``, the marker by its bare name)."""
     infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
     cut = len(base.rstrip("/")) + 1
     tree: _Tree = {"": []}
@@ -219,7 +225,9 @@ def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], pr
         path = info.path
         rel = path[cut:]
         if rel.startswith(("_", ".")) or "/_" in rel or "/." in rel:
-            if STAGING_PREFIX in rel:
+            if not prefix and rel.startswith(VERSION_PREFIX):
+                staging.add(rel)
+            elif STAGING_PREFIX in rel:
                 parts = rel.split("/")
                 i = next(i for i, p in enumerate(parts) if p.startswith(STAGING_PREFIX))
                 staging.add(posixpath.join(prefix, *parts[:i + 1]))
@@ -388,6 +396,10 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
 
     Raises:
         TableNotFoundError: ``path`` does not exist or is not a directory.
+        UnfinishedCommitError: a writer died between the two renames of its switch (no exchange on
+            this filesystem); ``bucketkit.commit.recover`` restores the table. While such a writer
+            is alive, the listing waits up to 2 s for it.
+        ConcurrentModificationError: commits kept switching versions during 20 listings in a row.
         CorruptTableError: a file or directory no bucketed layout allows (named in the message).
         BucketCountMismatchError: original scheme with a file count other than ``bucket_count``.
         InvalidArgumentError: a bad ``bucket_count``.
@@ -396,12 +408,37 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
         raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected a positive integer")
     fs, root = resolve_filesystem(path, filesystem)
     root = root.rstrip("/") or "/"
-    info = fs.get_file_info(root)
-    if info.type != pafs.FileType.Directory:
-        what = "is a file" if info.type == pafs.FileType.File else "does not exist"
-        raise TableNotFoundError(f"{path}: {what}; expected a table directory")
-    staging: set[str] = set()
     keys = None if partitioned_by is None else [str(k) for k in partitioned_by]
+    for attempt in range(_ATTEMPTS):
+        info = fs.get_file_info(root)
+        if _check_switch(fs, info) and wait_for_switch(fs, root, path):
+            continue  # a commit was between the two steps of its switch
+        if info.type != pafs.FileType.Directory:
+            what = "is a file" if info.type == pafs.FileType.File else "does not exist"
+            raise TableNotFoundError(f"{path}: {what}; expected a table directory")
+        try:
+            layout, marker = _discover_once(fs, root, bucket_count, keys, partition_filter)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # a directory vanished while listed: a commit switched versions
+        if marker is None or fs.get_file_info(posixpath.join(root, marker)).type != pafs.FileType.NotFound:
+            return layout  # the same version before and after the listing: one version was listed
+    raise ConcurrentModificationError(
+        f"{path}: the table changed under {_ATTEMPTS} listings in a row (concurrent commits); run the read again")
+
+
+_ATTEMPTS = 20  # listings in a row that saw a commit switch versions
+
+
+def _check_switch(fs: pafs.FileSystem, info: pafs.FileInfo) -> bool:
+    """Whether to look for a commit caught mid-switch: the table is missing (between the two
+    renames), or the store moves directories file by file (object stores)."""
+    return info.type == pafs.FileType.NotFound or fs.type_name not in ("local", "hdfs")
+
+
+def _discover_once(fs: pafs.FileSystem, root: str, bucket_count: int, keys: list[str] | None,
+                   partition_filter: Callable[[dict[str, str]], bool] | None) -> tuple[TableLayout, str | None]:
+    """One listing of the table, and the name of its version marker (None: no marker)."""
+    staging: set[str] = set()
 
     def join(rel: str) -> str:
         return posixpath.join(root, rel) if rel else root
@@ -422,5 +459,7 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
             if partition_filter(dict(values)):
                 sub = _list(fs, join(rel), True, staging, rel)
                 layouts.append(_map_partition(values, join(rel), rel, _below(sub, ""), bucket_count))
-    return TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)))
-
+    markers = sorted(s for s in staging if s.startswith(VERSION_PREFIX))
+    staging.difference_update(markers)
+    layout = TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)))
+    return layout, (markers[-1] if markers else None)

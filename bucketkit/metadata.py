@@ -243,6 +243,10 @@ def read_spec(path: str, filesystem: pafs.FileSystem | None = None) -> TableSpec
         with fs.open_input_stream(target) as f:
             text = f.read().decode("utf-8")
     except FileNotFoundError:
+        from bucketkit.versions import wait_for_switch
+
+        if wait_for_switch(fs, root, path):  # a commit was between the two renames of its switch
+            return read_spec(root, fs)
         raise TableNotFoundError(
             f"{path}: no {METADATA_FILE} (not written by bucketkit); pass bucketed_by, bucket_count "
             f"and bucketing_version for a foreign table") from None

@@ -466,9 +466,10 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         missing = [c for c in columns if spec.columns and c not in known]
         if missing:
             raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
-    seen: list[dict] = []  # every partition discover() offers the filter: the total count
+    seen: dict[tuple, bool] = {}  # every partition discover() offers the filter (it may list twice)
     keep = partition_predicate(spec, dnf)
-    layout = table.layout(partition_filter=(lambda v: seen.append(v) or keep(v)) if spec.partitioned_by else None)
+    layout = table.layout(partition_filter=(lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v)))
+                          if spec.partitioned_by else None)
     doubt = bucketing_doubt(table, layout)
     selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}

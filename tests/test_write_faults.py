@@ -1,4 +1,5 @@
-"""A Spark writer process SIGKILLed mid-write: the table reads as its last committed state after recovery."""
+"""A Spark writer process SIGKILLed mid-write: before recovery Spark's own reader and bucketkit.scan
+read the last committed version or the new one, whole; the next write recovers first."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import bucketkit
-from bucketkit.commit import recover
+from bucketkit.commit import recover, settle
+from bucketkit.versions import TablePaths
 
 REPO = Path(__file__).resolve().parents[1]
 WRITER = textwrap.dedent("""
@@ -27,21 +29,27 @@ WRITER = textwrap.dedent("""
 
 @pytest.mark.parametrize("mode, fault, committed", [
     ("append", "after_task_writes", False),
-    ("overwrite", "during_overwrite_trash:2", False),
-    ("overwrite", "during_moves:2", True),
+    ("append", "during_build:6", False),  # 4 new files placed, 2 of the 4 old ones linked
+    ("overwrite", "before_switch", False),
+    ("overwrite", "after_switch", True),
 ])
-def test_killed_writer_leaves_last_committed_state(spark, tmp_path, mode, fault, committed):
+def test_killed_writer_reads_whole_versions_then_recovers(spark, tmp_path, mode, fault, committed):
     root = str(tmp_path / "t")
     bucketkit.write(spark.range(0, 100).selectExpr("id as k", "cast(id as string) as v"), "k", 4, path=root)
     env = {**os.environ, "BUCKETKIT_FAULT": fault, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", WRITER, root, mode], env=env, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", WRITER, root, mode], env=env, capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == -9, proc.stderr[-2000:]
+    new = (list(range(0, 100)) if mode == "append" else []) + list(range(200, 300))
+    before = new if committed else list(range(0, 100))
+    assert sorted(r.k for r in spark.read.orc(root).collect()) == before  # read before recovery
+    assert sorted(r.k for r in bucketkit.scan(spark, root).collect()) == before
     assert [a.state for a in recover(root, dry_run=True)] == [f"would roll {'forward' if committed else 'back'}"]
     # the next write finishes or undoes the dead one first, then appends its own rows
     with pytest.warns(UserWarning, match="rolled " + ("forward" if committed else "back")):
         bucketkit.write(spark.range(1000, 1010).selectExpr("id as k", "cast(id as string) as v"), "k", 4,
                         path=root, mode="append")
     keys = sorted(r.k for r in spark.read.orc(root).collect())
-    before = list(range(0, 100)) if not committed else list(range(200, 300))
     assert keys == before + list(range(1000, 1010))
-    assert not [p for p in os.listdir(root) if p.startswith(".bucketkit-")]
+    settle()
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(TablePaths(root).prefix)]

@@ -28,6 +28,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe,
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.metadata import TableSpec, resolve_filesystem
 from bucketkit.table import BucketedTable, open_table
+from bucketkit.versions import vanished
 
 __all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_data_sources", "read_table",
            "table_from_options", "pushed_plan"]
@@ -162,7 +163,11 @@ def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> I
 
     spec = table.spec
     target = to_arrow_schema(schema, timezone="UTC")
-    with table.filesystem.open_input_file(partition.path) as handle:
+    try:
+        handle = table.filesystem.open_input_file(partition.path)
+    except FileNotFoundError:
+        raise vanished(str(table), partition.path) from None
+    with handle:
         if spec.file_format == "orc":
             import pyarrow.orc as orc
 

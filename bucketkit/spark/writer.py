@@ -11,9 +11,11 @@ The pipeline (docs/writing.md explains each choice):
    unpartitioned table bucket ``b`` is routed to task ``b mod n`` exactly (see
    :func:`bucketkit.spark.routing.routing_keys`), then a sort by (partition, bucket, sorted_by).
 4. Spark's own JVM ORC/Parquet writer writes one file per group into the hidden staging directory
-   (``partitionBy`` on the partition columns and the bucket id).
+   of the table's next version, a hidden sibling of the table directory (``partitionBy`` on the
+   partition columns and the bucket id).
 5. The driver names the files (``000003_0_<write id>.orc``), adds empty bucket files if asked, and
-   commits them with :class:`bucketkit.commit.Transaction` (catalog updates included).
+   commits them with :class:`bucketkit.commit.Transaction`, which switches the whole directory so
+   readers see the old table or the new one (catalog updates included).
 """
 
 from __future__ import annotations
@@ -295,7 +297,7 @@ def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path:
     staging = tx.begin()
     try:
         data_dir = posixpath.join(staging, "data")
-        write_staged(df, spec, spark_uri(location, posixpath.relpath(data_dir, root)), compression=compression,
+        write_staged(df, spec, _sibling_uri(location, root, data_dir), compression=compression,
                      num_tasks=num_tasks)
         fault_point("after_task_writes")
         groups = staged_groups(fs, data_dir)  # {(partition relpath, bucket): [staged file paths]}
@@ -380,6 +382,13 @@ def spark_uri(location: str, relpath: str) -> str:
     """The URI Spark writes ``location/relpath`` at (plain local paths become ``file://`` URIs)."""
     base = location if "://" in location else "file://" + os.path.abspath(location)
     return base.rstrip("/") + "/" + relpath
+
+
+def _sibling_uri(location: str, root: str, path: str) -> str:
+    """The URI of ``path``, a path beside the table ``root`` (whose URI is ``location``)."""
+    base = location if "://" in location else os.path.abspath(location)
+    parent = base.rstrip("/").rsplit("/", 1)[0]
+    return spark_uri(parent, posixpath.relpath(path, posixpath.dirname(root.rstrip("/"))))
 
 
 def routing_keys(bucket_count: int, num_tasks: int) -> list[int]:

@@ -1,0 +1,78 @@
+"""A committing process SIGKILLed at every fault point: before recovery every reader sees the old
+version or the new one (or, between the two renames of a switch without exchange, a missing table
+and a clear bucketkit error); recovery leaves the last committed version and no leftovers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from bucketkit.commit import recover, settle
+from bucketkit.errors import UnfinishedCommitError
+from bucketkit.metadata import read_spec
+from bucketkit.versions import TablePaths
+from commit_support import REPO, SPEC, as_counter, commit_rows, read_bucketkit, read_plain
+
+OLD = {"p=1": [(k, "old") for k in range(8)], "p=2": [(k, "old") for k in range(8, 12)]}
+NEW = {"p=1": [(k, "new") for k in range(100, 106)], "p=3": [(k, "new") for k in range(200, 202)]}
+CRASHER = textwrap.dedent("""
+    import json, sys
+    from commit_support import commit_rows
+    mode, replace, switch = sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
+    commit_rows(sys.argv[1], json.loads(sys.argv[5]), mode=mode, replace=replace, switch=switch)
+""")
+# (mode, replace): append; overwrite of the table; overwrite of partition p=1 (and new p=3)
+WRITES = {"append": ("append", None), "overwrite": ("overwrite", None), "partitions": ("overwrite", ["p=1", "p=3"])}
+
+
+def expected_new(write: str) -> dict:
+    if write == "append":
+        return {**{p: OLD[p] + NEW.get(p, []) for p in OLD}, "p=3": NEW["p=3"]}
+    if write == "overwrite":
+        return NEW
+    return {"p=1": NEW["p=1"], "p=2": OLD["p=2"], "p=3": NEW["p=3"]}
+
+
+# NEW makes 6 staged files (4 in p=1, 2 in p=3); an append then links the 6 old files.
+FAULTS = [("during_build:1", "old"), ("during_build:6", "old"), ("during_build:9", "old"),
+          ("before_switch", "old"), ("during_switch", "missing"), ("after_switch", "new")]
+CASES = [(w, how, f, e) for w in WRITES for how in ("exchange", "rename") for f, e in FAULTS
+         if not (f == "during_switch" and how == "exchange")  # one step: nothing in between
+         and not (f == "during_build:9" and w != "append")]  # only an append links that many files
+
+
+@pytest.mark.parametrize("write, how, fault, state", CASES)
+def test_killed_commit_reads_old_or_new_before_recovery(tmp_path, write, how, fault, state):
+    import json
+
+    table = tmp_path / "t"
+    commit_rows(table, OLD)
+    mode, replace = WRITES[write]
+    env = {**os.environ, "BUCKETKIT_FAULT": fault, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}"}
+    proc = subprocess.run([sys.executable, "-c", CRASHER, str(table), mode, json.dumps(replace), how,
+                           json.dumps(NEW)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == -9, f"the fault point was not reached: {proc.stderr[-2000:]}"
+
+    new = as_counter(expected_new(write))
+    if state == "missing":  # between the renames: plain readers fail, bucketkit names the remedy
+        with pytest.raises(FileNotFoundError):
+            read_plain(table)
+        with pytest.raises(UnfinishedCommitError, match=r"recover\(.*t'\)"):
+            read_bucketkit(table)
+    else:
+        want = as_counter(OLD) if state == "old" else new
+        assert read_plain(table) == want
+        assert read_bucketkit(table) == want
+
+    forward = state != "old"
+    assert [a.state for a in recover(str(table), dry_run=True)] == [f"would roll {'forward' if forward else 'back'}"]
+    assert [a.state for a in recover(str(table))] == [f"rolled {'forward' if forward else 'back'}"]
+    assert read_plain(table) == read_bucketkit(table) == (new if forward else as_counter(OLD))
+    assert read_spec(str(table)) == SPEC
+    settle()
+    prefix = TablePaths(str(table)).prefix
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(prefix)] == []
