@@ -21,6 +21,7 @@ __all__ = [
     "CommitError",
     "ConcurrentModificationError",
     "JavaNotFoundError",
+    "JoinMemoryError",
 ]
 
 
@@ -74,3 +75,8 @@ class ConcurrentModificationError(CommitError):
 
 class JavaNotFoundError(BucketkitError):
     """No Java 17+ runtime was found, so Spark cannot start."""
+
+
+class JoinMemoryError(BucketkitError):
+    """A bucket group cannot be joined within the join's memory budget (the message names the
+    budget, where it comes from, the group and the remedy)."""
