@@ -18,6 +18,7 @@ Two kernels:
 from __future__ import annotations
 
 import itertools
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -28,7 +29,7 @@ import pyarrow.dataset as ds
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
-from bucketkit.joinmemory import Budget, budget_error, row_width, task_budget, working_set
+from bucketkit.joinmemory import Budget, address_space_cap, budget_error, row_width, task_budget, working_set
 from bucketkit.joinplan import BucketGroup, FileRef, JoinPlan
 from bucketkit.joinread import SideRead, dnf_expression
 from bucketkit.joinspill import SpillStats, grace_join
@@ -233,10 +234,38 @@ def _shape_output(ex: JoinExec, left_column: Any, right_column: Any) -> pa.Table
     return pa.Table.from_arrays(arrays, schema=ex.schema)
 
 
+def _integer_key(ex: JoinExec) -> bool:
+    """Whether the join has the one integer-like key the numba kernel takes."""
+    if len(ex.left_keys) != 1:
+        return False
+    return _integer_type(ex.left.schema.field(ex.left_keys[0]).type)
+
+
+def _integer_type(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_date32(t)) and not pa.types.is_uint64(t)
+
+
+def _kernels() -> Any:
+    """The numba kernels module, or None under an address-space cap where it is not loaded yet.
+
+    numba's LLVM takes ~190 MiB of address space, a third of a 600 MiB
+    ``spark.executor.pyspark.memory``; there the join keeps that room for data and Acero joins
+    instead (measured as fast on grace-join parts: 3.0 vs 2.8 s for 5M x 5M rows). A library that
+    fails to load under the cap is a reason to use Acero too, not an error.
+    """
+    if "bucketkit._joinkernels" not in sys.modules and address_space_cap() is not None:
+        return None
+    try:
+        import bucketkit._joinkernels as kernels
+    except (ImportError, OSError, MemoryError):
+        return None
+    return kernels
+
+
 def _int64_keys(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     """``(keys as int64, valid)`` for an integer-like key column, else None."""
     t = column.type
-    if not (pa.types.is_integer(t) or pa.types.is_date32(t)) or pa.types.is_uint64(t):
+    if not _integer_type(t):
         return None
     if pa.types.is_date32(t):
         column = column.cast(pa.int32())
@@ -249,12 +278,11 @@ def _integer_key_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table
     """The numba fast path for one integer-like key pair (see :mod:`bucketkit._joinkernels`)."""
     if len(ex.left_keys) != 1:
         return None
+    kernels = _kernels()
     lk, rk = _int64_keys(left.column(ex.left_keys[0])), _int64_keys(right.column(ex.right_keys[0]))
-    if lk is None or rk is None:
+    if lk is None or rk is None or kernels is None:
         return None
-    from bucketkit._joinkernels import join_indices
-
-    li, ri = join_indices(lk[0], lk[1], rk[0], rk[1], ex.how)
+    li, ri = kernels.join_indices(lk[0], lk[1], rk[0], rk[1], ex.how)
 
     def take(table: pa.Table, idx: np.ndarray) -> pa.Table:
         missing = idx < 0
@@ -380,7 +408,10 @@ def execute_group(ex: JoinExec, group: BucketGroup, stats: MergeStats | SpillSta
     (:mod:`bucketkit.joinspill`). Running out of memory anyway raises
     :class:`~bucketkit.errors.JoinMemoryError` naming the budget and the group.
     """
-    budget = budget or task_budget(ex.memory)
+    if budget is None:
+        if _integer_key(ex):
+            _kernels()  # load numba (if it is to be used) before measuring what the worker has left
+        budget = task_budget(ex.memory)
     try:
         if ex.merge:
             tables: Iterator[pa.Table] = merge_join(group.left_files, group.right_files, ex,

@@ -31,7 +31,8 @@ if TYPE_CHECKING:
     from bucketkit.table import BucketedTable
 
 __all__ = ["Budget", "task_budget", "parse_size", "OPTION", "DEFAULT_BUDGET", "VARIABLE_WIDTH", "column_width",
-           "row_width", "footer_rows", "working_set", "budget_error", "partitions_for", "estimate_memory"]
+           "row_width", "footer_rows", "working_set", "budget_error", "partitions_for", "estimate_memory",
+           "address_space_cap"]
 
 OPTION = "spark.bucketkit.join.memory"
 DEFAULT_BUDGET = 1024 * 1024 * 1024
@@ -84,6 +85,11 @@ def _address_space() -> tuple[int | None, int]:
     except (OSError, StopIteration):
         vm = 0
     return soft, vm
+
+
+def address_space_cap() -> int | None:
+    """This process's address-space limit in bytes (Spark's cap of a Python worker), None if unlimited."""
+    return _address_space()[0]
 
 
 def task_budget(configured: int | None = None) -> Budget:

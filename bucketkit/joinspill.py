@@ -30,7 +30,7 @@ __all__ = ["grace_join", "partition_ids", "spill_directory", "MAX_LEVELS", "Spil
 #: Splits before giving up: each splits into at least 4 parts, so rows of different keys part
 #: ways unless one key value alone is larger than the budget.
 MAX_LEVELS = 4
-#: At most this many parts a split (two open spill files each).
+#: At most this many parts a split (two open spill files each; part ids must fit 8 bits).
 FANOUT = 128
 
 Join = Callable[[pa.Table, pa.Table], pa.Table]
@@ -100,7 +100,7 @@ class _Spill:
         self.bytes = [0] * parts
 
     def add(self, batch: pa.RecordBatch, ids: np.ndarray) -> None:
-        order = np.argsort(ids, kind="stable")
+        order = np.argsort(ids.astype(np.uint8), kind="stable")  # a radix sort on 8 bits
         counts = np.bincount(ids, minlength=len(self.paths))
         batch = batch.take(pa.array(order))
         offset = 0
