@@ -209,10 +209,11 @@ def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:
     rpos = {c: f"r{i}" for i, c in enumerate(right.column_names)}
     lt, rt = left.rename_columns(lnames), right.rename_columns(rnames)
     lk, rk = [lpos[k] for k in ex.left_keys], [rpos[k] for k in ex.right_keys]
+    threads = address_space_cap() is None  # under a cap every thread's stack and arena costs address space
     if left.num_rows < right.num_rows:
-        joined = rt.join(lt, rk, lk, join_type=_FLIPPED[ex.how], coalesce_keys=False, use_threads=True)
+        joined = rt.join(lt, rk, lk, join_type=_FLIPPED[ex.how], coalesce_keys=False, use_threads=threads)
     else:
-        joined = lt.join(rt, lk, rk, join_type=_ACERO[ex.how], coalesce_keys=False, use_threads=True)
+        joined = lt.join(rt, lk, rk, join_type=_ACERO[ex.how], coalesce_keys=False, use_threads=threads)
     return _shape_output(ex, lambda c: joined.column(lpos[c]), lambda c: joined.column(rpos[c]))
 
 

@@ -35,7 +35,7 @@ __all__ = ["Budget", "task_budget", "parse_size", "OPTION", "DEFAULT_BUDGET", "V
            "address_space_cap"]
 
 OPTION = "spark.bucketkit.join.memory"
-DEFAULT_BUDGET = 1024 * 1024 * 1024
+DEFAULT_BUDGET = 512 * 1024 * 1024
 #: Assumed bytes of one string/binary value (plus its 4-byte offset) when no footer says better.
 VARIABLE_WIDTH = 24
 #: Address space kept free under a cap: allocator slack, thread stacks, Arrow's output buffers.

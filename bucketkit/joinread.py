@@ -167,5 +167,11 @@ class SideRead:
 
 
 def _filter(batch: pa.RecordBatch, expr: Any) -> pa.RecordBatch:
-    table = pa.Table.from_batches([batch]).filter(expr)
+    """The rows of ``batch`` passing ``expr``, evaluated on this thread (Acero, ``use_threads=False``)."""
+    import pyarrow.acero as acero
+
+    plan = acero.Declaration.from_sequence([
+        acero.Declaration("table_source", acero.TableSourceNodeOptions(pa.Table.from_batches([batch]))),
+        acero.Declaration("filter", acero.FilterNodeOptions(expr))])
+    table = plan.to_table(use_threads=False)
     return table.combine_chunks().to_batches()[0] if table.num_rows else batch.slice(0, 0)

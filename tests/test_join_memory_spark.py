@@ -54,9 +54,10 @@ out = {}
 lt, _ = write_table(base + "/l", spread, cols, ["k"], 2)
 rt, _ = write_table(base + "/r", spread, cols, ["k"], 2)
 spark.conf.set("spark.bucketkit.join.memory", "4m")
-ours = bucketkit.join(spark, lt, rt, "k", "full").selectExpr("count(*)", "sum(k)", "sum(v)").collect()[0]
+agg = ("count(*)", "sum(k)", "sum(lv)", "sum(rv)")
+ours = bucketkit.join(spark, lt, rt, "k", "full").toDF("k", "lv", "rv").selectExpr(*agg).collect()[0]
 theirs = (spark.read.orc(base + "/l").join(spark.read.orc(base + "/r"), ["k"], "full")
-          .selectExpr("count(*)", "sum(k)", "sum(v)").collect()[0])
+          .toDF("k", "lv", "rv").selectExpr(*agg).collect()[0])
 out["spread"] = [list(ours), list(theirs)]
 ht, _ = write_table(base + "/h", hot, cols, ["k"], 2)
 try:
