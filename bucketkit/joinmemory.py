@@ -7,9 +7,9 @@ strings and binaries at :data:`VARIABLE_WIDTH` bytes a value unless a Parquet fo
 The budget of a join task (:func:`task_budget`) is the smallest of:
     * the bucketkit option ``spark.bucketkit.join.memory`` (a Spark size: ``512m``, ``2g``; no unit =
       MiB), else :data:`DEFAULT_BUDGET`;
-    * under a capped address space (Spark sets ``RLIMIT_AS`` of each Python worker to
-      ``spark.executor.pyspark.memory`` divided by the executor's cores), what the worker has left
-      below the cap, less a reserve for the allocator and threads.
+    * under a capped address space (Spark sets ``RLIMIT_AS`` of each Python worker, i.e. of each
+      concurrent task, from ``spark.executor.pyspark.memory``), what the worker has left below
+      the cap, less a reserve for the allocator and threads.
 """
 
 from __future__ import annotations

@@ -206,3 +206,21 @@ def test_budget_follows_an_address_space_cap():
     assert "spark.executor.pyspark.memory gives each Python worker 700 MiB" in source
     assert int(second) == 10 * 2 ** 20  # a configured budget below the cap is kept
     assert task_budget(None).bytes == 2 ** 29  # uncapped here: bucketkit's default
+
+
+def test_footers_that_undercount_switch_to_spilling_while_reading(tmp_path):
+    from dataclasses import replace
+
+    lrows, rrows = rows_of([i % 97 for i in range(900)], "l"), rows_of([i % 89 for i in range(700)], "r")
+    lt, lf = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 1)
+    rt, rf = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 1)
+    plan = plan_of(lt, lf, rt, rf, "k", "full")
+    lying = tuple(replace(g, left_files=tuple(replace(f, rows=1) for f in g.left_files),
+                          right_files=tuple(replace(f, rows=1) for f in g.right_files)) for g in plan.groups)
+    plan = replace(plan, groups=lying)
+    ex = build_exec(plan, batch_rows=64)
+    assert all(ex.working_set(g) < 20_000 for g in plan.groups)  # the estimate says: fits in memory
+    stats = SpillStats()
+    batches = [b for g in plan.groups for b in execute_group(ex, g, stats, Budget(20_000, "test budget"))]
+    assert stats.parts_joined >= 4  # reading found out, and the group was joined in parts
+    assert got(pa.Table.from_batches(batches, schema=ex.schema)) == expected(lrows, rrows, ["k"], ["k"], "full", ex)
