@@ -22,6 +22,7 @@ __all__ = [
     "ConcurrentModificationError",
     "UnfinishedCommitError",
     "JavaNotFoundError",
+    "JoinMemoryError",
 ]
 
 
@@ -80,3 +81,8 @@ class UnfinishedCommitError(CommitError):
 
 class JavaNotFoundError(BucketkitError):
     """No Java 17+ runtime was found, so Spark cannot start."""
+
+
+class JoinMemoryError(BucketkitError):
+    """A bucket group cannot be joined within the join's memory budget (the message names the
+    budget, where it comes from, the group and the remedy)."""

@@ -17,6 +17,8 @@ Two kernels:
 
 from __future__ import annotations
 
+import itertools
+import sys
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -24,79 +26,22 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.fs as pafs
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
+from bucketkit.joinmemory import Budget, address_space_cap, budget_error, row_width, task_budget, working_set
 from bucketkit.joinplan import BucketGroup, FileRef, JoinPlan
+from bucketkit.joinread import SideRead, dnf_expression
+from bucketkit.joinspill import SpillStats, grace_join
 
 __all__ = ["SideRead", "JoinExec", "build_exec", "execute_group", "hash_join", "merge_join", "MergeStats",
            "output_columns", "select_output", "dnf_expression"]
 
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # Acero's join type for each canonical type, and the type with the inputs swapped.
 _ACERO = {"inner": "inner", "left": "left outer", "right": "right outer", "full": "full outer",
           "left_semi": "left semi", "left_anti": "left anti"}
 _FLIPPED = {"inner": "inner", "left": "right outer", "right": "left outer", "full": "full outer",
             "left_semi": "right semi", "left_anti": "right anti"}
-
-
-@dataclass(frozen=True)
-class SideRead:
-    """What to read from one side's files.
-
-    Attributes:
-        filesystem: the side's pyarrow filesystem.
-        file_format: ``"orc"`` or ``"parquet"``.
-        schema: Arrow schema of the side's rows (data columns, then partition columns).
-        partition_types: Arrow type of each partition column, by name.
-        columns: the columns to read (output columns of this side plus its join keys).
-        filters: normalised DNF filters (:func:`bucketkit.pruning.normalize_filters`), applied
-            while reading, before the join (``()`` = none).
-    """
-
-    filesystem: pafs.FileSystem
-    file_format: str
-    schema: pa.Schema
-    partition_types: tuple[tuple[str, pa.DataType], ...]
-    columns: tuple[str, ...]
-    filters: tuple = ()
-
-    def expression(self) -> Any:
-        return dnf_expression(self.filters)
-
-    def dataset(self, files: Sequence[FileRef]) -> ds.Dataset:
-        """The non-empty files as one dataset; partition values become constant columns."""
-        files = [f for f in files if f.size > 0]
-        fmt = ds.OrcFileFormat() if self.file_format == "orc" else ds.ParquetFileFormat()
-        return ds.FileSystemDataset.from_paths(
-            [f.path for f in files], schema=self.schema, format=fmt, filesystem=self.filesystem,
-            partitions=[self._partition_expression(f) for f in files])
-
-    def _partition_expression(self, f: FileRef) -> Any:
-        values = dict(f.partition)
-        expr = pc.scalar(True)
-        for name, typ in self.partition_types:
-            raw = values.get(name)
-            if raw is None or raw == DEFAULT_PARTITION:
-                expr = expr & pc.field(name).is_null()
-            else:
-                expr = expr & (pc.field(name) == pa.scalar(raw).cast(typ))
-        return expr
-
-    def read(self, files: Sequence[FileRef]) -> pa.Table:
-        """Read the needed columns of these files, filters applied."""
-        return self.dataset(files).to_table(columns=list(self.columns), filter=self.expression())
-
-    def batches(self, f: FileRef, batch_rows: int) -> Iterator[pa.RecordBatch]:
-        """The rows of one file in file order, batch by batch (filters applied)."""
-        if f.size <= 0:
-            return iter(())
-        return self.dataset([f]).to_batches(columns=list(self.columns), filter=self.expression(),
-                                            batch_size=batch_rows, use_threads=False)
-
-    def empty(self) -> pa.Table:
-        return self.schema.empty_table().select(list(self.columns))
 
 
 @dataclass(frozen=True)
@@ -115,6 +60,10 @@ class JoinExec:
         merge: use the streaming merge join (sorted buckets) instead of one hash join.
         merge_key: the (left, right) key pair the buckets are sorted on.
         batch_rows: rows per batch read and emitted.
+        memory: the configured join memory budget in bytes (``spark.bucketkit.join.memory``;
+            None = bucketkit's default); a worker lowers it to what its address-space cap leaves
+            (:func:`bucketkit.joinmemory.task_budget`).
+        spill_dir: where parts of a group above the budget go (None = Spark's local dir or the temp dir).
     """
 
     how: str
@@ -128,43 +77,20 @@ class JoinExec:
     merge: bool = False
     merge_key: tuple[str, str] | None = None
     batch_rows: int = 65536
+    memory: int | None = None
+    spill_dir: str | None = None
 
+    def side_estimate(self, side: SideRead, files: Sequence[FileRef]) -> tuple[float, float]:
+        """``(rows, decoded bytes)`` of the columns read from these files, from footer row counts."""
+        width = row_width(side.schema, side.columns)
+        rows = sum(f.rows if f.rows >= 0 else 4 * f.size / max(1.0, width) for f in files if f.size > 0)
+        return rows, rows * width
 
-_COMPARE = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
-            ">=": "greater_equal"}
-
-
-def _term_expression(column: str, op: str, value: Any) -> Any:
-    field_ = pc.field(column)
-    if op == "is null":
-        return field_.is_null()
-    if op == "is not null":
-        return field_.is_valid()
-    if op in ("in", "not in"):
-        # SQL, not pyarrow's isin: a NULL row never passes, and NOT IN (.., NULL) is never true.
-        values = [v for v in value if v is not None]
-        hit = field_.isin(values) if values else pc.scalar(False)
-        if op == "in":
-            return hit & field_.is_valid()
-        return (~hit & field_.is_valid()) if len(values) == len(value) else pc.scalar(False)
-    return getattr(pc, _COMPARE[op])(field_, pc.scalar(value))
-
-
-def dnf_expression(dnf: Sequence[Sequence[tuple]]) -> Any:
-    """A pyarrow expression with SQL semantics for a normalised DNF (None when there is no filter).
-
-    Written out rather than taken from ``pyarrow.parquet.filters_to_expression``, which lacks the
-    null tests and lets NULL rows through ``not in`` (SQL drops them, and Spark's join must agree).
-    """
-    if not dnf:
-        return None
-    ors = None
-    for conj in dnf:
-        ands = pc.scalar(True)
-        for column, op, value in conj:
-            ands = ands & _term_expression(column, op, value)
-        ors = ands if ors is None else ors | ands
-    return ors
+    def working_set(self, group: BucketGroup) -> int:
+        """Estimated peak bytes of joining this group in memory (see :func:`bucketkit.joinmemory.working_set`)."""
+        lrows, lbytes = self.side_estimate(self.left, group.left_files)
+        rrows, rbytes = self.side_estimate(self.right, group.right_files)
+        return working_set(lbytes, rbytes, lrows, rrows)
 
 
 def output_columns(plan: JoinPlan, left_names: Sequence[str], right_names: Sequence[str]
@@ -224,7 +150,8 @@ def _schema_of(table: Any, files: Sequence[FileRef]) -> pa.Schema:
                                "to read them from; pass columns= to open_table")
 
 
-def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_rows: int = 65536) -> JoinExec:
+def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_rows: int = 65536,
+               memory: int | None = None, spill_dir: str | None = None) -> JoinExec:
     """The execution spec of a bucketed plan, reading only what ``columns`` needs.
 
     Args:
@@ -232,6 +159,8 @@ def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_ro
         columns: output columns to keep, in order: names (every output column of that name) or
             ``("left"|"right", name)``; None keeps all of Spark's output columns.
         batch_rows: rows per batch.
+        memory: the join memory budget per task in bytes (None = bucketkit's default).
+        spill_dir: the directory of spilled parts (None = Spark's local dir or the temp dir).
     """
     if not plan.bucketed:
         raise InvalidArgumentError(f"plan strategy is {plan.strategy!r}: only a bucketed plan runs per group")
@@ -250,7 +179,8 @@ def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_ro
         needed = dict.fromkeys([*keys, *(c for _, s, c in selected if s in sources)])
         spec = table.spec
         ptypes = tuple((n, arrow_type_of_hive(t)) for n, t in zip(spec.partitioned_by, spec.partition_types))
-        return SideRead(table.filesystem, spec.file_format, schema, ptypes, tuple(needed), tuple(dnf or ()))
+        return SideRead(table.filesystem, spec.file_format, schema, ptypes, tuple(needed), tuple(dnf or ()),
+                        str(table))
 
     output = tuple((s, c) for _, s, c in selected)
     merge_key = None
@@ -260,7 +190,8 @@ def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_ro
     return JoinExec(plan.how, plan.left_keys, plan.right_keys,
                     side(plan.left, lschema, plan.left_keys, ("left", "coalesce"), plan.left_residual),
                     side(plan.right, rschema, plan.right_keys, ("right",), plan.right_residual),
-                    output, pa.schema(fields), tuple(n for n, _, _ in selected), plan.merge, merge_key, batch_rows)
+                    output, pa.schema(fields), tuple(n for n, _, _ in selected), plan.merge, merge_key, batch_rows,
+                    memory, spill_dir)
 
 
 def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:
@@ -278,10 +209,11 @@ def hash_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table:
     rpos = {c: f"r{i}" for i, c in enumerate(right.column_names)}
     lt, rt = left.rename_columns(lnames), right.rename_columns(rnames)
     lk, rk = [lpos[k] for k in ex.left_keys], [rpos[k] for k in ex.right_keys]
+    threads = address_space_cap() is None  # under a cap every thread's stack and arena costs address space
     if left.num_rows < right.num_rows:
-        joined = rt.join(lt, rk, lk, join_type=_FLIPPED[ex.how], coalesce_keys=False, use_threads=True)
+        joined = rt.join(lt, rk, lk, join_type=_FLIPPED[ex.how], coalesce_keys=False, use_threads=threads)
     else:
-        joined = lt.join(rt, lk, rk, join_type=_ACERO[ex.how], coalesce_keys=False, use_threads=True)
+        joined = lt.join(rt, lk, rk, join_type=_ACERO[ex.how], coalesce_keys=False, use_threads=threads)
     return _shape_output(ex, lambda c: joined.column(lpos[c]), lambda c: joined.column(rpos[c]))
 
 
@@ -303,10 +235,38 @@ def _shape_output(ex: JoinExec, left_column: Any, right_column: Any) -> pa.Table
     return pa.Table.from_arrays(arrays, schema=ex.schema)
 
 
+def _integer_key(ex: JoinExec) -> bool:
+    """Whether the join has the one integer-like key the numba kernel takes."""
+    if len(ex.left_keys) != 1:
+        return False
+    return _integer_type(ex.left.schema.field(ex.left_keys[0]).type)
+
+
+def _integer_type(t: pa.DataType) -> bool:
+    return (pa.types.is_integer(t) or pa.types.is_date32(t)) and not pa.types.is_uint64(t)
+
+
+def _kernels() -> Any:
+    """The numba kernels module, or None under an address-space cap where it is not loaded yet.
+
+    numba's LLVM takes ~190 MiB of address space, a third of a 600 MiB
+    ``spark.executor.pyspark.memory``; there the join keeps that room for data and Acero joins
+    instead (measured as fast on grace-join parts: 3.0 vs 2.8 s for 5M x 5M rows). A library that
+    fails to load under the cap is a reason to use Acero too, not an error.
+    """
+    if "bucketkit._joinkernels" not in sys.modules and address_space_cap() is not None:
+        return None
+    try:
+        import bucketkit._joinkernels as kernels
+    except (ImportError, OSError, MemoryError):
+        return None
+    return kernels
+
+
 def _int64_keys(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     """``(keys as int64, valid)`` for an integer-like key column, else None."""
     t = column.type
-    if not (pa.types.is_integer(t) or pa.types.is_date32(t)) or pa.types.is_uint64(t):
+    if not _integer_type(t):
         return None
     if pa.types.is_date32(t):
         column = column.cast(pa.int32())
@@ -319,12 +279,11 @@ def _integer_key_join(left: pa.Table, right: pa.Table, ex: JoinExec) -> pa.Table
     """The numba fast path for one integer-like key pair (see :mod:`bucketkit._joinkernels`)."""
     if len(ex.left_keys) != 1:
         return None
+    kernels = _kernels()
     lk, rk = _int64_keys(left.column(ex.left_keys[0])), _int64_keys(right.column(ex.right_keys[0]))
-    if lk is None or rk is None:
+    if lk is None or rk is None or kernels is None:
         return None
-    from bucketkit._joinkernels import join_indices
-
-    li, ri = join_indices(lk[0], lk[1], rk[0], rk[1], ex.how)
+    li, ri = kernels.join_indices(lk[0], lk[1], rk[0], rk[1], ex.how)
 
     def take(table: pa.Table, idx: np.ndarray) -> pa.Table:
         missing = idx < 0
@@ -434,13 +393,73 @@ def merge_join(left_files: Sequence[FileRef], right_files: Sequence[FileRef], ex
             return
 
 
-def execute_group(ex: JoinExec, group: BucketGroup, stats: MergeStats | None = None) -> Iterator[pa.RecordBatch]:
-    """Join one bucket group; yields record batches of ``ex.schema``."""
-    if ex.merge:
-        tables: Iterator[pa.Table] = merge_join(group.left_files, group.right_files, ex, stats)
-    else:
-        left = ex.left.read(group.left_files) if any(f.size for f in group.left_files) else ex.left.empty()
-        right = ex.right.read(group.right_files) if any(f.size for f in group.right_files) else ex.right.empty()
-        tables = iter([hash_join(left, right, ex)])
-    for table in tables:
-        yield from table.to_batches(max_chunksize=ex.batch_rows)
+def describe_group(ex: JoinExec, group: BucketGroup) -> str:
+    """The group in words, for errors: its id, buckets and tables."""
+    return (f"bucket group {group.group_id} (left buckets {list(group.left_buckets)} of {ex.left.table or 'left'}, "
+            f"right buckets {list(group.right_buckets)} of {ex.right.table or 'right'})")
+
+
+def execute_group(ex: JoinExec, group: BucketGroup, stats: MergeStats | SpillStats | None = None,
+                  budget: Budget | None = None) -> Iterator[pa.RecordBatch]:
+    """Join one bucket group; yields record batches of ``ex.schema``.
+
+    Sorted buckets stream through the merge join. Otherwise a group whose estimated working set
+    fits the budget is read whole and joined in memory (the numba kernel for one integer key);
+    a larger one, or one found larger while reading, goes through the grace hash join
+    (:mod:`bucketkit.joinspill`). Running out of memory anyway raises
+    :class:`~bucketkit.errors.JoinMemoryError` naming the budget and the group.
+    """
+    if budget is None:
+        if _integer_key(ex):
+            _kernels()  # load numba (if it is to be used) before measuring what the worker has left
+        budget = task_budget(ex.memory)
+    try:
+        if ex.merge:
+            tables: Iterator[pa.Table] = merge_join(group.left_files, group.right_files, ex,
+                                                    stats if isinstance(stats, MergeStats) else None)
+        else:
+            tables = _hash_group(ex, group, budget, stats if isinstance(stats, SpillStats) else None)
+        for table in tables:
+            yield from table.to_batches(max_chunksize=ex.batch_rows)
+    except MemoryError as exc:  # pyarrow's ArrowMemoryError too: the estimate was short
+        raise budget_error(describe_group(ex, group), ex.working_set(group), budget,
+                           f"{type(exc).__name__}: {exc}") from exc
+
+
+def _hash_group(ex: JoinExec, group: BucketGroup, budget: Budget, stats: SpillStats | None) -> Iterator[pa.Table]:
+    """The group in memory when it fits, else by the grace hash join (also when reading shows it does not fit)."""
+    streams = [ex.left.stream(group.left_files, ex.batch_rows), ex.right.stream(group.right_files, ex.batch_rows)]
+    needed = ex.working_set(group)
+    read: list[list[pa.RecordBatch]] = [[], []]
+    if needed <= budget.bytes:
+        complete, seen = _read_within(streams, read, budget.bytes)
+        if complete:
+            left = pa.Table.from_batches(read[0], schema=ex.left.read_schema)
+            right = pa.Table.from_batches(read[1], schema=ex.right.read_schema)
+            del read
+            yield hash_join(left, right, ex)
+            return
+        needed = max(needed, 2 * seen)  # the footers undercounted: assume at least as much again is unread
+    left_in, right_in = (itertools.chain(r, s) for r, s in zip(read, streams))
+    yield from grace_join(lambda lt, rt: hash_join(lt, rt, ex), left_in, right_in,
+                          (ex.left.read_schema, ex.right.read_schema), (ex.left_keys, ex.right_keys),
+                          budget=budget, needed=needed, what=describe_group(ex, group), directory=ex.spill_dir,
+                          stats=stats)
+
+
+def _read_within(streams: Sequence[Iterator[pa.RecordBatch]], read: list[list[pa.RecordBatch]], limit: int
+                 ) -> tuple[bool, int]:
+    """Read both sides into ``read`` until done (True) or their working set passes ``limit`` (False).
+
+    Returns the flag and the working set of what was read.
+    """
+    rows, nbytes = [0, 0], [0, 0]
+    for i, stream in enumerate(streams):
+        for batch in stream:
+            read[i].append(batch)
+            rows[i] += batch.num_rows
+            nbytes[i] += batch.nbytes
+            seen = working_set(nbytes[0], nbytes[1], rows[0], rows[1])
+            if seen > limit:
+                return False, seen
+    return True, working_set(nbytes[0], nbytes[1], rows[0], rows[1])

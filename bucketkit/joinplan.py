@@ -83,12 +83,14 @@ class FileRef:
         size: bytes (0 = an empty bucket file, never opened).
         bucket: the bucket id the file belongs to.
         partition: the partition values of its directory, ``(name, raw string)`` pairs.
+        rows: the row count in the file's footer (-1 = not read, or unreadable).
     """
 
     path: str
     size: int
     bucket: int
     partition: tuple[tuple[str, str], ...] = ()
+    rows: int = -1
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,8 @@ class BucketGroup:
         left_files: the left's files, across its selected partitions.
         right_files: the right's files.
         build_side: ``"left"`` or ``"right"``: the smaller side, held in the hash table.
+        left_memory, right_memory: estimated decoded (in-memory Arrow) bytes of each side's rows,
+            all columns (:func:`estimate_memory`; 0 = not estimated).
     """
 
     group_id: int
@@ -110,6 +114,14 @@ class BucketGroup:
     left_files: tuple[FileRef, ...]
     right_files: tuple[FileRef, ...]
     build_side: str = "right"
+    left_memory: int = 0
+    right_memory: int = 0
+
+    @property
+    def memory(self) -> int:
+        """Estimated decoded bytes of both sides (what a hash join of the group holds, before its own
+        structures: see :func:`bucketkit.joinmemory.working_set`)."""
+        return self.left_memory + self.right_memory
 
     @property
     def left_bytes(self) -> int:
@@ -240,6 +252,11 @@ class JoinPlan:
         return sum(g.right_bytes for g in self.groups)
 
     @property
+    def memory(self) -> int:
+        """Estimated decoded bytes of all groups (see :attr:`BucketGroup.memory`)."""
+        return sum(g.memory for g in self.groups)
+
+    @property
     def skew(self) -> float:
         """Largest group's bytes over the mean group's (1.0 = perfectly even)."""
         sizes = [g.bytes for g in self.groups]
@@ -259,9 +276,11 @@ class JoinPlan:
             "left_pruning": self.left_pruning, "right_pruning": self.right_pruning,
             "merge": self.merge, "merge_reason": self.merge_reason,
             "totals": {"groups": len(self.groups), "left_files": self.left_files, "right_files": self.right_files,
-                       "left_bytes": self.left_bytes, "right_bytes": self.right_bytes, "skew": round(self.skew, 3)},
+                       "left_bytes": self.left_bytes, "right_bytes": self.right_bytes, "skew": round(self.skew, 3),
+                       "memory_estimate": self.memory},
             "groups": [{"group": g.group_id, "left_buckets": list(g.left_buckets),
                         "right_buckets": list(g.right_buckets), "build_side": g.build_side,
+                        "memory_estimate": g.memory,
                         "left_files": [[f.path, f.size] for f in g.left_files],
                         "right_files": [[f.path, f.size] for f in g.right_files]} for g in self.groups],
         }
@@ -286,12 +305,15 @@ class JoinPlan:
             lines.append(f"  groups: {len(self.groups)}, left {self.left_files} files / {format_bytes(self.left_bytes)}, "
                          f"right {self.right_files} files / {format_bytes(self.right_bytes)}, skew {self.skew:.2f}x "
                          "(largest group / mean)")
+            lines.append(f"  memory: about {format_bytes(self.memory)} decoded in Arrow, largest group "
+                         f"{format_bytes(max((g.memory for g in self.groups), default=0))} (estimated from footer row "
+                         "counts x column widths; a group above the join budget is joined in parts spilled to disk)")
             lines.append(f"  kernel: {'streaming merge join' if self.merge else 'hash join'} ({self.merge_reason})")
             for g in self.groups[:max_groups]:
                 lines.append(f"    group {g.group_id}: left buckets {list(g.left_buckets)} "
                              f"({len(g.left_files)} files, {format_bytes(g.left_bytes)}) x right buckets "
                              f"{list(g.right_buckets)} ({len(g.right_files)} files, {format_bytes(g.right_bytes)}), "
-                             f"build {g.build_side}")
+                             f"~{format_bytes(g.memory)} in memory, build {g.build_side}")
             if len(self.groups) > max_groups:
                 lines.append(f"    ... {len(self.groups) - max_groups} more groups")
         return "\n".join(lines)
@@ -469,7 +491,9 @@ def plan_join_files(
                   for side, t, sf in (("left", lt, lside), ("right", rt, rside)) if sf.unbucketed), None)
     if doubt is not None:
         return JoinPlan("shuffle", doubt, **common)
-    groups = pair_buckets(lside, rside, how)
+    from bucketkit.joinmemory import estimate_memory
+
+    groups = estimate_memory(pair_buckets(lside, rside, how), lt, rt, lschema, rschema)
     merge, merge_reason = _merge_choice(lt, rt, lkeys, rkeys, lschema)
     n, m = lt.spec.bucket_count, rt.spec.bucket_count
     ratio = "" if n == m else f"; {min(n, m)} groups: bucket i of the {min(n, m)}-bucket side pairs with " \

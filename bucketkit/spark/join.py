@@ -20,7 +20,7 @@ from bucketkit.joinexec import build_exec, output_columns, select_output
 from bucketkit.joinplan import JoinPlan, plan_join
 from bucketkit.table import BucketedTable, open_table
 
-__all__ = ["join", "resolve_table", "plan_spark_join"]
+__all__ = ["join", "resolve_table", "plan_spark_join", "join_memory"]
 
 # Spark's name of each canonical join type.
 def resolve_table(spark: Any, table: Any) -> BucketedTable:
@@ -34,6 +34,18 @@ def resolve_table(spark: Any, table: Any) -> BucketedTable:
     from bucketkit.spark.catalog import load_table
 
     return load_table(spark, table)
+
+
+def join_memory(spark: Any) -> int | None:
+    """The ``spark.bucketkit.join.memory`` option in bytes (None when unset).
+
+    Raises:
+        InvalidArgumentError: the option is not a size like ``512m``.
+    """
+    from bucketkit.joinmemory import OPTION, parse_size
+
+    value = spark.conf.get(OPTION, None)
+    return parse_size(value) if value not in (None, "") else None
 
 
 def _is_spark_filter(filters: Any) -> bool:
@@ -95,7 +107,7 @@ def join(
     if plan.bucketed:
         from bucketkit.spark.jointasks import read_groups
 
-        ex = build_exec(plan, columns)
+        ex = build_exec(plan, columns, memory=join_memory(spark))
         df = read_groups(spark, ex, plan.groups)
         if list(ex.names) != df.columns:
             df = df.toDF(*ex.names)

@@ -1,0 +1,85 @@
+"""bucketkit.join above its memory budget, in Spark: the spilling path against Spark's join, and
+a join that cannot fit fails (never hangs) under a capped ``spark.executor.pyspark.memory``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import bucketkit
+from bucketkit.joinplan import JOIN_TYPES
+
+from joinutil import write_table
+from test_join_spark import as_df, assert_same, rows_of
+
+COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
+TESTS = os.path.dirname(os.path.abspath(__file__))
+
+
+def test_join_above_the_budget_option_equals_sparks_join(spark, tmp_path):
+    lrows = rows_of([i % 700 for i in range(3000)] + [None] * 4, "l")
+    rrows = rows_of([i % 900 for i in range(0, 2700, 2)] + [None] * 2, "r")
+    lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 2)
+    rt, _ = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4)
+    spark.conf.set("spark.bucketkit.join.memory", "32k")  # the groups need ~200 KiB each: many parts
+    try:
+        for how in JOIN_TYPES:
+            ours = bucketkit.join(spark, lt, rt, "k", how)
+            assert max(g.memory for g in ours.bucketkit_plan.groups) > 32 * 1024
+            assert_same(ours, as_df(spark, lrows).join(as_df(spark, rrows), ["k"], how))
+    finally:
+        spark.conf.unset("spark.bucketkit.join.memory")
+
+
+_CAPPED = r"""
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from joinutil import write_table
+import bucketkit
+from bucketkit.spark.session import get_session
+
+base = sys.argv[1]
+cols = {"k": "bigint", "v": "double"}
+n = 400_000
+spread = {"k": [i % 50_000 for i in range(n)], "v": [float(i) for i in range(n)]}
+hot = {"k": [7] * n, "v": [float(i) for i in range(n)]}
+spark = get_session("capped", warehouse=base + "/wh", shuffle_partitions=2,
+                    conf={"spark.executor.pyspark.memory": "600m", "spark.task.maxFailures": "1"})
+out = {}
+lt, _ = write_table(base + "/l", spread, cols, ["k"], 2)
+rt, _ = write_table(base + "/r", spread, cols, ["k"], 2)
+spark.conf.set("spark.bucketkit.join.memory", "4m")
+agg = ("count(*)", "sum(k)", "sum(lv)", "sum(rv)")
+ours = bucketkit.join(spark, lt, rt, "k", "full").toDF("k", "lv", "rv").selectExpr(*agg).collect()[0]
+theirs = (spark.read.orc(base + "/l").join(spark.read.orc(base + "/r"), ["k"], "full")
+          .toDF("k", "lv", "rv").selectExpr(*agg).collect()[0])
+out["spread"] = [list(ours), list(theirs)]
+ht, _ = write_table(base + "/h", hot, cols, ["k"], 2)
+try:
+    bucketkit.join(spark, ht, ht, "k").selectExpr("count(*)").collect()
+    out["hot"] = "no error"
+except Exception as exc:
+    out["hot"] = str(exc)
+print("RESULT " + json.dumps(out))
+spark.stop()
+"""
+
+
+@pytest.mark.spark
+def test_capped_workers_spill_or_fail_never_hang(tmp_path):
+    script = tmp_path / "capped.py"
+    script.write_text(_CAPPED)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path), TESTS], capture_output=True, text=True,
+                          timeout=420, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    out = json.loads(lines[-1][len("RESULT "):])
+    ours, theirs = out["spread"]
+    assert ours == theirs and ours[0] == 400_000 * 8  # 8 rows a side per key: 64 pairs per key
+    assert "JoinMemoryError" in out["hot"] and "bucket group" in out["hot"]
+    assert "spark.bucketkit.join.memory=4.0 MiB" in out["hot"] and "Remedy" in out["hot"]
