@@ -28,8 +28,8 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import pyarrow.fs as pafs
 
 from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
-from bucketkit.errors import CorruptTableError, InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import resolve_filesystem
+from bucketkit.errors import CorruptTableError, InvalidArgumentError
+from bucketkit.metadata import check_table_dir, resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
 
@@ -396,10 +396,7 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
         raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected a positive integer")
     fs, root = resolve_filesystem(path, filesystem)
     root = root.rstrip("/") or "/"
-    info = fs.get_file_info(root)
-    if info.type != pafs.FileType.Directory:
-        what = "is a file" if info.type == pafs.FileType.File else "does not exist"
-        raise TableNotFoundError(f"{path}: {what}; expected a table directory")
+    check_table_dir(path, fs, root)
     staging: set[str] = set()
     keys = None if partitioned_by is None else [str(k) for k in partitioned_by]
 
