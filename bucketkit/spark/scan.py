@@ -141,17 +141,17 @@ def sql_to_dnf(spark: Any, predicate: str) -> tuple:
     return _to_dnf(tree)
 
 
-def _split_filters(spark: Any, filters: Any) -> tuple[tuple, list[Any]]:
+def _split_filters(spark: Any, filters: Any, spec: Any) -> tuple[tuple, list[Any]]:
     """(DNF pruning may use, predicates Spark must apply besides the DNF)."""
     from pyspark.sql import Column
 
     if filters is None:
         return (), []
     if isinstance(filters, str):
-        return sql_to_dnf(spark, filters), [filters]
+        return _spark_folds(sql_to_dnf(spark, filters), spec), [filters]
     if isinstance(filters, Column):
         return TRUE, [filters]  # not inspected: applied by Spark only
-    return normalize_filters(filters), []
+    return _spark_folds(normalize_filters(filters), spec), []
 
 
 # -- DNF -> Spark Column ------------------------------------------------------------------------------
@@ -344,8 +344,7 @@ def scan_plan(spark: Any, path: str | None = None, *, table: Any = None, filters
     Arguments as for :func:`scan`; returns a :class:`bucketkit.pruning.ScanPlan` (print ``.explain()``).
     """
     bt = _resolve_table(spark, path, table, {**spec_options, "columns": table_columns})
-    dnf, _ = _split_filters(spark, filters)
-    dnf = _spark_folds(dnf, bt.spec)
+    dnf, _ = _split_filters(spark, filters, bt.spec)
     return plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
 
 
@@ -383,8 +382,7 @@ def scan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any
                    bucket_types=bucket_types, partitioned_by=partitioned_by, partition_types=partition_types,
                    columns=table_columns, file_format=file_format, filesystem=filesystem)
     bt = _resolve_table(spark, path, table, options)
-    dnf, predicates = _split_filters(spark, filters)
-    dnf = _spark_folds(dnf, bt.spec)
+    dnf, predicates = _split_filters(spark, filters, bt.spec)
     plan = plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
     return read_plan(spark, plan, predicates)
 
