@@ -1,13 +1,16 @@
 """bucketkit: Hive/Trino-compatible bucketed tables and shuffle-free bucket joins for PySpark.
 
 The core (naming, hashing, layout, metadata, pruning, join planning) is pure Python + pyarrow;
-only ``bucketkit.spark`` imports pyspark. Public names are imported lazily so that
-``import bucketkit`` stays cheap and needs no JVM.
+only ``bucketkit.spark`` imports pyspark. Public names and submodules (``bucketkit.naming``,
+``bucketkit.spark.catalog``) are imported lazily on first use, so that ``import bucketkit`` stays
+cheap and needs no JVM.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import pkgutil
 from typing import Any
 
 from bucketkit.errors import *  # noqa: F401,F403  (the one exception hierarchy)
@@ -43,14 +46,25 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, *_error_names])
 
 
+def _submodule(package: str, name: str) -> Any:
+    """``package.name`` imported on first use (``bucketkit.naming`` after a bare ``import bucketkit``)."""
+    if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is None:
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    return importlib.import_module(f"{package}.{name}")
+
+
+def _submodule_names(path: Any) -> list[str]:
+    return [m.name for m in pkgutil.iter_modules(path)]
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'bucketkit' has no attribute {name!r}")
+        return _submodule(__name__, name)
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_EXPORTS) | set(_submodule_names(__path__)))

@@ -128,10 +128,11 @@ def _partition_filter(pairs: Sequence[str]):
 def _resolve(args: argparse.Namespace, full: bool):
     """``(BucketedTable or None, bucket_count, partitioned_by, source)`` from metadata or flags."""
     from bucketkit.errors import TableNotFoundError
-    from bucketkit.metadata import read_spec, resolve_filesystem
+    from bucketkit.metadata import check_table_dir, read_spec, resolve_filesystem
     from bucketkit.table import open_table
 
     fs, root = resolve_filesystem(args.path)
+    check_table_dir(args.path, fs, root)  # a file or missing path is not "a table without metadata"
     partitioned_by = _split_types(args.partitioned_by)
     try:
         spec = read_spec(root, fs)

@@ -238,6 +238,7 @@ def read_spec(path: str, filesystem: pafs.FileSystem | None = None) -> TableSpec
         TableNotFoundError: there is no metadata file (not a bucketkit table; pass the spec).
     """
     fs, root = resolve_filesystem(path, filesystem)
+    check_table_dir(path, fs, root)
     target = posixpath.join(root, METADATA_FILE)
     try:
         with fs.open_input_stream(target) as f:
@@ -250,10 +251,32 @@ def read_spec(path: str, filesystem: pafs.FileSystem | None = None) -> TableSpec
         raise TableNotFoundError(
             f"{path}: no {METADATA_FILE} (not written by bucketkit); pass bucketed_by, bucket_count "
             f"and bucketing_version for a foreign table") from None
+    except OSError as exc:  # permission denied, a non-file at the metadata's name
+        raise TableNotFoundError(f"{target}: cannot be read ({exc}); expected a readable metadata file") from None
     try:
         return TableSpec.from_json(text)
     except (ValueError, KeyError, TypeError) as exc:
         raise InvalidArgumentError(f"{target}: invalid bucketkit metadata: {exc}") from None
+
+
+def check_table_dir(path: Any, fs: pafs.FileSystem, root: str) -> None:
+    """Raise :class:`TableNotFoundError` naming ``path`` unless it is a directory bucketkit can reach.
+
+    Callers get one bucketkit error for a missing path, a file, or an unreadable parent instead of
+    the OS's FileNotFoundError / NotADirectoryError / PermissionError.
+    """
+    try:
+        info = fs.get_file_info(root.rstrip("/") or "/")
+    except OSError as exc:
+        raise TableNotFoundError(f"{path}: cannot be read ({exc}); expected a readable table directory") from None
+    if info.type == pafs.FileType.NotFound:
+        from bucketkit.versions import wait_for_switch
+
+        if wait_for_switch(fs, root, path):  # a commit was between the two renames of its switch
+            return check_table_dir(path, fs, root)
+    if info.type != pafs.FileType.Directory:
+        what = "is a file" if info.type == pafs.FileType.File else "does not exist"
+        raise TableNotFoundError(f"{path}: {what}; expected a table directory")
 
 
 def write_spec(path: str, spec: TableSpec, filesystem: pafs.FileSystem | None = None) -> None:

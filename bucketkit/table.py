@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import TableSpec, read_spec, resolve_filesystem
+from bucketkit.metadata import TableSpec, check_table_dir, read_spec, resolve_filesystem
 
 __all__ = ["BucketedTable", "open_table"]
 
@@ -76,6 +76,7 @@ def open_table(
     if isinstance(path, BucketedTable):
         return path
     fs, root = resolve_filesystem(path, filesystem)
+    check_table_dir(path, fs, root)  # a file or missing path is not "a table without metadata"
     given = {k: v for k, v in dict(bucketed_by=bucketed_by, bucket_count=bucket_count,
                                     bucketing_version=bucketing_version, hash_family=hash_family).items()
              if v is not None}

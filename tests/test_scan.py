@@ -283,3 +283,12 @@ def test_random_tables_random_lookups(spark, tmp_path_factory, case, data):
     expected = full_read(spark, root, spec).where(sql)
     got = scan(spark, root, filters=sql)
     assert sorted_rows(got) == sorted_rows(expected), sql
+
+
+@pytest.mark.parametrize("op", ["in", "not in"])
+def test_in_lists_holding_null_read_like_spark_sql(spark, arrow_tables, op):
+    # Found by the property above: Spark's ORC reader fails on a pushed IN filter with a NULL literal.
+    root = arrow_tables["v2"]
+    got = scan(spark, root, filters=[("k", op, [None, -7, 3])])
+    expected = full_read(spark, root, read_spec(root)).where(f"k {op.upper()} (NULL, -7, 3)")
+    assert sorted_rows(got) == sorted_rows(expected)

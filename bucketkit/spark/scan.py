@@ -29,6 +29,8 @@ _MIRROR = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<", "in": "not in", "not in": "in",
            "is null": "is not null", "is not null": "is null"}
 TRUE: tuple = ((),)  # a DNF that constrains nothing
+_DECIMAL_MAX = 10 ** 38 - 1  # the widest Spark literal, decimal(38,0)
+_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 
 
 # -- SQL predicate -> DNF -----------------------------------------------------------------------------
@@ -140,17 +142,17 @@ def sql_to_dnf(spark: Any, predicate: str) -> tuple:
     return _to_dnf(tree)
 
 
-def _split_filters(spark: Any, filters: Any) -> tuple[tuple, list[Any]]:
+def _split_filters(spark: Any, filters: Any, spec: Any) -> tuple[tuple, list[Any]]:
     """(DNF pruning may use, predicates Spark must apply besides the DNF)."""
     from pyspark.sql import Column
 
     if filters is None:
         return (), []
     if isinstance(filters, str):
-        return sql_to_dnf(spark, filters), [filters]
+        return _spark_folds(sql_to_dnf(spark, filters), spec), [filters]
     if isinstance(filters, Column):
         return TRUE, [filters]  # not inspected: applied by Spark only
-    return normalize_filters(filters), []
+    return _spark_folds(normalize_filters(filters), spec), []
 
 
 # -- DNF -> Spark Column ------------------------------------------------------------------------------
@@ -168,9 +170,14 @@ def dnf_to_column(dnf: tuple) -> Any:
         if op == "is not null":
             return col.isNotNull()
         if op in ("in", "not in"):
-            expr = col.isin([F.lit(x) for x in v]) if v else F.lit(False)
+            rest = [F.lit(_lit_value(x)) for x in v if x is not None]
+            expr = col.isin(rest) if rest else F.lit(False)
+            if len(rest) < len(v):
+                # A NULL member makes a non-match NULL, never false. Spark's ORC reader fails (NPE) on an
+                # IN filter holding a NULL literal, so the NULL is expressed with WHEN instead.
+                return F.when(expr, op == "in")
             return ~expr if op == "not in" else expr
-        lit = F.lit(v)
+        lit = F.lit(_lit_value(v))
         return {"=": col == lit, "!=": col != lit, "<": col < lit, "<=": col <= lit, ">": col > lit,
                 ">=": col >= lit}[op]
 
@@ -180,14 +187,66 @@ def dnf_to_column(dnf: tuple) -> Any:
     return reduce(lambda a, b: a | b, conjs)
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _lit_value(v: Any) -> Any:
+    """``v`` as ``F.lit`` should get it: an int past the long range is a decimal, as in Spark SQL."""
+    return decimal.Decimal(v) if _is_int(v) and not -2 ** 63 <= v < 2 ** 63 else v
+
+
+def _fit_literals(dnf: tuple, types: dict[str, str]) -> tuple:
+    """The DNF with int literals wider than Spark's widest literal (decimal(38,0)) made expressible.
+
+    Against an integral column such a literal compares like the widest decimal of its sign, since
+    every value of the column lies between the two; against another column there is no exact
+    rewrite, and Spark SQL itself rejects the literal.
+    """
+    def fit(c: str, v: Any) -> Any:
+        if not _is_int(v) or abs(v) <= _DECIMAL_MAX:
+            return v
+        if types.get(c.lower()) in _INTEGRAL:
+            return _DECIMAL_MAX if v > 0 else -_DECIMAL_MAX
+        raise InvalidArgumentError(f"filter on {c!r}: literal {v} has {len(str(abs(v)))} digits; Spark literals "
+                                   f"have at most 38 (decimal(38,0)), expected a smaller value for a "
+                                   f"{types.get(c.lower(), 'non-integral')} column")
+
+    return tuple(tuple((c, op, tuple(fit(c, x) for x in v) if op in ("in", "not in") else fit(c, v))
+                       for c, op, v in conj) for conj in dnf)
+
+
+def _column_types(spec: Any) -> dict[str, str]:
+    """Lower-cased column name -> base type name (``int``, ``decimal``...), partition columns too."""
+    pairs = list(spec.columns) + list(zip(spec.partitioned_by, spec.partition_types))
+    return {n.lower(): t.split("(")[0].strip().lower() for n, t in pairs}
+
+
+def _spark_folds(dnf: tuple, spec: Any) -> tuple:
+    """The DNF without the terms Spark's analyzer replaces by TRUE.
+
+    Spark rewrites ``int_col > d`` for a decimal literal ``d`` below the long range (and ``<`` past
+    its top, with ``>=``/``<=`` alike) to the literal TRUE, so such a term keeps every row, NULLs
+    included (Spark's DecimalPrecision rule). Pruning must agree, or it would drop the NULL partition.
+    """
+    types = _column_types(spec)
+
+    def spark_true(c: str, op: str, v: Any) -> bool:
+        if types.get(c.lower()) not in _INTEGRAL or not isinstance(v, (int, decimal.Decimal)) or isinstance(v, bool):
+            return False
+        return (op in (">", ">=") and v < -2 ** 63) or (op in ("<", "<=") and v > 2 ** 63 - 1)
+
+    return tuple(tuple(t for t in conj if not spark_true(*t)) for conj in dnf)
+
+
 def _sql_literal(v: Any) -> str | None:
     """Spark SQL text of a literal with the type ``F.lit(v)`` would give it, or None if unsure."""
     if v is None:
         return "NULL"
     if isinstance(v, bool):
         return "TRUE" if v else "FALSE"
-    if isinstance(v, int):
-        return str(v) if -2 ** 63 <= v < 2 ** 63 else None
+    if isinstance(v, int):  # past the long range Spark parses it as a decimal, like _lit_value
+        return str(v) if abs(v) <= _DECIMAL_MAX else None
     if isinstance(v, float):
         if v != v or v in (float("inf"), float("-inf")):
             return f"CAST('{'NaN' if v != v else 'Infinity' if v > 0 else '-Infinity'}' AS DOUBLE)"
@@ -291,7 +350,7 @@ def scan_plan(spark: Any, path: str | None = None, *, table: Any = None, filters
     Arguments as for :func:`scan`; returns a :class:`bucketkit.pruning.ScanPlan` (print ``.explain()``).
     """
     bt = _resolve_table(spark, path, table, {**spec_options, "columns": table_columns})
-    dnf, _ = _split_filters(spark, filters)
+    dnf, _ = _split_filters(spark, filters, bt.spec)
     return plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
 
 
@@ -331,7 +390,7 @@ def scan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any
                    bucket_types=bucket_types, partitioned_by=partitioned_by, partition_types=partition_types,
                    columns=table_columns, file_format=file_format, hash_family=hash_family, filesystem=filesystem)
     bt = _resolve_table(spark, path, table, options)
-    dnf, predicates = _split_filters(spark, filters)
+    dnf, predicates = _split_filters(spark, filters, bt.spec)
     plan = plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
     return read_plan(spark, plan, predicates)
 
@@ -354,8 +413,9 @@ def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any
             reader = reader.option("basePath", _uri(bt, bt.location))
         df = reader.load(_paths(plan))
     if plan.residual:
-        sql = dnf_to_sql(plan.residual)
-        df = df.where(sql if sql is not None else dnf_to_column(plan.residual))
+        residual = _fit_literals(plan.residual, _column_types(spec))
+        sql = dnf_to_sql(residual)
+        df = df.where(sql if sql is not None else dnf_to_column(residual))
     for predicate in predicates:
         df = df.where(predicate)
     if plan.columns is not None:

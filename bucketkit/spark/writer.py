@@ -9,7 +9,7 @@ The pipeline (docs/writing.md explains each choice):
    v2, from :mod:`bucketkit.hashing`).
 3. One shuffle so that every (partition, bucket) group lands in exactly one task; for an
    unpartitioned table bucket ``b`` is routed to task ``b mod n`` exactly (see
-   :func:`bucketkit.spark.routing.routing_keys`), then a sort by (partition, bucket, sorted_by).
+   :func:`routing_keys`), then a sort by (partition, bucket, sorted_by).
 4. Spark's own JVM ORC/Parquet writer writes one file per group into the hidden staging directory
    of the table's next version, a hidden sibling of the table directory (``partitionBy`` on the
    partition columns and the bucket id).
@@ -391,13 +391,15 @@ def _sibling_uri(location: str, root: str, path: str) -> str:
     return spark_uri(parent, posixpath.relpath(path, posixpath.dirname(root.rstrip("/"))))
 
 
-def routing_keys(bucket_count: int, num_tasks: int) -> list[int]:
-    """For every bucket ``b`` an int whose Spark hash partition among ``num_tasks`` is ``b % num_tasks``.
+def routing_keys(num_tasks: int) -> list[int]:
+    """For every task ``t < num_tasks`` an int whose Spark hash partition among ``num_tasks`` is ``t``.
 
     Spark's ``repartition(n, col)`` sends a row to ``pmod(murmur3_x86_32(col, seed 42), n)``, and
     for an int column that hash is the standard Murmur3 of its 4 little-endian bytes. Routing
-    bucket ``b`` by its key puts it in task ``b % n`` exactly, so n tasks get equal bucket counts
-    (hashing the bucket id itself would pile several buckets into some tasks and none into others).
+    bucket ``b`` by ``keys[b % n]`` puts it in task ``b % n`` exactly, so n tasks get equal bucket
+    counts (hashing the bucket id itself would pile several buckets into some tasks and none into
+    others). The keys are per task, not per bucket, so the routing expression has n literals
+    whatever the bucket count (one per bucket made 99999 buckets cost a minute of planning).
     """
     import mmh3
 
@@ -406,7 +408,7 @@ def routing_keys(bucket_count: int, num_tasks: int) -> list[int]:
     while len(first) < num_tasks:
         first.setdefault(mmh3.hash(struct.pack("<i", value), 42, signed=True) % num_tasks, value)
         value += 1
-    return [first[b % num_tasks] for b in range(bucket_count)]
+    return [first[t] for t in range(num_tasks)]
 
 
 def _largest_divisor(n: int, at_most: int) -> int:
@@ -430,8 +432,8 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
         out = out.repartition(num_tasks or default, *[F.col(c) for c in parts], F.col(BUCKET_COLUMN))
     else:
         n = num_tasks or _largest_divisor(spec.bucket_count, default)
-        keys = F.array(*[F.lit(k) for k in routing_keys(spec.bucket_count, n)])
-        out = out.repartition(n, F.element_at(keys, F.col(BUCKET_COLUMN) + 1))
+        keys = F.array(*[F.lit(k) for k in routing_keys(n)])
+        out = out.repartition(n, F.element_at(keys, F.col(BUCKET_COLUMN) % n + 1))
     order = [F.col(c) for c in parts] + [F.col(BUCKET_COLUMN)]
     order += [F.col(s.column).asc() if s.ascending else F.col(s.column).desc() for s in spec.sorted_by]
     (out.sortWithinPartitions(*order).write.mode("error").format(spec.file_format)
