@@ -76,6 +76,17 @@ def sorted_rows(df):
     return sorted((tuple(r) for r in df.collect()), key=repr)
 
 
+def spark_rows(df):
+    """Spark SQL's own answer, read with ORC filter pushdown off: Spark's ORC reader fails (NPE) on a
+    pushed-down IN list holding NULL, which is a Spark bug, not an answer."""
+    conf = df.sparkSession.conf
+    conf.set("spark.sql.orc.filterPushdown", "false")
+    try:
+        return sorted_rows(df)
+    finally:
+        conf.unset("spark.sql.orc.filterPushdown")
+
+
 def full_read(spark, root, spec):
     ddl = ", ".join(f"`{n}` {t}" for n, t in list(spec.columns) + list(zip(spec.partitioned_by, spec.partition_types)))
     reader = spark.read.format("orc").schema(ddl)
@@ -142,7 +153,7 @@ def test_bucketkit_written_tables_prune_to_the_right_bucket(spark, written_table
             filters = [("k", "is null")] if key is None else [("k", "=", key)]
             sql = "k IS NULL" if key is None else f"k = {key}"
             df = scan(spark, root, filters=filters)
-            expected = sorted_rows(full_read(spark, root, read_spec(root)).where(sql))
+            expected = spark_rows(full_read(spark, root, read_spec(root)).where(sql))
             assert expected and sorted_rows(df) == expected, (which, sql)
             (bucket,) = plan_scan(root, filters).selected_buckets
             assert all(int(os.path.basename(f).split("_")[0]) == bucket for f in df.inputFiles()), (which, sql)
@@ -247,7 +258,7 @@ def test_pruned_scans_return_exactly_what_spark_returns(spark, arrow_tables, hiv
         spec = SPEC if which != "flat" else SPEC.with_(partitioned_by=(), partition_types=())
         expected = full_read(spark, root, spec).where(sql)
         got = scan(spark, root, filters=sql if as_sql else dnf)
-    assert sorted_rows(got) == sorted_rows(expected), (which, sql)
+    assert sorted_rows(got) == spark_rows(expected), (which, sql)
 
 
 @st.composite
@@ -282,7 +293,7 @@ def test_random_tables_random_lookups(spark, tmp_path_factory, case, data):
     sql = f"({term}){extra}"
     expected = full_read(spark, root, spec).where(sql)
     got = scan(spark, root, filters=sql)
-    assert sorted_rows(got) == sorted_rows(expected), sql
+    assert sorted_rows(got) == spark_rows(expected), sql
 
 
 @pytest.mark.parametrize("op", ["in", "not in"])
@@ -291,4 +302,6 @@ def test_in_lists_holding_null_read_like_spark_sql(spark, arrow_tables, op):
     root = arrow_tables["v2"]
     got = scan(spark, root, filters=[("k", op, [None, -7, 3])])
     expected = full_read(spark, root, read_spec(root)).where(f"k {op.upper()} (NULL, -7, 3)")
-    assert sorted_rows(got) == sorted_rows(expected)
+    assert sorted_rows(got) == spark_rows(expected)
+    # all-NULL list: never true
+    assert scan(spark, root, filters=[("k", op, [None])]).count() == 0

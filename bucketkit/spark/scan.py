@@ -83,22 +83,24 @@ def _column(node: dict) -> str:
 
 
 def _and(a: tuple, b: tuple) -> tuple:
-    out = tuple(x + y for x in a for y in b)
-    return out if len(out) <= _MAX_CONJUNCTIONS else TRUE
+    return tuple(x + y for x in a for y in b)
 
 
-def _to_dnf(node: dict, negate: bool = False) -> tuple:
+def _to_dnf(node: dict, negate: bool = False, lost: list | None = None) -> tuple:
+    """The DNF of a parsed predicate; each part not understood becomes TRUE and is noted in ``lost``."""
+    lost = [] if lost is None else lost
     kind = node["class"].rsplit(".", 1)[-1]
     kids = node["children"]
     if kind == "Not":
-        return _to_dnf(kids[0], not negate)
+        return _to_dnf(kids[0], not negate, lost)
     if kind in ("And", "Or"):
-        left, right = _to_dnf(kids[0], negate), _to_dnf(kids[1], negate)
+        left, right = _to_dnf(kids[0], negate, lost), _to_dnf(kids[1], negate, lost)
         # De Morgan holds in SQL's three-valued logic too.
-        if (kind == "And") != negate:
-            return _and(left, right)
-        out = left + right
-        return out if len(out) <= _MAX_CONJUNCTIONS else TRUE
+        out = _and(left, right) if (kind == "And") != negate else left + right
+        if len(out) > _MAX_CONJUNCTIONS:
+            lost.append(kind)
+            return TRUE
+        return out
     try:
         if kind in _CMP or kind == "EqualNullSafe":
             try:
@@ -117,6 +119,7 @@ def _to_dnf(node: dict, negate: bool = False) -> tuple:
         else:
             raise _Unknown
     except _Unknown:
+        lost.append(kind)
         return TRUE  # not understood: constrains nothing for pruning (Spark still applies it)
     if negate:
         term = (term[0], _NEGATE[term[1]], term[2])
@@ -133,13 +136,19 @@ def sql_to_dnf(spark: Any, predicate: str) -> tuple:
     Raises:
         InvalidArgumentError: Spark cannot parse the predicate.
     """
+    return _sql_dnf(spark, predicate)[0]
+
+
+def _sql_dnf(spark: Any, predicate: str) -> tuple[tuple, bool]:
+    """(DNF, whether it says all the predicate says) for parsed SQL text."""
     try:
         parsed = spark._jsparkSession.sessionState().sqlParser().parseExpression(predicate)
     except Exception as exc:  # py4j wraps Spark's ParseException
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidArgumentError(f"filters={predicate!r}: not a SQL predicate Spark can parse: {first}") from None
-    tree, _ = _tree(json.loads(parsed.toJSON()))
-    return _to_dnf(tree)
+    lost: list = []
+    dnf = _to_dnf(_tree(json.loads(parsed.toJSON()))[0], lost=lost)
+    return dnf, not lost
 
 
 def _split_filters(spark: Any, filters: Any, spec: Any) -> tuple[tuple, list[Any]]:
@@ -149,7 +158,12 @@ def _split_filters(spark: Any, filters: Any, spec: Any) -> tuple[tuple, list[Any
     if filters is None:
         return (), []
     if isinstance(filters, str):
-        return _spark_folds(sql_to_dnf(spark, filters), spec), [filters]
+        dnf, exact = _sql_dnf(spark, filters)
+        if exact and any(op in ("in", "not in") and None in v for conj in dnf for _, op, v in conj):
+            # Said in full by the DNF: apply that (NULL members as WHEN), not the text, whose IN list
+            # holding NULL Spark's ORC reader fails on when pushed down (NPE).
+            return _spark_folds(dnf, spec), []
+        return _spark_folds(dnf, spec), [filters]
     if isinstance(filters, Column):
         return TRUE, [filters]  # not inspected: applied by Spark only
     return _spark_folds(normalize_filters(filters), spec), []
@@ -272,9 +286,11 @@ def dnf_to_sql(dnf: tuple) -> str | None:
         if op in ("is null", "is not null"):
             return f"{col} {op.upper()}"
         if op in ("in", "not in"):
-            lits = [_sql_literal(x) for x in v]
+            lits = [_sql_literal(x) for x in v if x is not None]
             if any(x is None for x in lits):
                 raise _Unknown
+            if len(lits) < len(v):  # a NULL member: WHEN, as in dnf_to_column (Spark's ORC reader NPEs)
+                return f"CASE WHEN {col} IN ({', '.join(lits)}) THEN {op == 'in'} END" if lits else "CAST(NULL AS BOOLEAN)"
             return f"{col} {op.upper()} ({', '.join(lits)})" if lits else ("FALSE" if op == "in" else "TRUE")
         lit = _sql_literal(v)
         if lit is None:
