@@ -93,6 +93,7 @@ def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
     version markers, ``_SUCCESS`` and the metadata file never count.
     """
     out: list[str] = []
+    cut = len(root.rstrip("/")) + 1
     pending = [posixpath.join(root, under) if under else root]
     while pending:
         infos = fs.get_file_info(pafs.FileSelector(pending.pop(), allow_not_found=True))
@@ -102,7 +103,7 @@ def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
             if info.type == pafs.FileType.Directory:
                 pending.append(info.path)
             elif info.type == pafs.FileType.File:
-                out.append(posixpath.relpath(info.path, root))
+                out.append(info.path[cut:])
     return sorted(out)
 
 
@@ -119,14 +120,16 @@ def _in_scope(relpath: str, scope: Sequence[str] | None) -> bool:
     return scope is None or any(relpath.startswith(p.rstrip("/") + "/") or not p for p in scope)
 
 
-def _sweep(fs: pafs.FileSystem, old: str, live: str, replaced: Sequence[str]) -> list[str]:
-    """Move files that appeared in the old version after it was copied (a foreign writer) to ``live``."""
-    now, skip = set(visible_files(fs, live)), set(replaced)
+def _sweep(fs: pafs.FileSystem, old: str, live: str, known: Sequence[str]) -> list[str]:
+    """Move files that appeared in the old version after ``known`` was listed (a foreign writer) to
+    ``live``, unless ``live`` has a file of that name."""
+    seen = set(known)
     moved = []
     for rel in visible_files(fs, old):
-        if rel not in now and rel not in skip:
-            fs.create_dir(posixpath.dirname(posixpath.join(live, rel)), recursive=True)
-            fs.move(posixpath.join(old, rel), posixpath.join(live, rel))
+        target = posixpath.join(live, rel)
+        if rel not in seen and fs.get_file_info(target).type == pafs.FileType.NotFound:
+            fs.create_dir(posixpath.dirname(target), recursive=True)
+            fs.move(posixpath.join(old, rel), target)
             moved.append(rel)
     return moved
 
@@ -192,6 +195,7 @@ class Transaction:
         self._snapshot: list[str] | None = None
         self._begun = False
         self._placed = 0
+        self._dirs: set[str] = set()
 
     # -- phase 1 ---------------------------------------------------------------------------------
     def _journal(self, state: str, **more: Any) -> None:
@@ -256,7 +260,10 @@ class Transaction:
     def _place(self, src: str, rel: str) -> None:
         """Put one file at ``rel`` in the next version (``src`` is moved, or linked if it is live)."""
         target = posixpath.join(self.next, rel)
-        self.fs.create_dir(posixpath.dirname(target), recursive=True)
+        parent = posixpath.dirname(target)
+        if parent not in self._dirs:
+            self.fs.create_dir(parent, recursive=True)
+            self._dirs.add(parent)
         if src.startswith(self.next + "/"):
             self.fs.move(src, target)
         else:
@@ -264,8 +271,8 @@ class Transaction:
         self._placed += 1
         fault_point("during_build", self._placed)
 
-    def _build(self, replace: Sequence[str] | None) -> list[str]:
-        """Complete the next version from the live one (under the lock); returns the replaced files."""
+    def _build(self, replace: Sequence[str] | None) -> tuple[list[str], list[str]]:
+        """Complete the next version from the live one (under the lock): (live files, replaced ones)."""
         current = visible_files(self.fs, self.root)
         self._check(current, replace)
         replaced = [f for f in current if self.mode == "overwrite" and _in_scope(f, replace)]
@@ -277,7 +284,7 @@ class Transaction:
         with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
             f.write(self.write_id.encode("ascii"))
         remove(self.fs, self.staging)
-        return replaced
+        return current, replaced
 
     def commit(self, files: dict[str, str], *, replace: Sequence[str] | None = None,
                on_committed: Callable[[], None] | None = None) -> CommitSummary:
@@ -299,14 +306,14 @@ class Transaction:
             for rel, src in sorted(files.items()):
                 self._place(src, rel)
             with commit_lock(self.fs, self.paths.lock):
-                replaced = self._build(replace)
-                self._journal(SWITCHING, replaced=replaced)
+                current, replaced = self._build(replace)
+                self._journal(SWITCHING, known=current)
                 fault_point("before_switch")
                 how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
                              between=lambda: fault_point("during_switch"))
                 fault_point("after_switch")
                 old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
-                swept = _sweep(self.fs, old, self.root, replaced) if old else []
+                swept = _sweep(self.fs, old, self.root, current) if old else []
         except BaseException as exc:
             if how:  # switched: the new version is live; recover() removes the old one
                 raise CommitError(f"write {self.write_id} into {self.root} is committed, but moving files another "
@@ -362,7 +369,7 @@ def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal:
         old, direction, detail = nxt, "back", f"died while {journal.get('state', 'writing')}; unfinished version removed"
     if not dry_run:
         if direction == "forward" and _exists(fs, old):
-            swept = _sweep(fs, old, paths.root, journal.get("replaced", ()))
+            swept = _sweep(fs, old, paths.root, journal.get("known", ()))
             detail += f", {len(swept)} foreign file(s) moved over" if swept else ""
         for path in (old, nxt, aside, paths.journal(write_id)):
             remove(fs, path)

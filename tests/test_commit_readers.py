@@ -26,12 +26,13 @@ from commit_support import FLAT, REPO, SPEC, commit_rows, read_bucketkit, read_p
 
 VERSIONS = 24
 WRITER = textwrap.dedent("""
-    import sys
+    import sys, time
     from commit_support import FLAT, SPEC, commit_rows
     from test_commit_readers import version_rows
     root, mode, flat, how = sys.argv[1], sys.argv[2], sys.argv[3] == "flat", sys.argv[4]
     for v in range(1, int(sys.argv[5]) + 1):
         commit_rows(root, version_rows(v, flat), mode=mode, spec=FLAT if flat else SPEC, switch=how)
+        time.sleep(0.03)  # let the reader see most versions, not only the last
 """)
 
 

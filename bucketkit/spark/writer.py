@@ -1,4 +1,4 @@
-"""``bucketkit.write``: a Spark DataFrame into a Hive/Trino-compatible bucketed table, committed atomically.
+"""``bucketkit.write``: a Spark DataFrame into a Hive/Trino-compatible bucketed table, switched in whole.
 
 The pipeline (docs/writing.md explains each choice):
 
