@@ -11,20 +11,38 @@ from __future__ import annotations
 
 import mmh3
 
-__all__ = ["SEED", "hive_murmur3_32"]
+__all__ = ["SEED", "C1", "C2", "MASK32", "rotl32", "scramble", "mix", "fmix", "signed32", "hive_murmur3_32"]
 
 SEED = 104729
-
-_C1 = 0xCC9E2D51
-_C2 = 0x1B873593
-_MASK = 0xFFFFFFFF
+C1, C2 = 0xCC9E2D51, 0x1B873593  # Murmur3_x86_32's block constants
+MASK32 = 0xFFFFFFFF
 
 
-def _rotl(x: int, r: int) -> int:
-    return ((x << r) | (x >> (32 - r))) & _MASK
+def rotl32(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & MASK32
 
 
-def _signed(x: int) -> int:
+def scramble(k: int) -> int:
+    """A 32-bit block word scrambled before it is mixed into the state."""
+    return (rotl32((k * C1) & MASK32, 15) * C2) & MASK32
+
+
+def mix(h: int, k: int) -> int:
+    """The state after one 32-bit block ``k`` (Hive's and Spark's body step)."""
+    return (rotl32(h ^ scramble(k), 13) * 5 + 0xE6546B64) & MASK32
+
+
+def fmix(h: int, length: int) -> int:
+    """Murmur3's finalisation of state ``h`` after ``length`` bytes (unsigned result)."""
+    h ^= length
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & MASK32
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & MASK32
+    return h ^ (h >> 16)
+
+
+def signed32(x: int) -> int:
     return x - (1 << 32) if x & 0x80000000 else x
 
 
@@ -33,29 +51,15 @@ def _hive_murmur3_python(data: bytes) -> int:
     n = len(data)
     nblocks = n >> 2
     for i in range(nblocks):
-        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
-        k = (k * _C1) & _MASK
-        k = _rotl(k, 15)
-        k = (k * _C2) & _MASK
-        h ^= k
-        h = (_rotl(h, 13) * 5 + 0xE6546B64) & _MASK
+        h = mix(h, int.from_bytes(data[4 * i:4 * i + 4], "little"))
     tail = data[4 * nblocks:]
     if tail:
         k1 = 0
         # Hive's bug, kept on purpose: Java bytes are signed, so `data[i] << s` sign-extends.
         for shift, b in zip((0, 8, 16), tail):
-            k1 ^= ((b - 256 if b >= 0x80 else b) << shift) & _MASK
-        k1 = (k1 * _C1) & _MASK
-        k1 = _rotl(k1, 15)
-        k1 = (k1 * _C2) & _MASK
-        h ^= k1
-    h ^= n
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _MASK
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _MASK
-    h ^= h >> 16
-    return _signed(h)
+            k1 ^= ((b - 256 if b >= 0x80 else b) << shift) & MASK32
+        h ^= scramble(k1)
+    return signed32(fmix(h, n))
 
 
 def hive_murmur3_32(data: bytes) -> int:

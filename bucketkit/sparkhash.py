@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from bucketkit._murmur3 import MASK32, fmix, mix, signed32
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
 from bucketkit.hivetypes import HiveType, parse_hive_type
 
@@ -45,8 +46,6 @@ __all__ = ["SPARK_SEED", "check_spark_bucketable", "spark_hash", "spark_hash_arr
            "spark_hash_class"]
 
 SPARK_SEED = 42
-_M = 0xFFFFFFFF
-_C1, _C2 = 0xCC9E2D51, 0x1B873593
 _INT_LIKE = ("boolean", "tinyint", "smallint", "int", "date")
 _LONG_LIKE = ("bigint", "timestamp")
 _BYTES_LIKE = ("string", "varchar", "char", "binary")
@@ -94,44 +93,23 @@ def spark_hash_class(hive_type: str | HiveType) -> str:
 
 
 # -- Murmur3_x86_32 as Spark's unsafe.hash.Murmur3_x86_32 computes it ---------------------------------
-def _mix(h: int, k: int) -> int:
-    k = (k * _C1) & _M
-    k = ((k << 15) | (k >> 17)) & _M
-    h ^= (k * _C2) & _M
-    h = ((h << 13) | (h >> 19)) & _M
-    return (h * 5 + 0xE6546B64) & _M
-
-
-def _fmix(h: int, length: int) -> int:
-    h ^= length
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _M
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _M
-    return h ^ (h >> 16)
-
-
 def _hash_int(value: int, seed: int) -> int:
-    return _fmix(_mix(seed & _M, value & _M), 4)
+    return fmix(mix(seed & MASK32, value & MASK32), 4)
 
 
 def _hash_long(value: int, seed: int) -> int:
     u = value & 0xFFFFFFFFFFFFFFFF
-    return _fmix(_mix(_mix(seed & _M, u & _M), u >> 32), 8)
+    return fmix(mix(mix(seed & MASK32, u & MASK32), u >> 32), 8)
 
 
 def _hash_bytes(data: bytes, seed: int) -> int:
-    h = seed & _M
+    h = seed & MASK32
     aligned = len(data) - len(data) % 4
     for i in range(0, aligned, 4):
-        h = _mix(h, int.from_bytes(data[i:i + 4], "little"))
+        h = mix(h, int.from_bytes(data[i:i + 4], "little"))
     for b in data[aligned:]:  # Spark's tail: each byte alone, as a sign-extended int
-        h = _mix(h, (b - 256 if b >= 0x80 else b) & _M)
-    return _fmix(h, len(data))
-
-
-def _signed(h: int) -> int:
-    return h - (1 << 32) if h & 0x80000000 else h
+        h = mix(h, (b - 256 if b >= 0x80 else b) & MASK32)
+    return fmix(h, len(data))
 
 
 # -- one value ----------------------------------------------------------------------------------------
@@ -194,7 +172,7 @@ def _java_bytes(n: int) -> bytes:
 def _hash_value(value: Any, t: HiveType, seed: int) -> int:
     """Spark's hash of one value with ``seed`` (unsigned 32-bit), as an unsigned 32-bit int."""
     if value is None:
-        return seed & _M
+        return seed & MASK32
     name = t.name
     if name in _INT_LIKE:
         return _hash_int(_integer(value, t), seed)
@@ -220,14 +198,14 @@ def _hash_value(value: Any, t: HiveType, seed: int) -> int:
             raise _expect(value, t, "a list")
         for element in value:
             seed = _hash_value(element, t.children[0], seed)
-        return seed & _M
+        return seed & MASK32
     if name == "struct":
         fields = list(value.values()) if isinstance(value, Mapping) else value
         if not isinstance(fields, (Sequence, tuple)) or len(fields) != len(t.children):
             raise _expect(value, t, f"a dict or tuple of {len(t.children)} fields")
         for field_value, child in zip(fields, t.children):
             seed = _hash_value(field_value, child, seed)
-        return seed & _M
+        return seed & MASK32
     raise UnsupportedTypeError(f"cannot hash Spark type {t}")  # check_spark_bucketable stops this earlier
 
 
@@ -246,10 +224,10 @@ def spark_hash(values: Sequence[Any], types: Sequence[str | HiveType], seed: int
     parsed = [check_spark_bucketable(f"#{i}", t) for i, t in enumerate(types)]
     if len(values) != len(parsed):
         raise InvalidArgumentError(f"got {len(values)} values {list(values)!r} for {len(parsed)} column types")
-    h = seed & _M
+    h = seed & MASK32
     for value, t in zip(values, parsed):
         h = _hash_value(value, t, h)
-    return _signed(h)
+    return signed32(h)
 
 
 # -- vectorised ---------------------------------------------------------------------------------------

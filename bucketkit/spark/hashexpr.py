@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bucketkit._murmur3 import _C1, _C2, _MASK, SEED, _rotl
+from bucketkit._murmur3 import C1, C2, MASK32, SEED, rotl32
 from bucketkit.hivetypes import parse_hive_type
 
 __all__ = ["native_bucket_id_column", "NATIVE_TYPES", "HIVE_SEED_PREIMAGE", "spark_hash_seed_preimage"]
@@ -41,7 +41,7 @@ def _unxorshift(h: int, shift: int) -> int:
     x = h
     for _ in range(32 // shift + 1):
         x = h ^ (x >> shift)
-    return x & _MASK
+    return x & MASK32
 
 
 def spark_hash_seed_preimage(target: int, seed: int = _SPARK_SEED) -> int:
@@ -50,13 +50,13 @@ def spark_hash_seed_preimage(target: int, seed: int = _SPARK_SEED) -> int:
     Runs Murmur3's steps backwards: the final mix, the block mix into the state, then the key
     mix. Every step is a bijection on 32-bit words (odd multipliers, rotations, xor-shifts).
     """
-    h = _unxorshift(target & _MASK, 16)
-    h = (h * pow(0xC2B2AE35, -1, 1 << 32)) & _MASK
+    h = _unxorshift(target & MASK32, 16)
+    h = (h * pow(0xC2B2AE35, -1, 1 << 32)) & MASK32
     h = _unxorshift(h, 13)
-    h = (h * pow(0x85EBCA6B, -1, 1 << 32)) & _MASK
+    h = (h * pow(0x85EBCA6B, -1, 1 << 32)) & MASK32
     h = _unxorshift(h, 16) ^ 4  # the length (4 bytes) is xored in before the final mix
-    h = _rotl(((h - 0xE6546B64) * pow(5, -1, 1 << 32)) & _MASK, 32 - 13)  # rotate right by 13
-    k = (_rotl((h ^ seed) * pow(_C2, -1, 1 << 32) & _MASK, 32 - 15) * pow(_C1, -1, 1 << 32)) & _MASK
+    h = rotl32(((h - 0xE6546B64) * pow(5, -1, 1 << 32)) & MASK32, 32 - 13)  # rotate right by 13
+    k = (rotl32((h ^ seed) * pow(C2, -1, 1 << 32) & MASK32, 32 - 15) * pow(C1, -1, 1 << 32)) & MASK32
     return k - (1 << 32) if k >= 1 << 31 else k
 
 
@@ -100,7 +100,7 @@ def _column_hash(F: Any, c: Any, hive_type: str, version: int) -> Any:
         h = v.bitwiseXOR(F.shiftrightunsigned(v, 32))
     else:
         h = _hive_murmur(F, v, 8)
-    return F.coalesce(h.cast("bigint").bitwiseAND(F.lit(_MASK)), F.lit(0).cast("bigint"))
+    return F.coalesce(h.cast("bigint").bitwiseAND(F.lit(MASK32)), F.lit(0).cast("bigint"))
 
 
 def native_bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version: int,
@@ -121,5 +121,5 @@ def native_bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], v
     h = F.lit(0).cast("bigint")
     for c, t in zip(columns, types):  # h = 31 * h + hash(col), in 32-bit arithmetic
         col = F.col(c) if isinstance(c, str) else c
-        h = (h * F.lit(31) + _column_hash(F, col, t, version)).bitwiseAND(F.lit(_MASK))
+        h = (h * F.lit(31) + _column_hash(F, col, t, version)).bitwiseAND(F.lit(MASK32))
     return (h.bitwiseAND(F.lit(0x7FFFFFFF)) % F.lit(bucket_count)).cast("int")
