@@ -113,12 +113,9 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     cols = [("left", "d"), ("right", "d")]
 
     def ours(right: str, how: str = "inner") -> Any:
-        df = bucketkit.join(spark, t["left"], t[right], "k", how, columns=cols)
-        plan = df.bucketkit_plan
+        plan = bucketkit.plan_join(t["left"], t[right], "k", how, spark=spark)
         assert plan.strategy == "bucketed", plan.reason
-        df = df.toDF("ld", "rd")
-        df.bucketkit_plan = plan
-        return df
+        return bucketkit.join(spark, t["left"], t[right], "k", how, columns=cols).toDF("ld", "rd")
 
     def shuffle(right: str, how: str = "inner") -> Any:
         ldf, rdf = spark.read.orc(t["left"]), spark.read.orc(t[right])
@@ -139,7 +136,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     results = []
     t_ours, t_shuffle, t_native = timed_interleaved(
         [lambda: _agg(ours("right")), lambda: _agg(shuffle("right")), lambda: _agg(native())], repeat=3)
-    extra = {"rows": n, **_profile_kernel(ours_df.bucketkit_plan)}
+    extra = {"rows": n, **_profile_kernel(bucketkit.plan_join(t["left"], t["right"], "k", spark=spark))}
     results.append(BenchResult(f"join inner+agg {BUCKETS}x{BUCKETS} buckets", t_ours, t_shuffle,
                                "Spark shuffle join, same files", notes, extra, goal_ratio=0.25))
     results.append(BenchResult(f"join inner+agg {BUCKETS}x{BUCKETS} buckets", t_ours, t_native,

@@ -31,10 +31,13 @@ _EXPORTS = {
     "bucket_number": "bucketkit.hashing",
     "bucket_ids": "bucketkit.hashing",
     "BucketFunction": "bucketkit.hashing",
-    "plan_scan": "bucketkit.pruning",
+    "reference_kind": "bucketkit.table",
     "ScanPlan": "bucketkit.pruning",
-    "plan_join": "bucketkit.joinplan",
     "JoinPlan": "bucketkit.joinplan",
+    # plans: no JVM unless a catalog name or SQL filter needs Spark
+    "plan_scan": "bucketkit.spark.scan",
+    "plan_join": "bucketkit.spark.join",
+    "resolve_table": "bucketkit.spark.catalog",
     # Spark layer
     "get_session": "bucketkit.spark.session",
     "write": "bucketkit.spark.writer",

@@ -147,7 +147,7 @@ def _schema_of(table: Any, files: Sequence[FileRef]) -> pa.Schema:
             schema = ds.dataset(f.path, format=fmt, filesystem=table.filesystem).schema
             return pa.schema([fld for fld in schema if fld.name not in dict(parts)] + parts)
     raise InvalidArgumentError(f"{table}: the table spec lists no columns and no non-empty file was selected "
-                               "to read them from; pass columns= to open_table")
+                               "to read them from; pass table_columns= to open_table")
 
 
 def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_rows: int = 65536,

@@ -24,7 +24,7 @@ from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
 
-__all__ = ["plan_join", "plan_join_files", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "normalize_how",
+__all__ = ["plan_join", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "normalize_how",
            "normalize_on", "pair_buckets", "JOIN_TYPES"]
 
 # Canonical join types, and every spelling Spark's DataFrame.join accepts for them.
@@ -424,6 +424,8 @@ def plan_join(
     *,
     left_filters: Any = None,
     right_filters: Any = None,
+    left_files: SideFiles | None = None,
+    right_files: SideFiles | None = None,
 ) -> JoinPlan:
     """Plan a join of two bucketed tables.
 
@@ -435,31 +437,15 @@ def plan_join(
         left_filters, right_filters: filters of each side (see :func:`bucketkit.pruning.plan_scan`),
             applied before the join; they prune partitions and buckets of their side, and through
             the pairing the other side's too where the join type allows.
+        left_files, right_files: the files already selected for a side (None: found by
+            :func:`~bucketkit.pruning.plan_scan`), for a caller that lists files its own way or a
+            test that knows which file holds which bucket.
 
     Returns:
         A :class:`JoinPlan`: ``"bucketed"`` with the bucket groups, or ``"shuffle"`` with the reason.
 
     Raises:
         InvalidArgumentError: unknown join type, malformed ``on``, or a key that is not a column.
-    """
-    return plan_join_files(left, right, on, how, left_filters=left_filters, right_filters=right_filters)
-
-
-def plan_join_files(
-    left: BucketedTable | str,
-    right: BucketedTable | str,
-    on: str | Sequence[Any],
-    how: str = "inner",
-    *,
-    left_filters: Any = None,
-    right_filters: Any = None,
-    left_files: SideFiles | None = None,
-    right_files: SideFiles | None = None,
-) -> JoinPlan:
-    """:func:`plan_join` over files already selected for each side (None: found by plan_scan).
-
-    ``left_files``/``right_files`` let a caller that lists files its own way (or a test that knows
-    which file holds which bucket) plan without :mod:`bucketkit.layout`.
     """
     how = normalize_how(how)
     lt, rt = open_table(left), open_table(right)

@@ -1,21 +1,31 @@
 """A bucketed table as scan, join and the CLI see it: where it is, and how it is bucketed.
 
-:func:`open_table` resolves a path table (spec from bucketkit's metadata file, or given by the
-caller for a foreign table written by Hive/Trino/Spark) into a :class:`BucketedTable`. Catalog
-tables are resolved by :func:`bucketkit.spark.catalog.load_table`, which returns the same object.
+A *table reference* is a :class:`BucketedTable`, a directory (a path or URI) or a catalog table
+name. :func:`reference_kind` tells which from the reference alone, never from the local disk:
+a string naming a directory has a ``/`` (``./t``, ``/data/t``, ``s3://b/t``) and a catalog name
+is an identifier (``t``, ``db.t``, ``spark_catalog.db.t``, back-quoted parts allowed).
+:func:`open_table` resolves a directory (spec from bucketkit's metadata file, or given by the
+caller for a foreign table written by Hive/Trino/Spark) into a :class:`BucketedTable`; catalog
+names need Spark: :func:`bucketkit.spark.catalog.resolve_table` resolves any reference.
 """
 
 from __future__ import annotations
 
+import inspect
+import os
+import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Literal, Sequence, Union
 
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.metadata import TableSpec, check_table_dir, read_spec, resolve_filesystem
 
-__all__ = ["BucketedTable", "open_table"]
+__all__ = ["BucketedTable", "TableRef", "open_table", "reference_kind", "spec_options_given"]
+
+_IDENTIFIER = r"(?:`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)"
+_CATALOG_NAME = re.compile(rf"{_IDENTIFIER}(?:\.{_IDENTIFIER}){{0,2}}")
 
 
 @dataclass(frozen=True)
@@ -49,8 +59,35 @@ class BucketedTable:
         return self.name or self.location
 
 
+TableRef = Union["BucketedTable", str, "os.PathLike[str]"]
+
+
+def reference_kind(ref: Any) -> Literal["table", "path", "catalog"]:
+    """What a table reference names: an opened ``"table"``, a directory (``"path"``) or a ``"catalog"`` table.
+
+    Decided by the reference's spelling alone: a directory has a ``/`` (or ``\\``) or a URI
+    scheme, or starts with ``.``/``~``; a catalog name is ``name``, ``db.name`` or
+    ``catalog.db.name``. A directory in the working directory is ``./name``.
+
+    Raises:
+        InvalidArgumentError: neither (e.g. ``"my table"``, ``3``).
+    """
+    if isinstance(ref, BucketedTable):
+        return "table"
+    if isinstance(ref, os.PathLike):
+        return "path"
+    if isinstance(ref, str):
+        if "/" in ref or "\\" in ref or ref.startswith((".", "~")):
+            return "path"
+        if _CATALOG_NAME.fullmatch(ref):
+            return "catalog"
+    raise InvalidArgumentError(
+        f"table {ref!r}: expected a BucketedTable, a directory ('./t', '/data/t', 's3://bucket/t') "
+        f"or a catalog table name ('t', 'db.t')")
+
+
 def open_table(
-    path: str | BucketedTable,
+    path: str | os.PathLike[str] | BucketedTable,
     *,
     filesystem: pafs.FileSystem | None = None,
     bucketed_by: Sequence[str] | str | None = None,
@@ -59,7 +96,7 @@ def open_table(
     bucket_types: Sequence[str] | None = None,
     partitioned_by: Sequence[str] | None = None,
     partition_types: Sequence[str] | None = None,
-    columns: dict[str, str] | None = None,
+    table_columns: dict[str, str] | None = None,
     file_format: str | None = None,
     sorted_by: Sequence[Any] | None = None,
     hash_family: str | None = None,
@@ -68,13 +105,15 @@ def open_table(
 
     The spec comes from bucketkit's metadata file when present; explicit arguments must then agree
     with it. For a foreign table (no metadata file) ``bucketed_by`` and ``bucket_count`` are
-    required, and ``bucket_types`` (or ``columns``) since the type decides the hash. The hash is
-    never guessed: give ``bucketing_version=1`` (Hive before 3, Spark's Hive writer) or ``2``
-    (Hive 3, Trino), or ``hash_family="spark"`` for a Spark ``bucketBy`` table; without either the
-    table opens with :attr:`BucketedTable.unbucketed_reason` set, and reads are correct but unpruned.
+    required, and ``bucket_types`` (or ``table_columns``, every data column's Hive type) since the
+    type decides the hash. The hash is never guessed: give ``bucketing_version=1`` (Hive before 3,
+    Spark's Hive writer) or ``2`` (Hive 3, Trino), or ``hash_family="spark"`` for a Spark
+    ``bucketBy`` table; without either the table opens with :attr:`BucketedTable.unbucketed_reason`
+    set, and reads are correct but unpruned.
     """
     if isinstance(path, BucketedTable):
         return path
+    path = os.path.expanduser(os.fspath(path))
     fs, root = resolve_filesystem(path, filesystem)
     check_table_dir(path, fs, root)  # a file or missing path is not "a table without metadata"
     given = {k: v for k, v in dict(bucketed_by=bucketed_by, bucket_count=bucket_count,
@@ -86,13 +125,13 @@ def open_table(
         if bucketed_by is None or bucket_count is None:
             raise TableNotFoundError(
                 f"{path}: no bucketkit metadata; for a table written by Hive/Trino/Spark pass "
-                f"bucketed_by=, bucket_count=, bucketing_version= and bucket_types= (or columns=)") from None
-        if bucket_types is None and columns is None:
+                f"bucketed_by=, bucket_count=, bucketing_version= and bucket_types= (or table_columns=)") from None
+        if bucket_types is None and table_columns is None:
             raise InvalidArgumentError(
                 f"{path}: give the Hive type of bucket column(s) {bucketed_by!r} with bucket_types= "
-                f"or columns= (the type decides the hash)")
+                f"or table_columns= (the type decides the hash)")
         spec = TableSpec.create(
-            bucketed_by, bucket_count, bucket_types=bucket_types, columns=columns or {},
+            bucketed_by, bucket_count, bucket_types=bucket_types, columns=table_columns or {},
             bucketing_version=bucketing_version or 1, partitioned_by=tuple(partitioned_by or ()),
             partition_types=tuple(partition_types or ()), file_format=file_format or "orc",
             sorted_by=tuple(sorted_by or ()), hash_family=hash_family or "hive")
@@ -111,3 +150,19 @@ def open_table(
         raise InvalidArgumentError(f"{path}: arguments disagree with the table's bucketkit metadata: "
                                    + ", ".join(clashes))
     return BucketedTable(root, spec, fs)
+
+
+_SPEC_OPTIONS = tuple(p for p in inspect.signature(open_table).parameters if p != "path")
+
+
+def spec_options_given(options: dict[str, Any]) -> dict[str, Any]:
+    """The spec options (:func:`open_table`'s keywords) a caller gave, Nones dropped.
+
+    Raises:
+        InvalidArgumentError: an option that is not one of them.
+    """
+    unknown = sorted(set(options) - set(_SPEC_OPTIONS))
+    if unknown:
+        raise InvalidArgumentError(f"unknown option(s) {', '.join(unknown)}; a table's spec options are "
+                                   f"{', '.join(_SPEC_OPTIONS)}")
+    return {k: v for k, v in options.items() if v is not None}

@@ -25,7 +25,7 @@ def tables(tmp_path_factory):
 
 
 FOREIGN = {"bucketed_by": "k", "bucket_count": "8", "bucketing_version": "1", "bucket_types": "bigint",
-           "partitioned_by": "p", "partition_types": "int", "columns": "k bigint, s string, x double"}
+           "partitioned_by": "p", "partition_types": "int", "table_columns": "k bigint, s string, x double"}
 
 
 def test_options_describe_a_foreign_table(tables):

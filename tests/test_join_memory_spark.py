@@ -30,7 +30,8 @@ def test_join_above_the_budget_option_equals_sparks_join(spark, tmp_path):
     try:
         for how in JOIN_TYPES:
             ours = bucketkit.join(spark, lt, rt, "k", how)
-            assert max(g.memory for g in ours.bucketkit_plan.groups) > 32 * 1024
+            ours_plan = bucketkit.plan_join(lt, rt, "k", how, spark=spark)
+            assert max(g.memory for g in ours_plan.groups) > 32 * 1024
             assert_same(ours, as_df(spark, lrows).join(as_df(spark, rrows), ["k"], how))
     finally:
         spark.conf.unset("spark.bucketkit.join.memory")

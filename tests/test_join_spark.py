@@ -52,7 +52,9 @@ def test_join_equals_sparks_join(spark, tmp_path_factory, lkeys, rkeys, how, k, 
     lt, _ = write_table(str(base / "l"), lrows, COLUMNS, ["k"], n)
     rt, _ = write_table(str(base / "r"), rrows, COLUMNS, ["k"], m)
     ours = bucketkit.join(spark, lt, rt, "k", SPARK_HOW[how], left_filters=lfilter, right_filters=rfilter)
-    assert ours.bucketkit_plan.strategy == "bucketed"
+    ours_plan = bucketkit.plan_join(lt, rt, "k", SPARK_HOW[how], left_filters=lfilter, right_filters=rfilter,
+                                   spark=spark)
+    assert ours_plan.strategy == "bucketed"
     from bucketkit.spark.scan import dnf_to_column
     from bucketkit.pruning import normalize_filters
 
@@ -69,7 +71,8 @@ def test_copartitioned_join_has_no_exchange(spark, tmp_path, how):
     lt, _ = write_table(str(tmp_path / "l"), rows_of(list(range(50)), "l"), COLUMNS, ["k"], 4)
     rt, _ = write_table(str(tmp_path / "r"), rows_of(list(range(25, 90)), "r"), COLUMNS, ["k"], 8)
     df = bucketkit.join(spark, str(tmp_path / "l"), str(tmp_path / "r"), "k", how)
-    assert df.bucketkit_plan.strategy == "bucketed" and len(df.bucketkit_plan.groups) == 4
+    df_plan = bucketkit.plan_join(str(tmp_path / "l"), str(tmp_path / "r"), "k", how, spark=spark)
+    assert df_plan.strategy == "bucketed" and len(df_plan.groups) == 4
     assert not has_exchange(df)
     assert df.count() == (25 if how == "inner" else 90)
 
@@ -82,7 +85,8 @@ def test_pairs_and_columns_match_sparks_condition_join(spark, tmp_path):
     rdf = spark.createDataFrame(list(zip(*rrows.values())), "id bigint, w string")
     for how in ("inner", "left", "right", "full", "left_semi", "left_anti"):
         ours = bucketkit.join(spark, lt, rt, [("k", "id")], how)
-        assert ours.bucketkit_plan.bucketed
+        ours_plan = bucketkit.plan_join(lt, rt, [("k", "id")], how, spark=spark)
+        assert ours_plan.bucketed
         assert_same(ours, ldf.join(rdf, ldf.k == rdf.id, how))
     ours = bucketkit.join(spark, lt, rt, [("k", "id")], "full", columns=["w", ("left", "s")])
     assert_same(ours, ldf.join(rdf, ldf.k == rdf.id, "full").select(rdf.w, ldf.s))
@@ -93,7 +97,8 @@ def test_mismatched_tables_fall_back_with_the_reason(spark, tmp_path):
     lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 4, version=2)
     rt, _ = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4, version=1)
     ours = bucketkit.join(spark, lt, rt, "k", "left", right_filters=[("k", "=", 3)])
-    plan = ours.bucketkit_plan
+    ours_plan = bucketkit.plan_join(lt, rt, "k", "left", right_filters=[("k", "=", 3)], spark=spark)
+    plan = ours_plan
     assert plan.strategy == "shuffle" and "v1" in plan.reason and "v2" in plan.reason
     ldf, rdf = as_df(spark, lrows), as_df(spark, rrows).where("k = 3")
     assert_same(ours, ldf.join(rdf, ["k"], "left"))
@@ -111,7 +116,8 @@ def test_sql_string_filters_use_sparks_join(spark, tmp_path):
     lrows = rows_of([1, 2, 3], "l")
     lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 2)
     ours = bucketkit.join(spark, lt, lt, "k", "inner", left_filters="k >= 2")
-    assert ours.bucketkit_plan.strategy == "shuffle" and "SQL string" in ours.bucketkit_plan.reason
+    ours_plan = bucketkit.plan_join(lt, lt, "k", "inner", left_filters="k >= 2", spark=spark)
+    assert ours_plan.strategy == "shuffle" and "SQL string" in ours_plan.reason
     assert sorted(r.k for r in ours.collect()) == [2, 3]
 
 
@@ -130,7 +136,8 @@ def test_spark_hive_writer_table_joins_bucketkit_written_table(spark, tmp_path):
     bucketkit.write(rdf, "k", 8, path=str(tmp_path / "bk"), bucketing_version=1)
     for how in ("inner", "full", "left_anti"):
         ours = bucketkit.join(spark, "join_hive_side", str(tmp_path / "bk"), "k", how)
-        assert ours.bucketkit_plan.strategy == "bucketed", ours.bucketkit_plan.reason
+        ours_plan = bucketkit.plan_join("join_hive_side", str(tmp_path / "bk"), "k", how, spark=spark)
+        assert ours_plan.strategy == "bucketed", ours_plan.reason
         assert not has_exchange(ours)
         assert_same(ours, spark.table("join_hive_side").join(rdf, ["k"], how))
 
@@ -141,7 +148,8 @@ def test_sorted_tables_use_the_merge_join(spark, tmp_path):
     rt, _ = write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4, sorted_by=["k"], files_per_bucket=2)
     for how in ("inner", "left", "full", "left_semi"):
         ours = bucketkit.join(spark, lt, rt, "k", how)
-        assert ours.bucketkit_plan.merge
+        ours_plan = bucketkit.plan_join(lt, rt, "k", how, spark=spark)
+        assert ours_plan.merge
         assert_same(ours, as_df(spark, lrows).join(as_df(spark, rrows), ["k"], how))
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.joinexec import MergeStats, build_exec, execute_group, merge_join
-from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join_files
+from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join
 from bucketkit.pruning import normalize_filters
 
 from joinutil import reference_join, shape, sort_key, write_table
@@ -29,7 +29,7 @@ def run(lt, lfiles, rt, rfiles, on, how, columns=None, left_filters=None, right_
     for t, files, filters in ((lt, lfiles, left_filters), (rt, rfiles, right_filters)):
         sides.append(SideFiles(t.spec.bucket_count, None, {b: tuple(f) for b, f in files.items()},
                                residual=normalize_filters(filters)))
-    plan = plan_join_files(lt, rt, on, how, left_filters=left_filters, right_filters=right_filters,
+    plan = plan_join(lt, rt, on, how, left_filters=left_filters, right_filters=right_filters,
                            left_files=sides[0], right_files=sides[1])
     assert plan.strategy == "bucketed", plan.reason
     ex = build_exec(plan, columns, batch_rows=batch_rows)
@@ -181,7 +181,7 @@ def test_merge_join_memory_is_bounded_by_batches_not_bucket_size(tmp_path):
 def test_merge_join_detects_unsorted_files(tmp_path):
     lt, lf = write_table(str(tmp_path / "l"), rows_of([3, 1, 2], "l"), COLUMNS, ["k"], 1, file_format="parquet")
     sorted_t = lt.__class__(lt.location, lt.spec.with_(sorted_by=("k",)), lt.filesystem)
-    plan = plan_join_files(sorted_t, sorted_t, "k", left_files=SideFiles(1, None, {0: tuple(lf[0])}),
+    plan = plan_join(sorted_t, sorted_t, "k", left_files=SideFiles(1, None, {0: tuple(lf[0])}),
                            right_files=SideFiles(1, None, {0: tuple(lf[0])}))
     ex = build_exec(plan, batch_rows=1)
     with pytest.raises(CorruptTableError, match="not sorted ascending by k"):

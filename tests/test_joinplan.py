@@ -9,7 +9,7 @@ import pytest
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.joinplan import (FileRef, JoinPlan, SideFiles, incompatibility, normalize_how, normalize_on,
-                                pair_buckets, plan_join, plan_join_files)
+                                pair_buckets, plan_join)
 from bucketkit.metadata import TableSpec
 from bucketkit.table import BucketedTable
 
@@ -186,7 +186,7 @@ def test_non_bucket_key_types_must_agree():
 # -- the plan as data ---------------------------------------------------------------------------------
 
 def bucketed_plan(how="inner", **kw) -> JoinPlan:
-    return plan_join_files(table(), table(n=8), "k", how, left_files=side(4), right_files=side(8), **kw)
+    return plan_join(table(), table(n=8), "k", how, left_files=side(4), right_files=side(8), **kw)
 
 
 def test_plan_is_plain_data():
@@ -213,11 +213,11 @@ def test_explain_reads_like_an_explain():
 
 def test_merge_join_chosen_only_for_ascending_sort_on_a_key_pair():
     sorted_t = table(sorted_by=("k",))
-    plan = plan_join_files(sorted_t, sorted_t, "k", left_files=side(4), right_files=side(4))
+    plan = plan_join(sorted_t, sorted_t, "k", left_files=side(4), right_files=side(4))
     assert plan.merge and "sorted ascending by k=k" in plan.merge_reason
     desc = table(sorted_by=("k DESC",))
-    plan = plan_join_files(desc, desc, "k", left_files=side(4), right_files=side(4))
+    plan = plan_join(desc, desc, "k", left_files=side(4), right_files=side(4))
     assert not plan.merge and "descending" in plan.merge_reason
     by_a = table(sorted_by=("a",))
-    plan = plan_join_files(by_a, by_a, "k", left_files=side(4), right_files=side(4))
+    plan = plan_join(by_a, by_a, "k", left_files=side(4), right_files=side(4))
     assert not plan.merge and "not a join key pair" in plan.merge_reason

@@ -20,7 +20,7 @@ from bucketkit import joinexec
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, JoinMemoryError
 from bucketkit.joinexec import build_exec, execute_group
 from bucketkit.joinmemory import Budget, parse_size, task_budget, working_set
-from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join_files
+from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join
 from bucketkit.joinspill import SpillStats, grace_join
 
 from joinutil import reference_join, shape, sort_key, write_table
@@ -35,7 +35,7 @@ def rows_of(keys, tag, key="k"):
 def plan_of(lt, lf, rt, rf, on, how):
     sides = [SideFiles(t.spec.bucket_count, None, {b: tuple(f) for b, f in files.items()})
              for t, files in ((lt, lf), (rt, rf))]
-    plan = plan_join_files(lt, rt, on, how, left_files=sides[0], right_files=sides[1])
+    plan = plan_join(lt, rt, on, how, left_files=sides[0], right_files=sides[1])
     assert plan.strategy == "bucketed", plan.reason
     return plan
 

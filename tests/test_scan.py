@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.metadata import TableSpec, read_spec
 from bucketkit.pruning import plan_scan
-from bucketkit.spark.scan import dnf_to_column, dnf_to_sql, scan, scan_plan, sql_to_dnf
+from bucketkit.spark.scan import dnf_to_column, dnf_to_sql, plan_scan, scan, sql_to_dnf
 from scan_support import write_arrow_table, write_spark_hive_table
 
 KEYS = [None, -7, 0, 1, 2, 3, 42, 300000, 2 ** 33]
@@ -140,7 +140,7 @@ def test_point_lookup_on_spark_hive_table_reads_one_bucket(spark, hive_table):
     df = scan(spark, location, filters="k = 42", **options)
     assert sorted_rows(df) == sorted_rows(spark.table(name).where("k = 42"))
     assert df.count() > 0
-    plan = scan_plan(spark, location, filters=[("k", "=", 42)], **options)
+    plan = plan_scan(location, [("k", "=", 42)], spark=spark, **options)
     assert plan.selected_buckets is not None and len(plan.selected_buckets) == 1
     (bucket,) = plan.selected_buckets
     read = {os.path.basename(f) for f in df.inputFiles()}
@@ -188,7 +188,7 @@ def test_literal_that_cannot_match_reads_nothing(spark, arrow_tables):
 
 def test_partition_pruning_lists_only_matching_directories(spark, arrow_tables):
     root = arrow_tables["v2"]
-    plan = scan_plan(spark, root, filters="p = 2 AND s = 'a'")
+    plan = plan_scan(root, "p = 2 AND s = 'a'", spark=spark)
     assert [p.values for p in plan.partitions] == [{"p": "2"}] and plan.partitions_total == 3
     assert plan.selected_buckets is None and "not pinned" in plan.bucket_reason
     df = scan(spark, root, filters="p = 2 AND s = 'a'")
@@ -197,13 +197,13 @@ def test_partition_pruning_lists_only_matching_directories(spark, arrow_tables):
 
 
 def test_explain_names_partitions_buckets_files_and_reasons(spark, arrow_tables):
-    text = scan_plan(spark, arrow_tables["v2"], filters="k IN (1, 2) AND p IS NULL").explain()
+    text = plan_scan(arrow_tables["v2"], "k IN (1, 2) AND p IS NULL", spark=spark).explain()
     assert "partitions: 1 of 3" in text and "buckets:    " in text and "of 5" in text
     assert "files:" in text and "p=__HIVE_DEFAULT_PARTITION__" in text and "residual:" in text
 
 
 def test_bad_arguments(spark, arrow_tables):
-    with pytest.raises(InvalidArgumentError, match="exactly one of path= .* or table="):
+    with pytest.raises(InvalidArgumentError, match="exactly one of table= .* or path="):
         scan(spark)
     with pytest.raises(InvalidArgumentError, match="no such column"):
         scan(spark, arrow_tables["flat"], filters=[("nope", "=", 1)])

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.metadata import TableSpec
-from bucketkit.spark.scan import scan, scan_plan
+from bucketkit.spark.scan import plan_scan, scan
 from scan_support import write_spark_hive_table
 
 INT_TYPES = ("tinyint", "smallint", "int", "bigint")
@@ -99,7 +99,7 @@ def test_literals_wider_than_spark_decimals_compare_as_spark_does(spark, tables,
 
 def test_bigint_key_equal_to_2_pow_70_selects_no_bucket_and_no_row(spark, tables):
     name = tables["bigint"]
-    assert scan_plan(spark, table=name, filters=[("c_bigint", "=", 2 ** 70)]).selected_buckets == frozenset()
+    assert plan_scan(name, spark=spark, filters=[("c_bigint", "=", 2 ** 70)]).selected_buckets == frozenset()
     assert scan(spark, table=name, filters=[("c_bigint", "=", 2 ** 70)]).count() == 0
     assert scan(spark, table=name, filters="c_bigint = 1180591620717411303424").count() == 0
     for predicate in ("p > -1180591620717411303424", "p < 1180591620717411303424 AND c_int IS NULL"):

@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 import bucketkit
 from bucketkit.cli import main
 from bucketkit.naming import SPARK
-from bucketkit.spark.scan import scan_plan
 
 
 def rows(df):
@@ -46,7 +45,7 @@ def test_point_lookup_prunes_with_sparks_hash(spark, bucketby, name):
     df = bucketkit.scan(spark, table=name, filters=[("k", "=", 5)])
     assert rows(df) == rows(spark.table(name).where("k = 5"))
     assert df.count() == 21
-    plan = scan_plan(spark, table=name, filters=[("k", "=", 5)])
+    plan = bucketkit.plan_scan(spark=spark, table=name, filters=[("k", "=", 5)])
     assert plan.table.spec.hash_family == "spark" and plan.unbucketed is None
     assert len(plan.selected_buckets) == 1 and "Spark's bucketBy hash" in plan.bucket_reason
     (bucket,) = plan.selected_buckets
@@ -57,7 +56,7 @@ def test_point_lookup_prunes_with_sparks_hash(spark, bucketby, name):
 @given(k=st.integers(-5, 100), s=st.integers(0, 14), alone=st.booleans())
 def test_every_bucket_column_prunes_where_spark_prunes_none(spark, bucketby, k, s, alone):
     where = f"k = {k}" if alone else f"k = {k} AND s = 'u{s}'"
-    plan = scan_plan(spark, table="sb_two", filters=where)
+    plan = bucketkit.plan_scan(spark=spark, table="sb_two", filters=where)
     assert (plan.selected_buckets is None) == alone  # a multi-column key is pinned only by both columns
     assert rows(bucketkit.scan(spark, table="sb_two", filters=where)) == rows(spark.table("sb_two").where(where))
 
@@ -67,7 +66,7 @@ def test_spark_hashed_and_hive_hashed_tables_are_never_paired(spark, bucketby, t
     path = str(tmp_path / "hive_v1")
     bucketkit.write(other, "k", 8, path=path, bucketing_version=1)
     joined = bucketkit.join(spark, "sb_parquet", path, "k")
-    plan = joined.bucketkit_plan
+    plan = bucketkit.plan_join("sb_parquet", path, "k", spark=spark)
     assert plan.strategy == "shuffle"
     assert "Spark's bucketBy hash" in plan.reason and "Hive bucketing v1" in plan.reason
     expected = spark.table("sb_parquet").join(spark.read.orc(path), "k")
@@ -77,7 +76,7 @@ def test_spark_hashed_and_hive_hashed_tables_are_never_paired(spark, bucketby, t
 @pytest.mark.parametrize("how", ["inner", "full"])
 def test_two_spark_tables_join_bucket_by_bucket(spark, bucketby, how):
     joined = bucketkit.join(spark, "sb_parquet", "sb16", "k", how=how, columns=["k", "v"])
-    plan = joined.bucketkit_plan
+    plan = bucketkit.plan_join("sb_parquet", "sb16", "k", how=how, spark=spark)
     assert plan.strategy == "bucketed", plan.reason
     assert "8 and 16 buckets" in plan.reason and exchanges(joined) == 0
     left, right = spark.table("sb_parquet"), spark.table("sb16")
@@ -91,7 +90,7 @@ def test_hive_v2_table_with_sparks_v1_insert_is_read_unbucketed(spark, tmp_path)
               f"LOCATION '{tmp_path}/t' TBLPROPERTIES ('bucketing_version'='2')")
     try:
         spark.sql("INSERT INTO bk_v2_mixed SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(100)")
-        plan = scan_plan(spark, table="bk_v2_mixed", filters=[("k", "=", 7)])
+        plan = bucketkit.plan_scan(spark=spark, table="bk_v2_mixed", filters=[("k", "=", 7)])
         assert plan.selected_buckets is None and "written by Spark's own INSERT" in plan.unbucketed
         got = bucketkit.scan(spark, table="bk_v2_mixed", filters=[("k", "=", 7)])
         assert rows(got) == rows(spark.table("bk_v2_mixed").where("k = 7")) == [(7, "7")]
@@ -101,14 +100,14 @@ def test_hive_v2_table_with_sparks_v1_insert_is_read_unbucketed(spark, tmp_path)
 
 def test_foreign_path_table_without_a_version_is_read_unbucketed(spark, bucketby):
     spec = dict(bucketed_by="k", bucket_count=8, bucket_types=["bigint"], file_format="parquet")
-    plan = scan_plan(spark, bucketby["sb_parquet"], filters="k = 5", **spec)
+    plan = bucketkit.plan_scan(bucketby["sb_parquet"], spark=spark, filters="k = 5", **spec)
     assert plan.selected_buckets is None and "no bucketing_version given" in plan.bucket_reason
     assert bucketkit.scan(spark, bucketby["sb_parquet"], filters="k = 5", **spec).count() == 21
     # Declared Hive-hashed although Spark's bucketBy wrote it: the file names contradict the declaration.
-    plan = scan_plan(spark, bucketby["sb_parquet"], filters="k = 5", bucketing_version=1, **spec)
+    plan = bucketkit.plan_scan(bucketby["sb_parquet"], spark=spark, filters="k = 5", bucketing_version=1, **spec)
     assert plan.selected_buckets is None and "Spark bucketBy file name" in plan.unbucketed
     assert bucketkit.scan(spark, bucketby["sb_parquet"], filters="k = 5", bucketing_version=1, **spec).count() == 21
-    plan = scan_plan(spark, bucketby["sb_parquet"], filters="k = 5", hash_family="spark", **spec)
+    plan = bucketkit.plan_scan(bucketby["sb_parquet"], spark=spark, filters="k = 5", hash_family="spark", **spec)
     assert plan.unbucketed is None and len(plan.selected_buckets) == 1
 
 

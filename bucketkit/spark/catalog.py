@@ -21,9 +21,9 @@ from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.metadata import TableSpec, bucketing_version_from_properties, resolve_filesystem
 from bucketkit.naming import is_spark_hive_insert
 from bucketkit.partitions import DEFAULT_PARTITION, partition_path
-from bucketkit.table import BucketedTable
+from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 
-__all__ = ["load_table", "create_table", "add_partitions", "drop_partitions", "table_exists",
+__all__ = ["resolve_table", "load_table", "create_table", "add_partitions", "drop_partitions", "table_exists",
            "table_location", "spark_written_files", "MANAGED_PROPERTY"]
 
 MANAGED_PROPERTY = "bucketkit.managed"
@@ -73,6 +73,37 @@ def table_location(spark: Any, name: str) -> str:
     db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
     ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(db))
     return _to_fs_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
+
+
+def resolve_table(spark: Any, ref: TableRef, **spec_options: Any) -> BucketedTable:
+    """The one resolver of a table reference: a BucketedTable, a directory or a catalog table name.
+
+    Which one is read off the reference (:func:`bucketkit.table.reference_kind`), never guessed
+    from the local disk. ``spec_options`` (``bucketed_by=``, ``bucketing_version=``, ...) describe
+    a directory without bucketkit metadata (see :func:`bucketkit.table.open_table`); a catalog
+    table's spec comes from the catalog, and a BucketedTable's from itself.
+
+    Raises:
+        InvalidArgumentError: an unreadable reference, or spec options for a catalog table or a
+            BucketedTable; TableNotFoundError: no such directory or catalog table.
+    """
+    kind = reference_kind(ref)
+    given = spec_options_given(spec_options)
+    if kind == "path":
+        return open_table(ref, **given)
+    if given:
+        what = "catalog table" if kind == "catalog" else "BucketedTable"
+        raise InvalidArgumentError(f"table {str(ref)!r} is a {what}, which carries its own spec; "
+                                   f"{', '.join(sorted(given))} apply only to a directory")
+    if kind == "table":
+        return ref  # type: ignore[return-value]
+    if spark is None:
+        raise InvalidArgumentError(f"table {ref!r} is a catalog table name, which needs a SparkSession "
+                                   f"(pass spark=); for a directory write './{ref}'")
+    try:
+        return load_table(spark, ref)  # type: ignore[arg-type]
+    except TableNotFoundError as exc:
+        raise TableNotFoundError(f"{exc}; for a directory of that name write './{ref}'") from None
 
 
 def load_table(spark: Any, name: str) -> BucketedTable:

@@ -31,7 +31,7 @@ from bucketkit.table import BucketedTable, open_table
 from bucketkit.versions import vanished
 
 __all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_data_sources", "read_table",
-           "table_from_options", "pushed_plan"]
+           "table_from_options"]
 
 _CMP = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
 _NOT = {"=": "!=", "in": "not in", "is null": "is not null", "is not null": "is null",
@@ -79,18 +79,18 @@ def table_from_options(options: dict[str, str]) -> BucketedTable:
             raise InvalidArgumentError(f"format('bucketkit'): option {key}={opts[key]!r}: expected an integer") from None
 
     columns = None
-    if opts.get("columns"):
+    if opts.get("table_columns"):
         columns = {}
-        for item in _split_top(opts["columns"]):
+        for item in _split_top(opts["table_columns"]):
             name, _, hive_type = item.partition(" ")
             if not hive_type.strip():
-                raise InvalidArgumentError(f"format('bucketkit'): option columns={opts['columns']!r}: "
+                raise InvalidArgumentError(f"format('bucketkit'): option table_columns={opts['table_columns']!r}: "
                                            f"expected 'name type, ...', e.g. 'k bigint, s string'")
             columns[name.strip("`")] = hive_type.strip()
     return open_table(path, bucketed_by=listed("bucketed_by"), bucket_count=number("bucket_count"),
                       bucketing_version=number("bucketing_version"), bucket_types=listed("bucket_types"),
                       partitioned_by=listed("partitioned_by"), partition_types=listed("partition_types"),
-                      columns=columns, file_format=opts.get("file_format"), hash_family=opts.get("hash_family"))
+                      table_columns=columns, file_format=opts.get("file_format"), hash_family=opts.get("hash_family"))
 
 
 def _term(f: Any) -> tuple | None:
@@ -220,17 +220,6 @@ class BucketkitDataSource(DataSource):
 
     def reader(self, schema: Any) -> BucketkitReader:
         return BucketkitReader(self._table(), schema)
-
-
-def pushed_plan(table: BucketedTable | str, where: Any = None, **options: Any):
-    """The plan the ``bucketkit`` format makes for ``.where(where)``, without Spark.
-
-    ``where`` is in the form of :func:`bucketkit.pruning.normalize_filters`: handy to check what a
-    pushed-down read touches (``pushed_plan(path, [("k", "=", 5)]).explain()``).
-    """
-    from bucketkit.pruning import plan_scan
-
-    return plan_scan(open_table(table, **options) if isinstance(table, str) else table, where)
 
 
 def read_table(spark: Any, name: str) -> Any:

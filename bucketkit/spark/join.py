@@ -5,35 +5,23 @@ that each run the pyarrow kernel on a pack of bucket groups (:mod:`bucketkit.spa
 anything else falls back to
 Spark's own join over :func:`bucketkit.scan` of both sides (which still prunes), and the plan
 says why. Either way the DataFrame has the rows and columns of Spark's
-``left_df.join(right_df, on, how)``. The plan is attached to it as ``df.bucketkit_plan``.
+``left_df.join(right_df, on, how)``. :func:`plan_join` returns the plan without running it.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from functools import reduce
 from typing import Any, Sequence
 
-from bucketkit.errors import InvalidArgumentError
 from bucketkit.joinexec import build_exec, output_columns, select_output
-from bucketkit.joinplan import JoinPlan, plan_join
-from bucketkit.table import BucketedTable, open_table
+from bucketkit.joinplan import JoinPlan
+from bucketkit.joinplan import plan_join as core_plan_join
+from bucketkit.spark.catalog import resolve_table
+from bucketkit.spark.scan import is_spark_filter
+from bucketkit.table import TableRef
 
-__all__ = ["join", "resolve_table", "plan_spark_join", "join_memory"]
-
-# Spark's name of each canonical join type.
-def resolve_table(spark: Any, table: Any) -> BucketedTable:
-    """A BucketedTable from a BucketedTable, a path/URI (bucketkit metadata), or a catalog table name."""
-    if isinstance(table, BucketedTable):
-        return table
-    if not isinstance(table, str):
-        raise InvalidArgumentError(f"table {table!r}: expected a path, a catalog table name or a BucketedTable")
-    if "://" in table or os.path.isabs(table) or os.path.exists(table):
-        return open_table(table)
-    from bucketkit.spark.catalog import load_table
-
-    return load_table(spark, table)
+__all__ = ["join", "plan_join", "join_memory"]
 
 
 def join_memory(spark: Any) -> int | None:
@@ -48,19 +36,17 @@ def join_memory(spark: Any) -> int | None:
     return parse_size(value) if value not in (None, "") else None
 
 
-def _is_spark_filter(filters: Any) -> bool:
-    from pyspark.sql import Column
+def plan_join(left: TableRef, right: TableRef, on: Any, how: str = "inner", *, left_filters: Any = None,
+              right_filters: Any = None, spark: Any = None) -> JoinPlan:
+    """What :func:`join` runs, without running it: bucket groups paired, or Spark's join and why.
 
-    return isinstance(filters, (str, Column))
-
-
-def plan_spark_join(spark: Any, left: Any, right: Any, on: Any, how: str = "inner", *, left_filters: Any = None,
-                    right_filters: Any = None) -> JoinPlan:
-    """:func:`bucketkit.plan_join` with catalog table names resolved through ``spark``."""
+    Arguments as for :func:`join`; ``spark`` is needed only for catalog table names and SQL /
+    Column filters. Returns plain data (print ``.explain()``).
+    """
     lt, rt = resolve_table(spark, left), resolve_table(spark, right)
-    plan = plan_join(lt, rt, on, how, left_filters=None if _is_spark_filter(left_filters) else left_filters,
-                     right_filters=None if _is_spark_filter(right_filters) else right_filters)
-    spark_filters = [n for n, f in (("left", left_filters), ("right", right_filters)) if _is_spark_filter(f)]
+    plan = core_plan_join(lt, rt, on, how, left_filters=None if is_spark_filter(left_filters) else left_filters,
+                          right_filters=None if is_spark_filter(right_filters) else right_filters)
+    spark_filters = [n for n, f in (("left", left_filters), ("right", right_filters)) if is_spark_filter(f)]
     if plan.bucketed and spark_filters:
         # A SQL string or Column may hold what pyarrow cannot evaluate exactly (UDFs, casts), and an
         # outer join must filter its side before joining, so Spark's join applies it.
@@ -88,7 +74,8 @@ def join(
 
     Args:
         spark: the SparkSession.
-        left, right: table paths (bucketkit metadata), catalog table names, or BucketedTable objects.
+        left, right: table references: directories with bucketkit metadata (``"/data/t"``,
+            ``"./t"``), catalog table names (``"db.t"``) or BucketedTable objects.
         on: column names present on both sides (keys appear once in the output, as with Spark's
             ``df.join(other, ["k"])``), or ``(left_name, right_name)`` pairs (all left columns, then
             all right columns, as with ``df.join(other, df.a == other.b)``).
@@ -100,10 +87,10 @@ def join(
             ``("left"|"right", name)``. Only these (plus keys and filter columns) are read.
 
     Returns:
-        A DataFrame with the rows and columns of Spark's ``left_df.join(right_df, on, how)``; its
-        ``bucketkit_plan`` attribute is the :class:`~bucketkit.joinplan.JoinPlan` executed.
+        A DataFrame with the rows and columns of Spark's ``left_df.join(right_df, on, how)``;
+        :func:`plan_join` with the same arguments gives the plan it runs.
     """
-    plan = plan_spark_join(spark, left, right, on, how, left_filters=left_filters, right_filters=right_filters)
+    plan = plan_join(left, right, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark)
     if plan.bucketed:
         from bucketkit.spark.jointasks import read_groups
 
@@ -113,7 +100,6 @@ def join(
             df = df.toDF(*ex.names)
     else:
         df = _spark_join(spark, plan, columns)
-    df.bucketkit_plan = plan
     return df
 
 

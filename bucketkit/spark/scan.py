@@ -15,13 +15,16 @@ import datetime as _dt
 import decimal
 import json
 import re
+import sys
 from typing import Any, Sequence
 
+from bucketkit import pruning
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.pruning import ScanPlan, normalize_filters, plan_scan
-from bucketkit.table import BucketedTable, open_table
+from bucketkit.pruning import ScanPlan, normalize_filters
+from bucketkit.spark.catalog import resolve_table
+from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_given
 
-__all__ = ["scan", "scan_plan", "read_plan", "sql_to_dnf", "dnf_to_column", "dnf_to_sql", "spark_schema", "spark_ddl", "explain_scan"]
+__all__ = ["scan", "plan_scan", "is_spark_filter", "read_plan", "sql_to_dnf", "dnf_to_column", "dnf_to_sql", "spark_schema", "spark_ddl"]
 
 _MAX_CONJUNCTIONS = 256  # DNF expansion bound for SQL predicates; past it, don't prune on them
 _CMP = {"EqualTo": "=", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">", "GreaterThanOrEqual": ">="}
@@ -153,10 +156,12 @@ def _sql_dnf(spark: Any, predicate: str) -> tuple[tuple, bool]:
 
 def _split_filters(spark: Any, filters: Any, spec: Any) -> tuple[tuple, list[Any]]:
     """(DNF pruning may use, predicates Spark must apply besides the DNF)."""
-    from pyspark.sql import Column
-
     if filters is None:
         return (), []
+    if spark is None:  # no Spark, so no SQL text or Column (the caller checked): pyspark stays unimported
+        return _spark_folds(normalize_filters(filters), spec), []
+    from pyspark.sql import Column
+
     if isinstance(filters, str):
         dnf, exact = _sql_dnf(spark, filters)
         if exact and any(op in ("in", "not in") and None in v for conj in dnf for _, op, v in conj):
@@ -346,68 +351,60 @@ def _with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) ->
 
 
 # -- entry points -------------------------------------------------------------------------------------
-def _resolve_table(spark: Any, path: Any, table: Any, options: dict) -> BucketedTable:
+def is_spark_filter(filters: Any) -> bool:
+    """Whether ``filters`` is SQL text or a Spark Column (which only Spark evaluates)."""
+    column = getattr(sys.modules.get("pyspark.sql"), "Column", None)  # no Column exists before pyspark loads
+    return isinstance(filters, str) or (column is not None and isinstance(filters, column))
+
+
+def _plan(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str] | None,
+          spec_options: dict) -> tuple[ScanPlan, list[Any]]:
+    """(the scan's plan, predicates Spark applies besides it)."""
     if (path is None) == (table is None):
-        raise InvalidArgumentError(f"pass exactly one of path= (a table directory) or table= (a catalog "
-                                   f"name or BucketedTable); got path={path!r}, table={table!r}")
-    if isinstance(table, str):
-        from bucketkit.spark.catalog import load_table
+        raise InvalidArgumentError(f"pass exactly one of table= (a table reference) or path= (a directory); "
+                                   f"got table={table!r}, path={path!r}")
+    bt = open_table(path, **spec_options_given(spec_options)) if path is not None \
+        else resolve_table(spark, table, **spec_options)
+    if spark is None and is_spark_filter(filters):
+        raise InvalidArgumentError(f"filters={filters!r}: a SQL predicate or Column needs Spark; pass spark=")
+    dnf, predicates = _split_filters(spark, filters, bt.spec)
+    return pruning.plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns), predicates
 
-        return load_table(spark, table)
-    given = {k: v for k, v in options.items() if v is not None}
-    return open_table(table if table is not None else path, **given)
 
+def plan_scan(table: TableRef | None = None, filters: Any = None, *, columns: Sequence[str] | None = None,
+              spark: Any = None, path: str | None = None, **spec_options: Any) -> ScanPlan:
+    """What :func:`scan` reads, without reading: partitions, buckets and files, and why.
 
-def scan_plan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any = None,
-              columns: Sequence[str] | None = None, table_columns: dict[str, str] | None = None,
-              **spec_options: Any) -> ScanPlan:
-    """What :func:`scan` would read, without reading it (accepts SQL predicate strings and catalog tables).
-
-    Arguments as for :func:`scan`; returns a :class:`bucketkit.pruning.ScanPlan` (print ``.explain()``).
+    Arguments as for :func:`scan`; ``spark`` is needed only for a catalog table name or a SQL
+    predicate / Column filter. Returns plain data (print ``.explain()``); only directories are listed.
     """
-    bt = _resolve_table(spark, path, table, {**spec_options, "columns": table_columns})
-    dnf, _ = _split_filters(spark, filters, bt.spec)
-    return plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
+    return _plan(spark, table, path, filters, columns, spec_options)[0]
 
 
-def explain_scan(spark: Any, path: str | None = None, **kwargs: Any) -> str:
-    """``scan_plan(...).explain()``: the partitions, buckets and files a scan reads, and why."""
-    return scan_plan(spark, path, **kwargs).explain()
-
-
-def scan(spark: Any, path: str | None = None, *, table: Any = None, filters: Any = None,
-         columns: Sequence[str] | None = None, bucketed_by: Sequence[str] | str | None = None,
-         bucket_count: int | None = None, bucketing_version: int | None = None,
-         bucket_types: Sequence[str] | None = None, partitioned_by: Sequence[str] | None = None,
-         partition_types: Sequence[str] | None = None, table_columns: dict[str, str] | None = None,
-         file_format: str | None = None, hash_family: str | None = None, filesystem: Any = None) -> Any:
+def scan(spark: Any, table: TableRef | None = None, *, path: str | None = None, filters: Any = None,
+         columns: Sequence[str] | None = None, **spec_options: Any) -> Any:
     """Read a bucketed table as a Spark DataFrame, reading only the files ``filters`` can hit.
 
     Args:
         spark: the SparkSession.
-        path: the table directory (local path or URI).
-        table: instead of ``path``: a catalog table name (Hive bucketed table) or a BucketedTable.
+        table: a table reference: a directory (``"/data/t"``, ``"./t"``, ``"s3://b/t"``), a
+            catalog table name (``"db.t"``) or a BucketedTable (see :func:`bucketkit.table.reference_kind`).
+        path: instead of ``table``: a directory, whatever its spelling.
         filters: pyarrow/deltalake-style filters (``[("k", "in", [1, 2])]``, or a list of such
             lists OR-ed together), a SQL predicate string (``"k = 5 AND dt >= '2024-01-01'"``), or
             a Spark Column (applied, never used for pruning).
         columns: columns to return (default: all, data columns then partition columns).
-        bucketed_by, bucket_count, bucketing_version, bucket_types, partitioned_by,
-        partition_types, table_columns, file_format, hash_family: the spec of a foreign table
-            without bucketkit metadata. Give ``bucketing_version`` (or ``hash_family="spark"`` for a
-            Spark ``bucketBy`` table): without it the table is read unbucketed, never guessed.
-            ``table_columns`` maps every data column to its Hive type, in file order (default: from
-            a data file).
-        filesystem: a pyarrow filesystem for ``path``.
+        spec_options: ``bucketed_by``, ``bucket_count``, ``bucketing_version``, ``bucket_types``,
+            ``partitioned_by``, ``partition_types``, ``table_columns``, ``file_format``,
+            ``hash_family``, ``filesystem``: the spec of a directory without bucketkit metadata
+            (see :func:`bucketkit.table.open_table`). Give ``bucketing_version`` (or
+            ``hash_family="spark"`` for a Spark ``bucketBy`` table): without it the table is read
+            unbucketed, never guessed.
 
     Returns:
         A DataFrame with exactly the rows of the table matching ``filters``.
     """
-    options = dict(bucketed_by=bucketed_by, bucket_count=bucket_count, bucketing_version=bucketing_version,
-                   bucket_types=bucket_types, partitioned_by=partitioned_by, partition_types=partition_types,
-                   columns=table_columns, file_format=file_format, hash_family=hash_family, filesystem=filesystem)
-    bt = _resolve_table(spark, path, table, options)
-    dnf, predicates = _split_filters(spark, filters, bt.spec)
-    plan = plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns)
+    plan, predicates = _plan(spark, table, path, filters, columns, spec_options)
     return read_plan(spark, plan, predicates)
 
 
