@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bucketkit.errors import *  # noqa: F401,F403  (the one exception hierarchy)
 from bucketkit.errors import __all__ as _error_names
@@ -47,6 +47,19 @@ _EXPORTS = {
 }
 
 __all__ = sorted([*_EXPORTS, *_error_names])
+
+if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imports on first use
+    from bucketkit.hashing import BucketFunction, bucket_ids, bucket_number, hive_hash
+    from bucketkit.joinplan import JoinPlan
+    from bucketkit.layout import TableLayout, discover
+    from bucketkit.metadata import SortKey, TableSpec, read_spec
+    from bucketkit.pruning import ScanPlan
+    from bucketkit.spark.catalog import resolve_table
+    from bucketkit.spark.join import join, plan_join
+    from bucketkit.spark.scan import plan_scan, scan
+    from bucketkit.spark.session import get_session
+    from bucketkit.spark.writer import WriteResult, write
+    from bucketkit.table import BucketedTable, open_table, reference_kind
 
 
 def _submodule(package: str, name: str) -> Any:

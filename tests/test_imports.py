@@ -50,3 +50,16 @@ def test_every_module_path_the_docs_name_resolves():
             "    functools.reduce(getattr, path.split('.')[1:], bucketkit)\n")
     result = run(code)
     assert result.returncode == 0, result.stderr
+
+
+def test_static_exports_match_the_lazy_ones():
+    """IDEs and type checkers read the TYPE_CHECKING imports; run time reads _EXPORTS: one list."""
+    import ast
+
+    import bucketkit
+
+    tree = ast.parse((ROOT / "bucketkit" / "__init__.py").read_text())
+    guarded = next(n for n in tree.body if isinstance(n, ast.If) and getattr(n.test, "id", "") == "TYPE_CHECKING")
+    static = {a.name: n.module for n in guarded.body for a in n.names}
+    assert static == bucketkit._EXPORTS
+    assert (ROOT / "bucketkit" / "py.typed").exists()
