@@ -13,6 +13,7 @@ never a mix, never a raw error from bucketkit.
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -26,13 +27,17 @@ from commit_support import FLAT, REPO, SPEC, commit_rows, read_bucketkit, read_p
 
 VERSIONS = 24
 WRITER = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
     from commit_support import FLAT, SPEC, commit_rows
     from test_commit_readers import version_rows
     root, mode, flat, how = sys.argv[1], sys.argv[2], sys.argv[3] == "flat", sys.argv[4]
+    progress = sys.argv[6]
     for v in range(1, int(sys.argv[5]) + 1):
         commit_rows(root, version_rows(v, flat), mode=mode, spec=FLAT if flat else SPEC, switch=how)
-        time.sleep(0.03)  # let the reader see most versions, not only the last
+        # pace the writer to the reader (a loaded machine starves it), so it sees most versions
+        reads, deadline = os.path.getsize(progress), time.monotonic() + 5
+        while os.path.getsize(progress) < reads + 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
 """)
 
 
@@ -65,8 +70,10 @@ def classify(rows: Counter, mode: str, flat: bool) -> int:
 def loop(table, mode: str, flat: bool, how: str, readers: dict, writer: str = WRITER) -> dict:
     commit_rows(table, version_rows(0, flat), spec=FLAT if flat else SPEC)
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}"}
+    progress = pathlib.Path(f"{table}.reads")  # grows a byte per read: the writer paces itself to it
+    progress.write_bytes(b"")
     proc = subprocess.Popen([sys.executable, "-c", writer, str(table), mode, "flat" if flat else "parts", how,
-                             str(VERSIONS)], env=env, stderr=subprocess.PIPE, text=True)
+                             str(VERSIONS), str(progress)], env=env, stderr=subprocess.PIPE, text=True)
     stats = {name: Counter() for name in readers}
     seen = {name: set() for name in readers}
     deadline = time.monotonic() + 300
@@ -75,6 +82,8 @@ def loop(table, mode: str, flat: bool, how: str, readers: dict, writer: str = WR
             try:
                 seen[name].add(classify(read(table), mode, flat))
                 stats[name]["reads"] += 1
+                with progress.open("ab") as f:
+                    f.write(b".")
             except FileNotFoundError:
                 assert name == "plain", "bucketkit let a raw FileNotFoundError escape"
                 stats[name]["replaced under it"] += 1
