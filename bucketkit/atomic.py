@@ -19,7 +19,6 @@ import contextlib
 import ctypes
 import errno
 import os
-import posixpath
 import shutil
 from typing import Callable, Iterable, Iterator
 
@@ -125,23 +124,25 @@ def list_pinned(root: str, *, recursive: bool, skip: tuple[str, ...] = ()) -> It
         NotADirectoryError: ``root`` is not a directory.
     """
     out: list[tuple[str, int, bool]] = []
-    pending = [(os.open(root, os.O_RDONLY | os.O_DIRECTORY), root.rstrip("/") or "/")]
+    add = out.append
+    pending = [(os.open(root, os.O_RDONLY | os.O_DIRECTORY), root.rstrip("/"))]
     try:
         while pending:
             fd, path = pending.pop()
             try:
                 with os.scandir(fd) as entries:
                     for entry in entries:
-                        full = posixpath.join(path, entry.name)
-                        if entry.name.startswith(skip):
-                            out.append((full, 0, entry.is_dir()))
+                        name = entry.name
+                        full = f"{path}/{name}"
+                        if name.startswith(skip):
+                            add((full, 0, entry.is_dir()))
                         elif entry.is_dir():
-                            out.append((full, 0, True))
+                            add((full, 0, True))
                             if recursive:
-                                pending.append((os.open(entry.name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), full))
+                                pending.append((os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), full))
                         else:
                             try:
-                                out.append((full, entry.stat().st_size, False))
+                                add((full, entry.stat().st_size, False))
                             except FileNotFoundError:
                                 if not entry.is_symlink():  # a dangling link is no file (as pyarrow)
                                     raise
