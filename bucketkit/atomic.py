@@ -9,6 +9,8 @@
   a local filesystem (no data copied), a copy elsewhere.
 * :func:`commit_lock` serialises committers of one table on one machine (``fcntl.flock`` on a
   hidden lock file next to the table); other stores get no lock (see docs/writing.md).
+* :func:`list_pinned` is the reader's side of the switch: it lists a local directory tree through
+  open directory handles, so it lists the version the path named when it was opened, whole.
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ import ctypes
 import errno
 import os
 import shutil
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import pyarrow.fs as pafs
 
-__all__ = ["switch", "exchange", "link_or_copy", "commit_lock", "is_local", "SWITCHES"]
+__all__ = ["switch", "exchange", "link_or_copy", "commit_lock", "list_pinned", "is_local", "SWITCHES"]
 
 #: ``switch=`` values: ``auto`` (exchange when the filesystem supports it), ``exchange``, ``rename``.
 SWITCHES = ("auto", "exchange", "rename")
@@ -103,6 +105,53 @@ def link_or_copy(fs: pafs.FileSystem, src: str, dst: str) -> None:
         shutil.copy2(src, dst)
         return
     fs.copy_file(src, dst)
+
+
+def list_pinned(root: str, *, recursive: bool, skip: tuple[str, ...] = ()) -> Iterable[tuple[str, int, bool]]:
+    """``(path, size, is_dir)`` of every entry below the local directory ``root``.
+
+    Each directory is read through one open handle, and its entries are looked up (size,
+    sub-directories) relative to that handle, never by path again. So a switch that lands during
+    the listing cannot make it drop the names of the version being listed, nor mix in the next
+    one. Listers that read the names and then stat each one by path (pyarrow's local filesystem)
+    silently drop the names a switch took away in between: an empty or partial listing.
+    Entries whose name starts with one of ``skip`` are reported (size 0) but neither looked up nor
+    descended into.
+
+    Raises:
+        FileNotFoundError: ``root`` is missing, or an entry vanished while listed (the listed
+            version is being deleted).
+        NotADirectoryError: ``root`` is not a directory.
+    """
+    out: list[tuple[str, int, bool]] = []
+    add = out.append
+    pending = [(os.open(root, os.O_RDONLY | os.O_DIRECTORY), root.rstrip("/"))]
+    try:
+        while pending:
+            fd, path = pending.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        full = f"{path}/{name}"
+                        if name.startswith(skip):
+                            add((full, 0, entry.is_dir()))
+                        elif entry.is_dir():
+                            add((full, 0, True))
+                            if recursive:
+                                pending.append((os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), full))
+                        else:
+                            try:
+                                add((full, entry.stat().st_size, False))
+                            except FileNotFoundError:
+                                if not entry.is_symlink():  # a dangling link is no file (as pyarrow)
+                                    raise
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _ in pending:
+            os.close(fd)
+    return out
 
 
 @contextlib.contextmanager

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 import pyarrow.fs as pafs
 
 from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
+from bucketkit.atomic import is_local, list_pinned
 from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
 from bucketkit.metadata import resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
@@ -215,14 +216,9 @@ _Tree = dict[str, list[_Child]]
 def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], prefix: str) -> _Tree:
     """List ``base``; hidden names anywhere in the relative path are dropped (staging dirs and the
     version marker noted in ``staging``, the marker by its bare name)."""
-    infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
     cut = len(base.rstrip("/")) + 1
     tree: _Tree = {"": []}
-    # These set a size on regular files only; asking .type costs ~50x more than .size, per file.
-    sized_files_only = fs.type_name in ("local", "s3", "gcs")
-    directory = pafs.FileType.Directory
-    for info in infos:
-        path = info.path
+    for path, size, is_dir in _entries(fs, base, recursive):
         rel = path[cut:]
         if rel.startswith(("_", ".")) or "/_" in rel or "/." in rel:
             if not prefix and rel.startswith(VERSION_PREFIX):
@@ -236,12 +232,23 @@ def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], pr
         children = tree.get(parent)
         if children is None:
             children = tree[parent] = []
-        size = info.size
-        if size is None or (not sized_files_only and info.type == directory):
-            children.append((name, True, 0, path))
-        else:
-            children.append((name, False, size, path))
+        children.append((name, is_dir, size, path))
     return tree
+
+
+def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[str, int, bool]]:
+    """``(path, size, is_dir)`` of the entries below ``base``. A local directory is listed through
+    open handles (:func:`~bucketkit.atomic.list_pinned`): pyarrow's local listing looks each name
+    up by path again and drops the names a switch took away meanwhile, marker included, so a
+    listing racing a commit came back empty or partial and looked whole."""
+    if is_local(fs):
+        return list_pinned(base, recursive=recursive, skip=("_", "."))
+    infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
+    # These set a size on regular files only; asking .type costs ~50x more than .size, per file.
+    sized_files_only = fs.type_name in ("local", "s3", "gcs")
+    directory = pafs.FileType.Directory
+    return [(info.path, 0, True) if info.size is None or (not sized_files_only and info.type == directory)
+            else (info.path, info.size, False) for info in infos]
 
 
 def _below(tree: _Tree, rel: str) -> Callable[[str], list[_Child]]:

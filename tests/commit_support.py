@@ -3,6 +3,8 @@ kinds of reader (a plain directory reader, and bucketkit's plan + per-file read)
 
 from __future__ import annotations
 
+import os
+import posixpath
 from collections import Counter
 from pathlib import Path
 
@@ -34,15 +36,27 @@ def stage_rows(tx: Transaction, rows: dict[str, list[tuple[int, str]]]) -> dict[
 
 
 def commit_rows(root: str | Path, rows: dict[str, list[tuple[int, str]]], *, mode: str = "append",
-                replace=None, spec: TableSpec = SPEC, switch: str = "auto"):
-    tx = Transaction(str(root), spec, mode=mode, switch=switch)
+                replace=None, spec: TableSpec = SPEC, switch: str = "auto", write_id: str | None = None):
+    tx = Transaction(str(root), spec, mode=mode, switch=switch, write_id=write_id)
     tx.begin()
     return tx.commit(stage_rows(tx, rows), replace=replace)
 
 
+class ListingRaced(Exception):
+    """A plain read found no file at all while the table directory was switched under it."""
+
+
 def read_plain(root: str | Path) -> Counter:
-    """A plain directory reader (what Spark/Hive/Trino do): list the directory, read every file."""
+    """A plain directory reader (what Spark/Hive/Trino do): list the directory, read every file.
+
+    pyarrow lists a directory's names, then stats each name by path; names a switch took away
+    meanwhile are dropped silently. When that drops every file, the read is empty: raised as
+    :class:`ListingRaced` if the directory was switched during the read (an empty read without a
+    switch is returned, and fails the caller's check)."""
+    inode = os.stat(root).st_ino
     table = pads.dataset(str(root), format="parquet", partitioning="hive").to_table()
+    if table.num_columns == 0 and os.stat(root).st_ino != inode:
+        raise ListingRaced(str(root))
     parts = [str(v) for v in table.column("p").to_pylist()] if "p" in table.column_names else [None] * table.num_rows
     return Counter(zip(parts, table.column("k").to_pylist(), table.column("tag").to_pylist()))
 
@@ -67,6 +81,15 @@ def read_bucketkit(root: str | Path) -> Counter:
                     cols = batch.to_pydict()
                     out.update(zip(cols.get("p", [None] * batch.num_rows), cols["k"], cols["tag"]))
     return out
+
+
+def listed_files(root: str | Path, *, recursive: bool = False) -> list[str]:
+    """bucketkit's listing alone (no data read): the files ``discover`` maps, relative to the root;
+    directory by directory as ``plan_scan`` lists, or in one recursive listing."""
+    from bucketkit.layout import discover
+
+    layout = discover(str(root), SPEC.bucket_count, partition_filter=None if recursive else (lambda values: True))
+    return [posixpath.join(p.relpath, f.name) if p.relpath else f.name for p in layout.partition_layouts for f in p.files]
 
 
 def as_counter(rows: dict[str, list[tuple[int, str]]]) -> Counter:

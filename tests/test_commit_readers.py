@@ -6,33 +6,43 @@ plain directory reader (pyarrow's dataset: list the directory, read its files, a
 do) and with bucketkit's reader (plan_scan, then the data source's per-file read), and checks each
 read against the versions the writer committed: an overwrite read is one version exactly, an append
 read is versions 1..m exactly. Allowed besides: a plain reader whose listed file was replaced fails
-(FileNotFoundError), bucketkit raises ConcurrentModificationError naming the table. Never a part,
-never a mix, never a raw error from bucketkit.
+(FileNotFoundError), bucketkit raises ConcurrentModificationError naming the table; a plain read
+whose listing the switch emptied (pyarrow stats each listed name by path and drops the names the
+switch took away) is counted apart. Never a part, never a mix, never a raw error from bucketkit.
+A third reader, bucketkit's listing alone (discover, no data read), runs hundreds of times per loop,
+so some listings straddle a switch: each must be exactly one version's files.
 """
 
 from __future__ import annotations
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
 import time
 from collections import Counter
+from functools import partial
 
 import pytest
 
 from bucketkit.errors import ConcurrentModificationError
-from commit_support import FLAT, REPO, SPEC, commit_rows, read_bucketkit, read_plain
+from commit_support import FLAT, REPO, SPEC, ListingRaced, commit_rows, listed_files, read_bucketkit, read_plain
 
 VERSIONS = 24
 WRITER = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
     from commit_support import FLAT, SPEC, commit_rows
-    from test_commit_readers import version_rows
+    from test_commit_readers import version_id, version_rows
     root, mode, flat, how = sys.argv[1], sys.argv[2], sys.argv[3] == "flat", sys.argv[4]
+    progress = sys.argv[6]
     for v in range(1, int(sys.argv[5]) + 1):
-        commit_rows(root, version_rows(v, flat), mode=mode, spec=FLAT if flat else SPEC, switch=how)
-        time.sleep(0.03)  # let the reader see most versions, not only the last
+        commit_rows(root, version_rows(v, flat), mode=mode, spec=FLAT if flat else SPEC, switch=how,
+                    write_id=version_id(v))
+        # pace the writer to the reader (a loaded machine starves it), so it sees most versions
+        reads, deadline = os.path.getsize(progress), time.monotonic() + 5
+        while os.path.getsize(progress) < reads + 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
 """)
 
 
@@ -42,6 +52,11 @@ def version_rows(v: int, flat: bool) -> dict[str, list[tuple[int, str]]]:
     if flat:
         return {"": rows}
     return {f"p={i}": [r for r in rows if r[0] % 3 == i] for i in range(3) if any(r[0] % 3 == i for r in rows)}
+
+
+def version_id(v: int) -> str:
+    """Version v's write id (the shape of new_write_id), so file names tell their version."""
+    return f"20260101_000000_{v:05d}_loopv"
 
 
 def expected(v: int, flat: bool) -> Counter:
@@ -62,29 +77,56 @@ def classify(rows: Counter, mode: str, flat: bool) -> int:
     return tags[-1]
 
 
-def loop(table, mode: str, flat: bool, how: str, readers: dict, writer: str = WRITER) -> dict:
-    commit_rows(table, version_rows(0, flat), spec=FLAT if flat else SPEC)
+def files_of(v: int, flat: bool) -> set[str]:
+    return {f"{part}/{k % 4:06d}_0_{version_id(v)}.parquet".lstrip("/")
+            for part, rows in version_rows(v, flat).items() for k, _ in rows}
+
+
+def classify_files(files: list[str], mode: str, flat: bool) -> int:
+    """The version a listing saw: exactly the files of one version (overwrite) or of 0..m (append)."""
+    versions = sorted({int(f.rsplit("_", 2)[1]) for f in files})
+    assert versions, "an empty listing"
+    want = set().union(*(files_of(v, flat) for v in (versions if mode == "overwrite" else range(versions[-1] + 1))))
+    assert len(versions) == 1 or mode == "append", f"a mix of versions {versions}"
+    assert set(files) == want and len(files) == len(want), \
+        f"not one whole version: {len(files)} files of versions {versions}, missing {sorted(want - set(files))[:4]}"
+    return versions[-1]
+
+
+def loop(table, mode: str, flat: bool, how: str, readers: dict, writer: str = WRITER, check=classify) -> dict:
+    commit_rows(table, version_rows(0, flat), spec=FLAT if flat else SPEC, write_id=version_id(0))
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{REPO / 'tests'}"}
+    progress = pathlib.Path(f"{table}.reads")  # grows a byte per read: the writer paces itself to it
+    progress.write_bytes(b"")
     proc = subprocess.Popen([sys.executable, "-c", writer, str(table), mode, "flat" if flat else "parts", how,
-                             str(VERSIONS)], env=env, stderr=subprocess.PIPE, text=True)
+                             str(VERSIONS), str(progress)], env=env, stderr=subprocess.PIPE, text=True)
     stats = {name: Counter() for name in readers}
     seen = {name: set() for name in readers}
     deadline = time.monotonic() + 300
-    while proc.poll() is None and time.monotonic() < deadline:
-        for name, read in readers.items():
-            try:
-                seen[name].add(classify(read(table), mode, flat))
-                stats[name]["reads"] += 1
-            except FileNotFoundError:
-                assert name == "plain", "bucketkit let a raw FileNotFoundError escape"
-                stats[name]["replaced under it"] += 1
-            except ConcurrentModificationError as exc:
-                assert name == "bucketkit" and str(table) in str(exc)
-                stats[name]["replaced under it"] += 1
+    try:
+        while proc.poll() is None and time.monotonic() < deadline:
+            for name, read in readers.items():
+                try:
+                    seen[name].add(check(read(table), mode, flat))
+                    stats[name]["reads"] += 1
+                    with progress.open("ab") as f:
+                        f.write(b".")
+                except FileNotFoundError:
+                    assert name == "plain", "bucketkit let a raw FileNotFoundError escape"
+                    stats[name]["replaced under it"] += 1
+                except ListingRaced:
+                    assert name == "plain"
+                    stats[name]["listing emptied by a switch"] += 1
+                except ConcurrentModificationError as exc:
+                    assert name != "plain" and str(table) in str(exc)
+                    stats[name]["replaced under it"] += 1
+    except BaseException:
+        proc.kill()  # the reader failed: do not leave the writer pacing itself to it
+        raise
     assert proc.wait(timeout=10) == 0, proc.stderr.read()[-2000:]
     final = VERSIONS
     for name, read in readers.items():
-        assert classify(read(table), mode, flat) == final
+        assert check(read(table), mode, flat) == final
         stats[name]["versions"] = len(seen[name])
         assert stats[name]["reads"] >= 20 and len(seen[name]) >= 5, (name, stats[name])
     print(mode, "flat" if flat else "partitioned", how, {k: dict(v) for k, v in stats.items()})
@@ -125,6 +167,17 @@ SPARK_WRITER = textwrap.dedent("""
 def test_readers_see_whole_versions_while_bucketkit_write_overwrites(tmp_path):
     """The same loop with the writer being ``bucketkit.write`` itself (Spark in the subprocess)."""
     loop(tmp_path / "t", "overwrite", True, "auto", BOTH, writer=SPARK_WRITER)
+
+
+@pytest.mark.parametrize("flat", [True, False], ids=["flat", "partitioned"])
+@pytest.mark.parametrize("how", ["auto", "rename"])
+def test_listings_that_straddle_a_switch_see_one_whole_version(tmp_path, how, flat):
+    """bucketkit's listing in a tight loop, both ways it lists (a fraction of a millisecond; hundreds
+    per loop, some straddling a switch). A listing that reads names in one version and looks them
+    up by path in the next must not return a part of a version, nor nothing."""
+    readers = {"listing": listed_files, "recursive listing": partial(listed_files, recursive=True)}
+    stats = loop(tmp_path / "t", "overwrite", flat, how, readers, check=classify_files)
+    assert min(s["reads"] for s in stats.values()) >= 100
 
 
 def test_bucketkit_waits_out_the_switch_of_the_rename_fallback(tmp_path):
