@@ -26,6 +26,7 @@ import sys
 from typing import Any, Sequence
 
 from bucketkit.errors import BucketkitError
+from bucketkit.io import split_top_level
 from bucketkit.layout import format_bytes
 
 __all__ = ["main", "build_parser"]
@@ -40,19 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _split_types(values: Sequence[str] | None) -> list[str] | None:
     """``["int,varchar(10)", "decimal(10,2)"]`` → split on commas outside ``()`` and ``<>``."""
-    if not values:
-        return None
-    out: list[str] = []
-    for value in values:
-        depth, start = 0, 0
-        for i, c in enumerate(value):
-            depth += c in "(<"
-            depth -= c in ")>"
-            if c == "," and depth == 0:
-                out.append(value[start:i].strip())
-                start = i + 1
-        out.append(value[start:].strip())
-    return [v for v in out if v]
+    return [item for value in values for item in split_top_level(value)] if values else None
 
 
 def _spec_args(p: argparse.ArgumentParser, full: bool) -> None:

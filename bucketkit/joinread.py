@@ -18,11 +18,10 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError
+from bucketkit.io import HIVE_DEFAULT_PARTITION
 from bucketkit.joinplan import FileRef
 
-__all__ = ["SideRead", "dnf_expression", "DEFAULT_PARTITION"]
-
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+__all__ = ["SideRead", "dnf_expression"]
 
 _COMPARE = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
             ">=": "greater_equal"}
@@ -160,7 +159,7 @@ class SideRead:
         for name, typ in self.partition_types:
             if name in self.columns or any(c == name for conj in self.filters for c, _, _ in conj):
                 raw = values.get(name)
-                null = raw is None or raw == DEFAULT_PARTITION
+                null = raw is None or raw == HIVE_DEFAULT_PARTITION
                 arrays.append(pa.nulls(n, typ) if null else pa.repeat(pa.scalar(raw).cast(typ), n))
                 names.append(name)
         return pa.RecordBatch.from_arrays(arrays, names=names)

@@ -19,13 +19,13 @@ import pyarrow.fs as pafs
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.hashing import HASH_FAMILIES, hashing_name
 from bucketkit.hivetypes import parse_hive_type
+from bucketkit.io import check_format
 
 __all__ = ["TableSpec", "SortKey", "METADATA_FILE", "read_spec", "write_spec", "resolve_filesystem",
            "bucketing_version_from_properties"]
 
 METADATA_FILE = "_bucketkit_table.json"
 FORMAT_VERSION = 1
-FILE_FORMATS = ("orc", "parquet")
 NAMINGS = ("hive", "legacy-presto")
 
 
@@ -131,8 +131,7 @@ class TableSpec:
         overlap = set(self.partitioned_by) & set(self.bucketed_by)
         if overlap:
             raise InvalidArgumentError(f"column(s) {sorted(overlap)} cannot be both partition and bucket columns")
-        if self.file_format not in FILE_FORMATS:
-            raise InvalidArgumentError(f"file_format={self.file_format!r}: expected one of {list(FILE_FORMATS)}")
+        check_format(self.file_format)
         if self.naming not in NAMINGS:
             raise InvalidArgumentError(f"naming={self.naming!r}: expected one of {list(NAMINGS)}")
         if self.columns:

@@ -32,6 +32,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.commit import Transaction, fault_point, recover, visible_files
 from bucketkit.errors import (InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError)
+from bucketkit.io import COMPRESSIONS, DEFAULT_COMPRESSION, FILE_FORMATS, is_hidden_path
 from bucketkit.metadata import METADATA_FILE, SortKey, TableSpec, read_spec, resolve_filesystem
 from bucketkit.naming import HIVE, LEGACY_PRESTO
 from bucketkit.partitions import parse_partition_path, partition_path
@@ -42,11 +43,7 @@ __all__ = ["write", "WriteResult", "WrittenFile", "PartitionWrite", "MODES", "OV
 
 MODES = ("error", "append", "overwrite", "ignore")
 OVERWRITE_SCOPES = ("table", "partitions")
-FILE_FORMATS = ("orc", "parquet")
 NAMINGS = ("hive", "legacy-presto")
-COMPRESSIONS = {"orc": ("none", "snappy", "zlib", "lz4", "zstd"),
-                "parquet": ("none", "snappy", "gzip", "lz4", "zstd", "brotli")}
-DEFAULT_COMPRESSION = "snappy"  # readable by Hive 2/3, Trino, PrestoDB and Spark; fast to write
 MAX_BUCKETS = 99999  # Trino's file names carry 5 bucket digits
 BUCKET_COLUMN = "bucketkit_bucket"  # the bucket id column; a partitionBy level of the staged output only
 
@@ -447,7 +444,7 @@ def staged_groups(fs: pafs.FileSystem, data_dir: str) -> dict[tuple[str, int], l
     infos = fs.get_file_info(pafs.FileSelector(data_dir, recursive=True, allow_not_found=True))
     for info in infos:
         rel = posixpath.relpath(info.path, data_dir)
-        if info.type != pafs.FileType.File or any(p.startswith((".", "_")) for p in rel.split("/")):
+        if info.type != pafs.FileType.File or is_hidden_path(rel):
             continue
         values = parse_partition_path(posixpath.dirname(rel))
         bucket = int(values.pop(BUCKET_COLUMN))
