@@ -117,7 +117,8 @@ def _partition_filter(pairs: Sequence[str]):
 def _resolve(args: argparse.Namespace, full: bool):
     """``(BucketedTable or None, bucket_count, partitioned_by, source)`` from metadata or flags."""
     from bucketkit.errors import TableNotFoundError
-    from bucketkit.metadata import check_table_dir, read_spec, resolve_filesystem
+    from bucketkit.io import resolve_filesystem
+    from bucketkit.metadata import check_table_dir, read_spec
     from bucketkit.table import open_table
 
     fs, root = resolve_filesystem(args.path)

@@ -41,8 +41,8 @@ import pyarrow.fs as pafs
 
 from bucketkit.atomic import SWITCHES, commit_lock, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
-from bucketkit.io import STAGING_DIR, is_hidden
-from bucketkit.metadata import METADATA_FILE, TableSpec, resolve_filesystem, write_spec
+from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
+from bucketkit.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.versions import (SWITCHING, VERSION_PREFIX, TablePaths, live_version, owner_alive, pending_writes,
                                 read_json, remove, write_json)
 

@@ -96,17 +96,17 @@ def spark_uri(filesystem: pafs.FileSystem, path: str, *, location: str | None = 
     Hadoop's ``Path`` takes the path part literally (a space stays a space, ``%`` stays ``%``), so
     the path is not percent-encoded. ``location``, a URI the caller was given for this filesystem
     (a table's location), keeps its scheme and authority (``s3://`` stays ``s3://``, an HDFS name
-    node stays); otherwise the scheme follows the filesystem (``s3a://`` for S3). A path in a
-    filesystem of another kind is returned as it is.
+    node stays); otherwise the scheme follows the filesystem (``s3a://`` for S3; a relative local
+    path is made absolute). A path in a filesystem of another kind is returned as it is.
     """
     if location is not None and "://" in location:
         scheme, _, rest = location.partition("://")
         authority = rest.split("/", 1)[0] if path.startswith("/") else ""  # S3/GCS paths begin with the bucket
         return f"{scheme}://{authority}{path}"
     scheme = _SPARK_SCHEMES.get(filesystem.type_name)
-    if scheme is None or (scheme == "file" and not path.startswith("/")):
+    if scheme is None:
         return path
-    return f"{scheme}://{path}"
+    return f"{scheme}://{os.path.abspath(path) if scheme == 'file' else path}"
 
 
 def hadoop_to_uri(location: str) -> str:

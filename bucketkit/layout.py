@@ -33,8 +33,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
 from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
-from bucketkit.io import STAGING_PREFIX, is_hidden_path
-from bucketkit.metadata import resolve_filesystem
+from bucketkit.io import STAGING_PREFIX, is_hidden_path, resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
 from bucketkit.versions import VERSION_PREFIX, wait_for_switch

@@ -19,10 +19,9 @@ import pyarrow.fs as pafs
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.hashing import HASH_FAMILIES, hashing_name
 from bucketkit.hivetypes import parse_hive_type
-from bucketkit.io import check_format
+from bucketkit.io import check_format, resolve_filesystem
 
-__all__ = ["TableSpec", "SortKey", "METADATA_FILE", "read_spec", "write_spec", "resolve_filesystem",
-           "bucketing_version_from_properties"]
+__all__ = ["TableSpec", "SortKey", "METADATA_FILE", "read_spec", "write_spec", "bucketing_version_from_properties"]
 
 METADATA_FILE = "_bucketkit_table.json"
 FORMAT_VERSION = 1
@@ -216,18 +215,6 @@ class TableSpec:
                 raise InvalidArgumentError(f"bucket column(s) {missing}: no Hive type given (pass bucket_types=)")
             bucket_types = [lookup[c] for c in bucketed_by]
         return cls(bucketed_by, tuple(bucket_types), bucket_count, columns=cols, **kwargs)
-
-
-def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
-    """``(filesystem, path inside it)`` for a local path or a URI (``s3://``, ``file://``, ...)."""
-    if filesystem is not None:
-        return filesystem, path
-    try:
-        return pafs.FileSystem.from_uri(path)
-    except (ValueError, TypeError, OSError):  # a plain local path, not a URI
-        import os
-
-        return pafs.LocalFileSystem(), os.path.abspath(path)
 
 
 def read_spec(path: str, filesystem: pafs.FileSystem | None = None) -> TableSpec:

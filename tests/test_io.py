@@ -159,6 +159,8 @@ def test_spark_uri_of_local_paths(parts):
     assert io.spark_uri(LOCAL, path) == "file://" + path  # Hadoop's Path takes the path literally
     assert io.spark_uri(LOCAL, path, location="file:///tmp/t") == "file://" + path
     assert io.spark_uri(LOCAL, path, location="relative/t") == "file://" + path
+    rel = "/".join(parts)
+    assert io.spark_uri(LOCAL, rel) == "file://" + os.path.abspath(rel)
 
 
 def test_spark_uri_keeps_the_location_scheme_and_authority():

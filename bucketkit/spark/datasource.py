@@ -26,8 +26,8 @@ from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe,
                                     LessThanOrEqual, Not)
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.io import HIVE_DEFAULT_PARTITION, split_top_level
-from bucketkit.metadata import TableSpec, resolve_filesystem
+from bucketkit.io import HIVE_DEFAULT_PARTITION, resolve_filesystem, split_top_level
+from bucketkit.metadata import TableSpec
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.versions import vanished
 

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from bucketkit import pruning
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import spark_uri
 from bucketkit.pruning import ScanPlan, normalize_filters
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_given
@@ -423,7 +424,7 @@ def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any
     else:
         reader = spark.read.format(spec.file_format).schema(spark_ddl(bt))
         if spec.partitioned_by:
-            reader = reader.option("basePath", _uri(bt, bt.location))
+            reader = reader.option("basePath", spark_uri(bt.filesystem, bt.location))
         df = reader.load(_paths(plan))
     if plan.residual:
         residual = _fit_literals(plan.residual, _column_types(spec))
@@ -441,22 +442,9 @@ def _paths(plan: ScanPlan) -> list[str]:
     listing, which skips zero-byte ORC files itself), else the selected non-empty files."""
     bt, n = plan.table, plan.table.spec.bucket_count
     if not plan.is_pruned:
-        return [_uri(bt, bt.location)]
+        return [spark_uri(bt.filesystem, bt.location)]
     paths = []
     for p in plan.partitions:
-        paths.extend([_uri(bt, p.path)] if len(p.bucket_files) == n else [_uri(bt, f) for f in p.files])
+        whole = len(p.bucket_files) == n
+        paths.extend([spark_uri(bt.filesystem, f) for f in ([p.path] if whole else p.files)])
     return paths
-
-
-def _uri(table: BucketedTable, path: str) -> str:
-    """A path inside the table's pyarrow filesystem as a URI Spark (Hadoop) understands."""
-    kind = type(table.filesystem).__name__
-    if kind == "LocalFileSystem":
-        return "file://" + path if path.startswith("/") else path
-    if kind == "S3FileSystem":
-        return "s3a://" + path
-    if kind == "GcsFileSystem":
-        return "gs://" + path
-    if kind == "HadoopFileSystem":
-        return "hdfs://" + path
-    return path

@@ -20,7 +20,6 @@ The pipeline (docs/writing.md explains each choice):
 
 from __future__ import annotations
 
-import os
 import posixpath
 import struct
 import warnings
@@ -32,8 +31,9 @@ import pyarrow.fs as pafs
 
 from bucketkit.commit import Transaction, fault_point, recover, visible_files
 from bucketkit.errors import (InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError)
-from bucketkit.io import COMPRESSIONS, DEFAULT_COMPRESSION, FILE_FORMATS, is_hidden_path
-from bucketkit.metadata import METADATA_FILE, SortKey, TableSpec, read_spec, resolve_filesystem
+from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, FILE_FORMATS, is_hidden_path, resolve_filesystem,
+                          spark_uri)
+from bucketkit.metadata import METADATA_FILE, SortKey, TableSpec, read_spec
 from bucketkit.naming import HIVE, LEGACY_PRESTO
 from bucketkit.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
@@ -294,7 +294,7 @@ def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path:
     staging = tx.begin()
     try:
         data_dir = posixpath.join(staging, "data")
-        write_staged(df, spec, _sibling_uri(location, root, data_dir), compression=compression,
+        write_staged(df, spec, spark_uri(fs, data_dir, location=location), compression=compression,
                      num_tasks=num_tasks)
         fault_point("after_task_writes")
         groups = staged_groups(fs, data_dir)  # {(partition relpath, bucket): [staged file paths]}
@@ -375,19 +375,6 @@ def empty_table_schema(spec: TableSpec) -> pa.Schema:
 
 
 # -- the Spark side --------------------------------------------------------------------------------
-def spark_uri(location: str, relpath: str) -> str:
-    """The URI Spark writes ``location/relpath`` at (plain local paths become ``file://`` URIs)."""
-    base = location if "://" in location else "file://" + os.path.abspath(location)
-    return base.rstrip("/") + "/" + relpath
-
-
-def _sibling_uri(location: str, root: str, path: str) -> str:
-    """The URI of ``path``, a path beside the table ``root`` (whose URI is ``location``)."""
-    base = location if "://" in location else os.path.abspath(location)
-    parent = base.rstrip("/").rsplit("/", 1)[0]
-    return spark_uri(parent, posixpath.relpath(path, posixpath.dirname(root.rstrip("/"))))
-
-
 def routing_keys(num_tasks: int) -> list[int]:
     """For every task ``t < num_tasks`` an int whose Spark hash partition among ``num_tasks`` is ``t``.
 
