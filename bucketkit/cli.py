@@ -26,7 +26,7 @@ import sys
 from typing import Any, Sequence
 
 from bucketkit.errors import BucketkitError
-from bucketkit.io import split_top_level
+from bucketkit.io import DataFile, detect_data_file, positional_names, split_top_level
 from bucketkit.layout import format_bytes
 
 __all__ = ["main", "build_parser"]
@@ -141,36 +141,24 @@ def _resolve(args: argparse.Namespace, full: bool):
     return None, args.bucket_count, partitioned_by, "command-line flags"
 
 
-def _open_file(fs, path: str):
-    """Open an ORC or Parquet file by its magic bytes: ``("orc"|"parquet"|None, reader)``."""
-    import pyarrow.orc as orc
-    import pyarrow.parquet as pq
-
+def _open_file(fs, path: str) -> DataFile | None:
+    """Open an ORC or Parquet file by its magic bytes (None: neither)."""
     from bucketkit.versions import vanished
 
     try:
-        f = fs.open_input_file(path)
+        return detect_data_file(fs, path)
     except FileNotFoundError:
         raise vanished(posixpath.dirname(path), path) from None
-    head = f.read(4)
-    f.seek(0)
-    if head == b"PAR1":
-        return "parquet", pq.ParquetFile(f)
-    if head[:3] == b"ORC":
-        return "orc", orc.ORCFile(f)
-    f.close()
-    return None, None
 
 
 def _row_count(fs, path: str, size: int) -> int | None:
     if size == 0:
         return 0  # Hive and ORC allow a zero-byte file as an empty bucket
-    kind, reader = _open_file(fs, path)
-    if kind == "parquet":
-        return reader.metadata.num_rows
-    if kind == "orc":
-        return reader.nrows
-    return None
+    data = _open_file(fs, path)
+    if data is None:
+        return None
+    with data:
+        return data.num_rows
 
 
 def _skew(values: Sequence[int]) -> float | None:
@@ -263,11 +251,11 @@ def _plot(parts: list[dict[str, Any]], bucket_count: int, target: str, title: st
 
 
 # -- validate -----------------------------------------------------------------------------------
-def _bucket_columns(reader_kind: str, reader, names: Sequence[str], spec) -> tuple[list, int]:
+def _bucket_columns(reader: DataFile, names: Sequence[str], spec) -> tuple[list, int]:
     """Read only the bucket columns of a file: ``(arrays, rows)``. ACID files nest rows in ``row``."""
     import pyarrow as pa
 
-    schema = reader.schema if reader_kind == "orc" else reader.schema_arrow
+    schema = reader.schema
     if "row" in schema.names and pa.types.is_struct(schema.field("row").type):
         table = pa.Table.from_struct_array(reader.read(columns=["row"]).column("row"))
         schema = table.schema
@@ -279,7 +267,7 @@ def _bucket_columns(reader_kind: str, reader, names: Sequence[str], spec) -> tup
     for name in names:
         if name.lower() in lower:
             wanted.append(lower[name.lower()])
-        elif name in data_columns and all(n.startswith("_col") for n in schema.names):
+        elif name in data_columns and positional_names(schema.names):
             wanted.append(schema.names[data_columns.index(name)])  # old Hive ORC files: _col0, _col1, ...
         else:
             raise BucketkitError(f"bucket column {name!r} not found among the file's columns {schema.names}")
@@ -317,11 +305,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             for f in bucket_files:
                 if f.size == 0 or f.kind == "delete_delta":
                     continue
-                kind, reader = _open_file(layout.filesystem, f.path)
-                if kind is None:
+                reader = _open_file(layout.filesystem, f.path)
+                if reader is None:
                     skipped.append(f"{f.path}: neither ORC nor Parquet, not checked")
                     continue
-                arrays, n = _bucket_columns(kind, reader, spec.bucketed_by, spec)
+                with reader:
+                    arrays, n = _bucket_columns(reader, spec.bucketed_by, spec)
                 files += 1
                 if args.every:
                     rows = np.arange(0, n, args.every)

@@ -28,7 +28,7 @@ from bucketkit.errors import InvalidArgumentError
 
 __all__ = ["FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
-           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "read_file", "read_schema",
+           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file", "read_schema",
            "footer_rows", "empty_file", "positional_names"]
 
 FILE_FORMATS = ("orc", "parquet")
@@ -177,17 +177,25 @@ class DataFile:
             yield from self._reader.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False)
 
 
-def open_data_file(filesystem: pafs.FileSystem, path: str, file_format: str | None = None) -> DataFile | None:
-    """Open ``path`` as ``file_format``; with ``file_format=None`` the magic bytes decide, and a file
-    that is neither ORC nor Parquet gives None. A missing file raises ``FileNotFoundError``."""
+def open_data_file(filesystem: pafs.FileSystem, path: str, file_format: str) -> DataFile:
+    """Open ``path`` as ``file_format``. A missing file raises ``FileNotFoundError``."""
+    return _data_file(filesystem.open_input_file(path), file_format)
+
+
+def detect_data_file(filesystem: pafs.FileSystem, path: str) -> DataFile | None:
+    """Open ``path`` as the format its magic bytes say; None for a file that is neither ORC nor
+    Parquet (a text file of a Hive table). A missing file raises ``FileNotFoundError``."""
     source = filesystem.open_input_file(path)
+    head = source.read(4)
+    source.seek(0)
+    file_format = _MAGIC.get(head) or _MAGIC.get(head[:3])
     if file_format is None:
-        head = source.read(4)
-        source.seek(0)
-        file_format = _MAGIC.get(head) or _MAGIC.get(head[:3])
-        if file_format is None:
-            source.close()
-            return None
+        source.close()
+        return None
+    return _data_file(source, file_format)
+
+
+def _data_file(source: Any, file_format: str) -> DataFile:
     try:
         return DataFile(source, file_format)
     except BaseException:
@@ -199,20 +207,20 @@ def read_file(filesystem: pafs.FileSystem, path: str, file_format: str, columns:
               filter: Any = None) -> pa.Table:  # noqa: A002 (pyarrow's name for it)
     """One file as an Arrow table: ``columns`` only (None = all), rows passing ``filter`` (a
     ``pyarrow.compute`` expression, evaluated on this thread) only."""
-    with open_data_file(filesystem, path, file_format) as f:  # type: ignore[union-attr]
+    with open_data_file(filesystem, path, file_format) as f:
         table = f.read(columns)
     return table if filter is None else table.filter(filter)
 
 
 def read_schema(filesystem: pafs.FileSystem, path: str, file_format: str) -> pa.Schema:
     """A file's Arrow schema, from its footer."""
-    with open_data_file(filesystem, path, file_format) as f:  # type: ignore[union-attr]
+    with open_data_file(filesystem, path, file_format) as f:
         return f.schema
 
 
 def footer_rows(filesystem: pafs.FileSystem, path: str, file_format: str) -> int:
     """A file's row count, from its footer."""
-    with open_data_file(filesystem, path, file_format) as f:  # type: ignore[union-attr]
+    with open_data_file(filesystem, path, file_format) as f:
         return f.num_rows
 
 

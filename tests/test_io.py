@@ -75,15 +75,16 @@ def test_empty_file_has_schema_and_no_rows(tmp_path, fmt):
     assert io.read_file(LOCAL, str(path), fmt).schema.equals(TABLE.schema)
 
 
-def test_open_data_file_by_magic_bytes(tmp_path):
+def test_detect_data_file_by_magic_bytes(tmp_path):
     for fmt in io.FILE_FORMATS:
-        with io.open_data_file(LOCAL, write(tmp_path, fmt), None) as f:
+        with io.detect_data_file(LOCAL, write(tmp_path, fmt)) as f:
             assert f.file_format == fmt and f.num_rows == TABLE.num_rows
     text = tmp_path / "000000_0"
     text.write_bytes(b"1,2\n3,4\n")
-    assert io.open_data_file(LOCAL, str(text), None) is None
-    with pytest.raises(FileNotFoundError):
-        io.open_data_file(LOCAL, str(tmp_path / "missing"), None)
+    assert io.detect_data_file(LOCAL, str(text)) is None
+    for call in (io.detect_data_file, lambda fs, p: io.open_data_file(fs, p, "orc")):
+        with pytest.raises(FileNotFoundError):
+            call(LOCAL, str(tmp_path / "missing"))
 
 
 def test_unknown_format_is_named():

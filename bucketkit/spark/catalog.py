@@ -17,7 +17,7 @@ import json
 from typing import Any, Iterable, Mapping
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.io import hadoop_to_uri, resolve_filesystem
+from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.metadata import TableSpec, bucketing_version_from_properties
 from bucketkit.naming import is_spark_hive_insert
 from bucketkit.partitions import DEFAULT_PARTITION, partition_path
@@ -131,10 +131,10 @@ def load_table(spark: Any, name: str) -> BucketedTable:
     provider = (ct.provider().get() if ct.provider().isDefined() else "hive").lower()
     if provider == "hive":  # Hive's own bucketing: the version from the table property
         serde = ct.storage().serde().get() if ct.storage().serde().isDefined() else ""
-        fmt = next((f for f in ("orc", "parquet") if f in serde.lower()), None)
+        fmt = next((f for f in FILE_FORMATS if f in serde.lower()), None)
         where, family, version = f"serde {serde!r}", "hive", bucketing_version_from_properties(props)
     else:  # a data source table: Spark's bucketBy placed its rows, with Spark's own hash
-        fmt = provider if provider in ("orc", "parquet") else None
+        fmt = provider if provider in FILE_FORMATS else None
         where, family, version = f"provider {provider!r}", "spark", 1
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")

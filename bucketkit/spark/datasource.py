@@ -18,7 +18,6 @@ catalog tables.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterator
 
 from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe, EqualTo, GreaterThan,
@@ -26,7 +25,7 @@ from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe,
                                     LessThanOrEqual, Not)
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.io import HIVE_DEFAULT_PARTITION, resolve_filesystem, split_top_level
+from bucketkit.io import HIVE_DEFAULT_PARTITION, positional_names, read_file, resolve_filesystem, split_top_level
 from bucketkit.metadata import TableSpec
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.versions import vanished
@@ -150,20 +149,11 @@ def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> I
     spec = table.spec
     target = to_arrow_schema(schema, timezone="UTC")
     try:
-        handle = table.filesystem.open_input_file(partition.path)
+        data = read_file(table.filesystem, partition.path, spec.file_format)
     except FileNotFoundError:
         raise vanished(str(table), partition.path) from None
-    with handle:
-        if spec.file_format == "orc":
-            import pyarrow.orc as orc
-
-            data = orc.ORCFile(handle).read()
-        else:
-            import pyarrow.parquet as pq
-
-            data = pq.read_table(handle)
     names = [n for n, _ in spec.columns]
-    if data.num_columns == len(names) and all(re.fullmatch(r"_col\d+", n) for n in data.column_names):
+    if data.num_columns == len(names) and positional_names(data.column_names):
         data = data.rename_columns(names)  # Hive writes ORC columns as _col0.._colN: map by position
     by_lower = {n.lower(): n for n in data.column_names}
     arrays = []

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from bucketkit import pruning
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.io import spark_uri
+from bucketkit.io import positional_names, read_schema, spark_uri
 from bucketkit.pruning import ScanPlan, normalize_filters
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_given
@@ -336,14 +336,12 @@ def _with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) ->
     """A foreign table opened without ``columns=``: take them from a data file's schema."""
     if table.spec.columns:
         return table
-    import pyarrow.dataset as pads
-
     from bucketkit.hivetypes import hive_type_of_arrow
 
     for f in plan_files:
-        schema = pads.dataset(f, format=table.spec.file_format, filesystem=table.filesystem).schema
+        schema = read_schema(table.filesystem, f, table.spec.file_format)
         names = [fld.name for fld in schema if fld.name not in table.spec.partitioned_by]
-        if names and all(re.fullmatch(r"_col\d+", n) for n in names):
+        if positional_names(names):
             raise InvalidArgumentError(
                 f"{table}: file {f} names its columns {names[:3]}...; pass columns={{name: hive_type}}")
         cols = tuple((fld.name, str(hive_type_of_arrow(fld.type))) for fld in schema if fld.name in names)

@@ -31,8 +31,8 @@ import pyarrow.fs as pafs
 
 from bucketkit.commit import Transaction, fault_point, recover, visible_files
 from bucketkit.errors import (InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError)
-from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, FILE_FORMATS, is_hidden_path, resolve_filesystem,
-                          spark_uri)
+from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, FILE_FORMATS, empty_file, footer_rows, is_hidden_path,
+                          read_schema, resolve_filesystem, spark_uri)
 from bucketkit.metadata import METADATA_FILE, SortKey, TableSpec, read_spec
 from bucketkit.naming import HIVE, LEGACY_PRESTO
 from bucketkit.partitions import parse_partition_path, partition_path
@@ -348,7 +348,7 @@ def _final_names(fs: pafs.FileSystem, staging: str, spec: TableSpec, write_id: s
         for copy, info in enumerate(staged):  # more than one only if Spark split a group's file
             rel = posixpath.join(part, name(bucket, copy))
             files[rel] = info.path
-            infos[rel] = (bucket, file_rows(fs, info.path, spec.file_format), info.size)
+            infos[rel] = (bucket, footer_rows(fs, info.path, spec.file_format), info.size)
             sample = sample or info.path
     if empty_files:
         partitions = sorted({p for p, _ in groups}) or ([""] if not spec.partitioned_by else [])
@@ -439,44 +439,8 @@ def staged_groups(fs: pafs.FileSystem, data_dir: str) -> dict[tuple[str, int], l
     return {k: sorted(v, key=lambda i: i.path) for k, v in groups.items()}
 
 
-def file_rows(fs: pafs.FileSystem, path: str, file_format: str) -> int:
-    """Row count from the file's footer."""
-    with fs.open_input_file(path) as f:
-        if file_format == "orc":
-            import pyarrow.orc as orc
-
-            return orc.ORCFile(f).nrows
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(f).metadata.num_rows
-
-
 def empty_file_bytes(fs: pafs.FileSystem, spec: TableSpec, sample: str | None) -> bytes:
-    """A valid ORC/Parquet file with no rows and the table's schema (taken from a written file if any).
-
-    Spark reads a zero-byte ``.orc`` as empty but pyarrow does not ("File size too small"), so
-    empty buckets get a real file with a footer and schema in both formats.
-    """
-    if sample is not None:
-        with fs.open_input_file(sample) as f:
-            if spec.file_format == "orc":
-                import pyarrow.orc as orc
-
-                schema = orc.ORCFile(f).schema
-            else:
-                import pyarrow.parquet as pq
-
-                schema = pq.ParquetFile(f).schema_arrow
-    else:
-        schema = empty_table_schema(spec)
-    sink = pa.BufferOutputStream()
-    empty = schema.empty_table()
-    if spec.file_format == "orc":
-        import pyarrow.orc as orc
-
-        orc.write_table(empty, sink)
-    else:
-        import pyarrow.parquet as pq
-
-        pq.write_table(empty, sink)
-    return sink.getvalue().to_pybytes()
+    """A valid ORC/Parquet file with no rows and the table's schema (taken from a written file if
+    any, so that Spark's own column metadata is kept): :func:`bucketkit.io.empty_file`."""
+    schema = empty_table_schema(spec) if sample is None else read_schema(fs, sample, spec.file_format)
+    return empty_file(schema, spec.file_format)
