@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 from typing import Any, Iterator, Sequence
+from urllib.parse import quote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -110,8 +111,14 @@ def spark_uri(filesystem: pafs.FileSystem, path: str, *, location: str | None = 
 
 
 def hadoop_to_uri(location: str) -> str:
-    """Hadoop's ``file:/x`` -> ``file:///x`` (the form of a local URI everything else parses)."""
-    return "file://" + location[len("file:"):] if re.match(r"file:/[^/]", location) else location
+    """A ``java.net.URI``'s text as Spark's catalog gives it -> a URI pyarrow parses.
+
+    Hadoop's ``file:/x`` becomes ``file:///x``, and characters outside ASCII, which ``URI.toString``
+    leaves as they are, are percent-encoded as UTF-8 (what ``URI.toASCIIString`` gives).
+    """
+    if re.match(r"file:/[^/]", location):
+        location = "file://" + location[len("file:"):]
+    return re.sub(r"[^\x00-\x7f]+", lambda m: quote(m.group(0), safe=""), location)
 
 
 # -- formats ------------------------------------------------------------------------------------

@@ -152,6 +152,14 @@ def test_file_uris_resolve_to_their_path(parts):
     fs, inside = io.resolve_filesystem(uri)
     assert fs.type_name == "local" and inside == path
     assert io.resolve_filesystem(io.hadoop_to_uri("file:" + uri[len("file://"):]))[1] == path
+    assert io.hadoop_to_uri(uri) == uri
+
+
+def test_hadoop_to_uri():
+    assert io.hadoop_to_uri("file:/tmp/t") == "file:///tmp/t"
+    assert io.hadoop_to_uri("file:/tmp/%C3%BC%20x") == "file:///tmp/%C3%BC%20x"
+    assert io.hadoop_to_uri("file:/tmp/ü日") == "file:///tmp/%C3%BC%E6%97%A5"
+    assert io.hadoop_to_uri("hdfs://nn:8020/t") == "hdfs://nn:8020/t"
 
 
 @given(st.lists(PART, min_size=1, max_size=4))
