@@ -29,8 +29,8 @@ from bucketkit.errors import InvalidArgumentError
 
 __all__ = ["FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
-           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file", "read_schema",
-           "footer_rows", "empty_file", "positional_names"]
+           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file",
+           "read_schema", "footer_rows", "empty_file", "positional_names"]
 
 FILE_FORMATS = ("orc", "parquet")
 #: Codecs Spark's ORC and Parquet writers accept (the ``compression`` write option).
