@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Literal, Sequence, get_args
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -27,12 +27,13 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError
 
-__all__ = ["FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
+__all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
            "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file",
            "read_schema", "footer_rows", "empty_file", "positional_names"]
 
-FILE_FORMATS = ("orc", "parquet")
+FileFormat = Literal["orc", "parquet"]
+FILE_FORMATS: tuple[str, ...] = get_args(FileFormat)
 #: Codecs Spark's ORC and Parquet writers accept (the ``compression`` write option).
 COMPRESSIONS = {"orc": ("none", "snappy", "zlib", "lz4", "zstd"),
                 "parquet": ("none", "snappy", "gzip", "lz4", "zstd", "brotli")}

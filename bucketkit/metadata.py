@@ -12,20 +12,22 @@ import json
 import posixpath
 import uuid
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence, get_args
 
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.hashing import HASH_FAMILIES, hashing_name
 from bucketkit.hivetypes import parse_hive_type
-from bucketkit.io import check_format, resolve_filesystem
+from bucketkit.io import FileFormat, check_format, resolve_filesystem
 
-__all__ = ["TableSpec", "SortKey", "METADATA_FILE", "read_spec", "write_spec", "bucketing_version_from_properties"]
+__all__ = ["TableSpec", "SortKey", "METADATA_FILE", "Naming", "NAMINGS", "read_spec", "write_spec",
+           "bucketing_version_from_properties"]
 
 METADATA_FILE = "_bucketkit_table.json"
 FORMAT_VERSION = 1
-NAMINGS = ("hive", "legacy-presto")
+Naming = Literal["hive", "legacy-presto"]
+NAMINGS: tuple[str, ...] = get_args(Naming)
 
 
 @dataclass(frozen=True)
@@ -95,8 +97,8 @@ class TableSpec:
     partitioned_by: tuple[str, ...] = ()
     partition_types: tuple[str, ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
-    file_format: str = "orc"
-    naming: str = "hive"
+    file_format: FileFormat = "orc"
+    naming: Naming = "hive"
     properties: tuple[tuple[str, str], ...] = field(default=())
     hash_family: str = "hive"
 
