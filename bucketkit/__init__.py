@@ -34,6 +34,8 @@ _EXPORTS = {
     "reference_kind": "bucketkit.table",
     "ScanPlan": "bucketkit.pruning",
     "JoinPlan": "bucketkit.joinplan",
+    "validate": "bucketkit.validation",
+    "ValidationResult": "bucketkit.validation",
     # plans: no JVM unless a catalog name or SQL filter needs Spark
     "plan_scan": "bucketkit.spark.scan",
     "plan_join": "bucketkit.spark.join",
@@ -60,6 +62,7 @@ if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imp
     from bucketkit.spark.session import get_session
     from bucketkit.spark.writer import write
     from bucketkit.table import BucketedTable, open_table, reference_kind
+    from bucketkit.validation import ValidationResult, validate
     from bucketkit.writing import WriteResult
 
 
