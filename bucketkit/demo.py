@@ -197,23 +197,6 @@ def _make_data(spark: Any, rows: int, users: int) -> tuple[Any, Any]:
     return page_views, user_rows
 
 
-def _validate(table: Any) -> tuple[list[str], dict]:
-    """``bucketkit validate`` (the CLI) on a foreign table: the command line and its JSON report."""
-    import io
-    import json
-
-    from bucketkit import cli
-
-    spec = table.spec
-    argv = ["validate", table.location, "--bucket-count", str(spec.bucket_count),
-            "--bucketed-by", ",".join(spec.bucketed_by), "--bucket-types", ",".join(spec.bucket_types),
-            "--bucketing-version", str(spec.bucketing_version), "--json"]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        cli.main(argv)
-    return argv, json.loads(out.getvalue())
-
-
 def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress: Progress) -> DemoReport:
     """Every step of the demo on an existing session; fills and returns ``report``."""
     import bucketkit
@@ -250,10 +233,10 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     spark_table = load_table(spark, SPARK_TABLE)
     print(layout_summary(spark_table))
     with progress.step("re-hashing every row of Spark's files with bucketkit's v1 function"):
-        argv, checked = _validate(spark_table)
-    report.spark_table_rows, report.spark_table_misplaced = checked["rows_checked"], checked["misplaced_rows"]
-    print(f"  $ bucketkit {' '.join(a for a in argv if a != '--json')}")
-    print(f"  {report.spark_table_rows:,} rows in {checked['files_checked']} files, {report.spark_table_misplaced} "
+        checked = bucketkit.validate(spark_table)
+    report.spark_table_rows, report.spark_table_misplaced = checked.rows_checked, checked.misplaced_rows
+    print(f"  bucketkit.validate(load_table(spark, {SPARK_TABLE!r})): {checked.bucket_function}")
+    print(f"  {report.spark_table_rows:,} rows in {checked.files_checked} files, {report.spark_table_misplaced} "
           f"in a file of another bucket: bucketkit hashes exactly as Spark's Hive writer (Hive v1) does")
     lookup_user = report.lookup_user = 4242 % users
     spark_plan = bucketkit.plan_scan(spark_table, [("user_id", "=", lookup_user)])
