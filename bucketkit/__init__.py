@@ -34,6 +34,8 @@ _EXPORTS = {
     "reference_kind": "bucketkit.table",
     "ScanPlan": "bucketkit.pruning",
     "JoinPlan": "bucketkit.joinplan",
+    "validate": "bucketkit.validation",
+    "ValidationResult": "bucketkit.validation",
     # plans: no JVM unless a catalog name or SQL filter needs Spark
     "plan_scan": "bucketkit.spark.scan",
     "plan_join": "bucketkit.spark.join",
@@ -41,7 +43,7 @@ _EXPORTS = {
     # Spark layer
     "get_session": "bucketkit.spark.session",
     "write": "bucketkit.spark.writer",
-    "WriteResult": "bucketkit.spark.writer",
+    "WriteResult": "bucketkit.writing",
     "scan": "bucketkit.spark.scan",
     "join": "bucketkit.spark.join",
 }
@@ -58,8 +60,10 @@ if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imp
     from bucketkit.spark.join import join, plan_join
     from bucketkit.spark.scan import plan_scan, scan
     from bucketkit.spark.session import get_session
-    from bucketkit.spark.writer import WriteResult, write
+    from bucketkit.spark.writer import write
     from bucketkit.table import BucketedTable, open_table, reference_kind
+    from bucketkit.validation import ValidationResult, validate
+    from bucketkit.writing import WriteResult
 
 
 def _submodule(package: str, name: str) -> Any:

@@ -20,12 +20,13 @@ rows), 2 bad usage or a table error (message on one line: ``bucketkit: error: ..
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import posixpath
 import sys
 from typing import Any, Sequence
 
 from bucketkit.errors import BucketkitError
+from bucketkit.io import split_top_level
 from bucketkit.layout import format_bytes
 
 __all__ = ["main", "build_parser"]
@@ -40,19 +41,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _split_types(values: Sequence[str] | None) -> list[str] | None:
     """``["int,varchar(10)", "decimal(10,2)"]`` → split on commas outside ``()`` and ``<>``."""
-    if not values:
-        return None
-    out: list[str] = []
-    for value in values:
-        depth, start = 0, 0
-        for i, c in enumerate(value):
-            depth += c in "(<"
-            depth -= c in ")>"
-            if c == "," and depth == 0:
-                out.append(value[start:i].strip())
-                start = i + 1
-        out.append(value[start:].strip())
-    return [v for v in out if v]
+    return [item for value in values for item in split_top_level(value)] if values else None
 
 
 def _spec_args(p: argparse.ArgumentParser, full: bool) -> None:
@@ -125,62 +114,37 @@ def _partition_filter(pairs: Sequence[str]):
     return lambda values: all(values.get(k) == v for k, v in wanted.items())
 
 
-def _resolve(args: argparse.Namespace, full: bool):
+def _resolve(args: argparse.Namespace):
     """``(BucketedTable or None, bucket_count, partitioned_by, source)`` from metadata or flags."""
     from bucketkit.errors import TableNotFoundError
-    from bucketkit.metadata import check_table_dir, read_spec, resolve_filesystem
+    from bucketkit.io import resolve_filesystem
+    from bucketkit.metadata import check_table_dir, read_spec
     from bucketkit.table import open_table
 
     fs, root = resolve_filesystem(args.path)
     check_table_dir(args.path, fs, root)  # a file or missing path is not "a table without metadata"
     partitioned_by = _split_types(args.partitioned_by)
     try:
-        spec = read_spec(root, fs)
+        read_spec(root, fs)
     except TableNotFoundError:
-        spec = None
-    if full or spec is not None:
-        table = open_table(root, filesystem=fs, bucketed_by=_split_types(getattr(args, "bucketed_by", None)),
-                           bucket_count=args.bucket_count, bucketing_version=getattr(args, "bucketing_version", None),
-                           bucket_types=_split_types(getattr(args, "bucket_types", None)),
-                           partitioned_by=partitioned_by, hash_family=getattr(args, "hash_family", None))
-        source = "bucketkit metadata" if spec is not None else "command-line flags"
-        return table, table.spec.bucket_count, table.spec.partitioned_by if spec is not None else partitioned_by, source
-    if args.bucket_count is None:
-        raise TableNotFoundError(f"{args.path}: no bucketkit metadata; pass --bucket-count N for a table written by "
-                                 f"Hive, Trino or Spark")
-    return None, args.bucket_count, partitioned_by, "command-line flags"
-
-
-def _open_file(fs, path: str):
-    """Open an ORC or Parquet file by its magic bytes: ``("orc"|"parquet"|None, reader)``."""
-    import pyarrow.orc as orc
-    import pyarrow.parquet as pq
-
-    from bucketkit.versions import vanished
-
-    try:
-        f = fs.open_input_file(path)
-    except FileNotFoundError:
-        raise vanished(posixpath.dirname(path), path) from None
-    head = f.read(4)
-    f.seek(0)
-    if head == b"PAR1":
-        return "parquet", pq.ParquetFile(f)
-    if head[:3] == b"ORC":
-        return "orc", orc.ORCFile(f)
-    f.close()
-    return None, None
+        if args.bucket_count is None:
+            raise TableNotFoundError(f"{args.path}: no bucketkit metadata; pass --bucket-count N for a table written "
+                                     f"by Hive, Trino or Spark") from None
+        return None, args.bucket_count, partitioned_by, "command-line flags"
+    table = open_table(root, filesystem=fs, bucket_count=args.bucket_count, partitioned_by=partitioned_by)
+    return table, table.spec.bucket_count, table.spec.partitioned_by, "bucketkit metadata"
 
 
 def _row_count(fs, path: str, size: int) -> int | None:
     if size == 0:
         return 0  # Hive and ORC allow a zero-byte file as an empty bucket
-    kind, reader = _open_file(fs, path)
-    if kind == "parquet":
-        return reader.metadata.num_rows
-    if kind == "orc":
-        return reader.nrows
-    return None
+    from bucketkit.validation import detect_file
+
+    data = detect_file(fs, path)
+    if data is None:
+        return None
+    with data:
+        return data.num_rows
 
 
 def _skew(values: Sequence[int]) -> float | None:
@@ -196,7 +160,7 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 def cmd_inspect(args: argparse.Namespace) -> int:
     from bucketkit.layout import discover
 
-    table, bucket_count, partitioned_by, source = _resolve(args, full=False)
+    table, bucket_count, partitioned_by, source = _resolve(args)
     layout = discover(args.path if table is None else table.location, bucket_count,
                       filesystem=None if table is None else table.filesystem,
                       partitioned_by=partitioned_by, partition_filter=_partition_filter(args.partition))
@@ -273,91 +237,17 @@ def _plot(parts: list[dict[str, Any]], bucket_count: int, target: str, title: st
 
 
 # -- validate -----------------------------------------------------------------------------------
-def _bucket_columns(reader_kind: str, reader, names: Sequence[str], spec) -> tuple[list, int]:
-    """Read only the bucket columns of a file: ``(arrays, rows)``. ACID files nest rows in ``row``."""
-    import pyarrow as pa
-
-    schema = reader.schema if reader_kind == "orc" else reader.schema_arrow
-    if "row" in schema.names and pa.types.is_struct(schema.field("row").type):
-        table = pa.Table.from_struct_array(reader.read(columns=["row"]).column("row"))
-        schema = table.schema
-    else:
-        table = None
-    lower = {n.lower(): n for n in schema.names}
-    data_columns = [c for c, _ in spec.columns]
-    wanted = []
-    for name in names:
-        if name.lower() in lower:
-            wanted.append(lower[name.lower()])
-        elif name in data_columns and all(n.startswith("_col") for n in schema.names):
-            wanted.append(schema.names[data_columns.index(name)])  # old Hive ORC files: _col0, _col1, ...
-        else:
-            raise BucketkitError(f"bucket column {name!r} not found among the file's columns {schema.names}")
-    if table is None:
-        table = reader.read(columns=wanted)
-    return [table.column(c) for c in wanted], table.num_rows
-
-
 def cmd_validate(args: argparse.Namespace) -> int:
-    import numpy as np
+    from bucketkit.validation import validate
 
-    from bucketkit.layout import discover
-
-    from bucketkit.trust import spec_doubt
-
-    table, _, partitioned_by, source = _resolve(args, full=True)
-    spec = table.spec
-    doubt = table.unbucketed_reason or spec_doubt(spec)
-    if doubt:
-        raise BucketkitError(f"{args.path}: cannot validate, the hash is unknown: {doubt} "
-                             "(on the command line: --bucketing-version 1|2 or --hash-family spark)")
-    function = spec.bucket_function()
-    layout = discover(table.location, spec.bucket_count, filesystem=table.filesystem,
-                      partitioned_by=partitioned_by, partition_filter=_partition_filter(args.partition))
-    rng = np.random.default_rng(0)
-    bad: list[dict[str, Any]] = []
-    checked = files = 0
-    skipped: list[str] = []
-    for part in layout.partition_layouts:
-        if (part.scheme == "spark") != (spec.hash_family == "spark") and part.scheme != "empty":
-            skipped.append(f"{part.path}: {part.scheme} file names in a table hashed with {spec.hashing}; "
-                           "which hash placed these rows is unknown, not checked")
-            continue
-        for bucket, bucket_files in part.buckets.items():
-            for f in bucket_files:
-                if f.size == 0 or f.kind == "delete_delta":
-                    continue
-                kind, reader = _open_file(layout.filesystem, f.path)
-                if kind is None:
-                    skipped.append(f"{f.path}: neither ORC nor Parquet, not checked")
-                    continue
-                arrays, n = _bucket_columns(kind, reader, spec.bucketed_by, spec)
-                files += 1
-                if args.every:
-                    rows = np.arange(0, n, args.every)
-                elif args.sample is not None:
-                    rows = np.flatnonzero(rng.random(n) < args.sample)
-                else:
-                    rows = np.arange(n)
-                if len(rows) < n:
-                    arrays = [a.take(rows) for a in arrays]
-                expected = function.bucket_ids(arrays)
-                checked += len(rows)
-                for i in np.flatnonzero(expected != bucket):
-                    bad.append({"file": f.path, "row": int(rows[i]), "bucket": bucket, "expected_bucket": int(expected[i]),
-                                "key": [a[int(i)].as_py() for a in arrays]})
-    data = {"root": layout.root, "spec_source": source, "bucket_function": str(function), "files_checked": files,
-            "rows_checked": checked, "misplaced_rows": len(bad), "skipped": skipped, "misplaced": bad}
-    lines = [f"{layout.root}: {function}; checked {checked} rows in {files} files (spec from {source})"]
-    for row in bad[:args.max_report]:
-        lines.append(f"  misplaced: {row['file']} row {row['row']}: key {row['key']} is in bucket {row['bucket']}, "
-                     f"belongs in bucket {row['expected_bucket']}")
-    if len(bad) > args.max_report:
-        lines.append(f"  ... {len(bad) - args.max_report} more misplaced rows (--json lists all)")
-    lines += [f"skipped: {s}" for s in skipped]
-    lines.append(f"{len(bad)} misplaced row(s)" if bad else "ok: every row is in its bucket")
-    _emit(args, data, "\n".join(lines))
-    return EXIT_PROBLEMS if bad else EXIT_OK
+    result = validate(args.path, bucketed_by=_split_types(args.bucketed_by), bucket_count=args.bucket_count,
+                      bucketing_version=args.bucketing_version, bucket_types=_split_types(args.bucket_types),
+                      partitioned_by=_split_types(args.partitioned_by), hash_family=args.hash_family,
+                      partition_filter=_partition_filter(args.partition), sample=args.sample, every=args.every)
+    if result.spec_source == "arguments":
+        result = dataclasses.replace(result, spec_source="command-line flags")
+    _emit(args, result.to_dict(), result.format(args.max_report))
+    return EXIT_PROBLEMS if result.misplaced else EXIT_OK
 
 
 # -- plan-join ----------------------------------------------------------------------------------

@@ -41,14 +41,14 @@ import pyarrow.fs as pafs
 
 from bucketkit.atomic import SWITCHES, commit_lock, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
-from bucketkit.metadata import METADATA_FILE, TableSpec, resolve_filesystem, write_spec
+from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
+from bucketkit.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.versions import (SWITCHING, VERSION_PREFIX, TablePaths, live_version, owner_alive, pending_writes,
                                 read_json, remove, write_json)
 
 __all__ = ["Transaction", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
-           "fault_point", "settle", "STAGING_DIR", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
+           "fault_point", "settle", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
-STAGING_DIR = ".bucketkit-staging"
 FAULT_ENV = "BUCKETKIT_FAULT"
 #: Where ``BUCKETKIT_FAULT`` can kill a writer: after the Spark tasks wrote; after the n-th file
 #: placed into the next version (staged files, then links of kept files); with the next version
@@ -82,10 +82,6 @@ def fault_point(name: str, count: int | None = None) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _hidden(name: str) -> bool:
-    return name.startswith((".", "_"))
-
-
 def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
     """Paths (relative to ``root``) of every visible file below ``root/under``, sorted.
 
@@ -98,7 +94,7 @@ def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
     while pending:
         infos = fs.get_file_info(pafs.FileSelector(pending.pop(), allow_not_found=True))
         for info in infos:
-            if _hidden(info.base_name):
+            if is_hidden(info.base_name):
                 continue
             if info.type == pafs.FileType.Directory:
                 pending.append(info.path)

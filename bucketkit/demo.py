@@ -197,36 +197,25 @@ def _make_data(spark: Any, rows: int, users: int) -> tuple[Any, Any]:
     return page_views, user_rows
 
 
-def _validate(table: Any) -> tuple[list[str], dict]:
-    """``bucketkit validate`` (the CLI) on a foreign table: the command line and its JSON report."""
-    import io
-    import json
-
-    from bucketkit import cli
-
-    spec = table.spec
-    argv = ["validate", table.location, "--bucket-count", str(spec.bucket_count),
-            "--bucketed-by", ",".join(spec.bucketed_by), "--bucket-types", ",".join(spec.bucket_types),
-            "--bucketing-version", str(spec.bucketing_version), "--json"]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        cli.main(argv)
-    return argv, json.loads(out.getvalue())
-
-
 def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress: Progress) -> DemoReport:
     """Every step of the demo on an existing session; fills and returns ``report``."""
-    import bucketkit
-    from pyspark.sql import functions as F
-
-    from bucketkit.spark.catalog import load_table
-    from bucketkit.table import open_table
-
     users = max(100, rows // 10)
     report.rows, report.users = rows, users
     page_views_df, users_df = _make_data(spark, rows, users)
     pv_path, users_path = str(workdir / "page_views"), str(workdir / "users")
+    page_views, users_table = _write_tables(page_views_df, users_df, pv_path, users_path, report, progress)
+    _spark_written_table(spark, users_df, users_table, report, progress)
+    _pruned_lookup(spark, page_views, pv_path, report, progress)
+    _bucketed_join(spark, page_views, users_table, pv_path, users_path, report, progress)
+    return report
 
+
+def _write_tables(page_views_df: Any, users_df: Any, pv_path: str, users_path: str, report: DemoReport,
+                  progress: Progress) -> tuple[Any, Any]:
+    import bucketkit
+    from bucketkit.table import open_table
+
+    rows, users = report.rows, report.users
     _heading("1. write two bucketed tables with bucketkit.write (Hive bucketing v2)")
     with progress.step(f"page_views: {rows:,} rows, partitioned by dt, 16 buckets by user_id"):
         pv_written = bucketkit.write(page_views_df, "user_id", 16, path=pv_path, partitioned_by=["dt"],
@@ -239,7 +228,14 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     page_views, users_table = open_table(pv_path), open_table(users_path)
     print(layout_summary(page_views))
     print(layout_summary(users_table))
+    return page_views, users_table
 
+
+def _spark_written_table(spark: Any, users_df: Any, users_table: Any, report: DemoReport, progress: Progress) -> None:
+    import bucketkit
+    from bucketkit.spark.catalog import load_table
+
+    users = report.users
     _heading("2. a table written by Spark's own Hive writer (bucketing v1), read with bucketkit")
     users_df.createOrReplaceTempView("bucketkit_demo_users_src")
     with progress.step(f"CREATE TABLE {SPARK_TABLE} ... CLUSTERED BY (user_id) INTO 8 BUCKETS; INSERT"):
@@ -250,10 +246,10 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     spark_table = load_table(spark, SPARK_TABLE)
     print(layout_summary(spark_table))
     with progress.step("re-hashing every row of Spark's files with bucketkit's v1 function"):
-        argv, checked = _validate(spark_table)
-    report.spark_table_rows, report.spark_table_misplaced = checked["rows_checked"], checked["misplaced_rows"]
-    print(f"  $ bucketkit {' '.join(a for a in argv if a != '--json')}")
-    print(f"  {report.spark_table_rows:,} rows in {checked['files_checked']} files, {report.spark_table_misplaced} "
+        checked = bucketkit.validate(spark_table)
+    report.spark_table_rows, report.spark_table_misplaced = checked.rows_checked, checked.misplaced_rows
+    print(f"  bucketkit.validate(load_table(spark, {SPARK_TABLE!r})): {checked.bucket_function}")
+    print(f"  {report.spark_table_rows:,} rows in {checked.files_checked} files, {report.spark_table_misplaced} "
           f"in a file of another bucket: bucketkit hashes exactly as Spark's Hive writer (Hive v1) does")
     lookup_user = report.lookup_user = 4242 % users
     spark_plan = bucketkit.plan_scan(spark_table, [("user_id", "=", lookup_user)])
@@ -269,6 +265,12 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     mixed = bucketkit.plan_join(users_table, spark_table, "user_id")
     print(f"  joining bucketkit's v2 users with Spark's v1 copy: strategy {mixed.strategy}, because {mixed.reason}")
 
+
+def _pruned_lookup(spark: Any, page_views: Any, pv_path: str, report: DemoReport, progress: Progress) -> None:
+    import bucketkit
+    from pyspark.sql import functions as F
+
+    lookup_user = report.lookup_user
     _heading(f"3. a pruned lookup: page views of user_id = {lookup_user}")
     filters = [("user_id", "=", lookup_user)]
     plan = bucketkit.plan_scan(page_views, filters)
@@ -289,6 +291,12 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
         print(f"    {row['user_id']}  {row['dt']}  {row['page_url']}")
     if len(found) > 5:
         print(f"    ... {len(found) - 5} more")
+
+
+def _bucketed_join(spark: Any, page_views: Any, users_table: Any, pv_path: str, users_path: str,
+                   report: DemoReport, progress: Progress) -> None:
+    import bucketkit
+    from pyspark.sql import functions as F
 
     _heading("4. a bucketed join: page_views (16 buckets) x users (32 buckets) on user_id")
     join_plan = bucketkit.plan_join(page_views, users_table, "user_id")
@@ -323,7 +331,6 @@ def run_demo(spark: Any, rows: int, workdir: Path, report: DemoReport, progress:
     same = report.join_result_ours == report.join_result_spark
     print(f"  same result as Spark's join: {same}; bucketkit {report.join_s:.2f} s vs Spark {report.spark_join_s:.2f} s: "
           f"{_speed(report.join_s, report.spark_join_s)}")
-    return report
 
 
 def _summary(report: DemoReport, workdir: Path, keep: bool) -> None:

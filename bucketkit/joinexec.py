@@ -25,10 +25,10 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
+from bucketkit.io import read_schema
 from bucketkit.joinmemory import Budget, address_space_cap, budget_error, row_width, task_budget, working_set
 from bucketkit.joinplan import BucketGroup, FileRef, JoinPlan
 from bucketkit.joinread import SideRead, dnf_expression
@@ -143,8 +143,7 @@ def _schema_of(table: Any, files: Sequence[FileRef]) -> pa.Schema:
     parts = [(n, arrow_type_of_hive(t)) for n, t in zip(spec.partitioned_by, spec.partition_types)]
     for f in files:
         if f.size > 0:
-            fmt = ds.OrcFileFormat() if spec.file_format == "orc" else ds.ParquetFileFormat()
-            schema = ds.dataset(f.path, format=fmt, filesystem=table.filesystem).schema
+            schema = read_schema(table.filesystem, f.path, spec.file_format)
             return pa.schema([fld for fld in schema if fld.name not in dict(parts)] + parts)
     raise InvalidArgumentError(f"{table}: the table spec lists no columns and no non-empty file was selected "
                                "to read them from; pass table_columns= to open_table")

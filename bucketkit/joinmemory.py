@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError, JoinMemoryError
+from bucketkit.io import footer_rows as _footer_rows
 from bucketkit.layout import format_bytes
 
 if TYPE_CHECKING:
@@ -137,14 +138,7 @@ def row_width(schema: pa.Schema, columns: Sequence[str] | None = None) -> float:
 def footer_rows(filesystem: object, file_format: str, path: str) -> int | None:
     """The row count in a file's footer (None when it cannot be read: vanished, not a data file)."""
     try:
-        with filesystem.open_input_file(path) as source:  # type: ignore[attr-defined]
-            if file_format == "orc":
-                import pyarrow.orc as orc
-
-                return orc.ORCFile(source).nrows
-            import pyarrow.parquet as pq
-
-            return pq.ParquetFile(source).metadata.num_rows
+        return _footer_rows(filesystem, path, file_format)  # type: ignore[arg-type]
     except (OSError, pa.ArrowException):
         return None
 

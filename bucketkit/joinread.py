@@ -1,10 +1,9 @@
 """Reading one side of a bucket group: file by file, stripe by stripe, in bounded batches.
 
-The join reads ORC stripes (``pyarrow.orc.ORCFile.read_stripe``) and Parquet row groups
-(``ParquetFile.iter_batches``) itself, on the calling thread, rather than through
-``pyarrow.dataset``: under a capped address space (``spark.executor.pyspark.memory``) an
-allocation failure inside the dataset scanner's thread pool left ``AsyncScanner::ToTable`` waiting
-forever on a future nobody completes (issue 11). Reading here either returns a batch or raises.
+The join reads ORC stripes and Parquet row groups itself (:meth:`bucketkit.io.DataFile.batches`),
+on the calling thread, rather than through ``pyarrow.dataset``: under a capped address space
+(``spark.executor.pyspark.memory``) an allocation failure inside the dataset scanner's thread pool
+left ``AsyncScanner::ToTable`` waiting forever on a future nobody completes (issue 11). Reading here either returns a batch or raises.
 Each batch gets the file's partition values as constant columns and the side's filters applied.
 """
 
@@ -18,11 +17,10 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError
+from bucketkit.io import HIVE_DEFAULT_PARTITION, open_data_file
 from bucketkit.joinplan import FileRef
 
-__all__ = ["SideRead", "dnf_expression", "DEFAULT_PARTITION"]
-
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+__all__ = ["SideRead", "dnf_expression"]
 
 _COMPARE = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
             ">=": "greater_equal"}
@@ -125,27 +123,14 @@ class SideRead:
 
     def _file_batches(self, f: FileRef, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         try:
-            source = self.filesystem.open_input_file(f.path)
+            data = open_data_file(self.filesystem, f.path, self.file_format)
         except FileNotFoundError as exc:
             raise ConcurrentModificationError(
                 f"{self.table or 'join side'}: data file {f.path} vanished after the join was planned: the "
                 "table was overwritten while the join read it; run the join again") from exc
-        with source:
-            if self.file_format == "orc":
-                import pyarrow.orc as orc
-
-                reader = orc.ORCFile(source)
-                present = [c for c in columns if c in reader.schema.names]
-                for i in range(reader.nstripes):
-                    stripe = reader.read_stripe(i, columns=present)
-                    for offset in range(0, stripe.num_rows, batch_rows):
-                        yield stripe.slice(offset, batch_rows)
-            else:
-                import pyarrow.parquet as pq
-
-                reader = pq.ParquetFile(source)
-                present = [c for c in columns if c in reader.schema_arrow.names]
-                yield from reader.iter_batches(batch_size=batch_rows, columns=present, use_threads=False)
+        with data:
+            names = data.schema.names
+            yield from data.batches([c for c in columns if c in names], batch_rows)
 
     def _complete(self, batch: pa.RecordBatch, f: FileRef, wanted: list[str]) -> pa.RecordBatch:
         """The batch with every wanted data column (missing ones NULL) cast to the schema, plus partitions."""
@@ -160,7 +145,7 @@ class SideRead:
         for name, typ in self.partition_types:
             if name in self.columns or any(c == name for conj in self.filters for c, _, _ in conj):
                 raw = values.get(name)
-                null = raw is None or raw == DEFAULT_PARTITION
+                null = raw is None or raw == HIVE_DEFAULT_PARTITION
                 arrays.append(pa.nulls(n, typ) if null else pa.repeat(pa.scalar(raw).cast(typ), n))
                 names.append(name)
         return pa.RecordBatch.from_arrays(arrays, names=names)

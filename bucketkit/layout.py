@@ -34,7 +34,7 @@ import pyarrow.fs as pafs
 from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
 from bucketkit.atomic import is_local, list_pinned
 from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import resolve_filesystem
+from bucketkit.io import STAGING_PREFIX, is_hidden_path, resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
 from bucketkit.versions import VERSION_PREFIX, wait_for_switch
@@ -48,9 +48,8 @@ def format_bytes(n: float) -> str:
         n /= 1024
     raise AssertionError("unreachable")
 
-__all__ = ["discover", "TableLayout", "PartitionLayout", "BucketFile", "STAGING_PREFIX", "KINDS"]
+__all__ = ["discover", "TableLayout", "PartitionLayout", "BucketFile", "KINDS"]
 
-STAGING_PREFIX = ".bucketkit-staging-"
 #: ``kind`` of a file: plain (non-ACID) data, or its role in a Hive ACID table.
 KINDS = ("data", "original", "base", "delta", "delete_delta")
 _SCHEME_ORDER = [s.name for s in TRINO_ORDER]
@@ -220,7 +219,7 @@ def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], pr
     tree: _Tree = {"": []}
     for path, size, is_dir in _entries(fs, base, recursive):
         rel = path[cut:]
-        if rel.startswith(("_", ".")) or "/_" in rel or "/." in rel:
+        if is_hidden_path(rel):
             if not prefix and rel.startswith(VERSION_PREFIX):
                 staging.add(rel)
             elif STAGING_PREFIX in rel:

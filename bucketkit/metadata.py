@@ -12,21 +12,22 @@ import json
 import posixpath
 import uuid
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Literal, Sequence, get_args
 
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.hashing import HASH_FAMILIES, hashing_name
 from bucketkit.hivetypes import parse_hive_type
+from bucketkit.io import FileFormat, check_format, resolve_filesystem
 
-__all__ = ["TableSpec", "SortKey", "METADATA_FILE", "read_spec", "write_spec", "resolve_filesystem",
+__all__ = ["TableSpec", "SortKey", "METADATA_FILE", "Naming", "NAMINGS", "read_spec", "write_spec",
            "bucketing_version_from_properties"]
 
 METADATA_FILE = "_bucketkit_table.json"
 FORMAT_VERSION = 1
-FILE_FORMATS = ("orc", "parquet")
-NAMINGS = ("hive", "legacy-presto")
+Naming = Literal["hive", "legacy-presto"]
+NAMINGS: tuple[str, ...] = get_args(Naming)
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,8 @@ class TableSpec:
     partitioned_by: tuple[str, ...] = ()
     partition_types: tuple[str, ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
-    file_format: str = "orc"
-    naming: str = "hive"
+    file_format: FileFormat = "orc"
+    naming: Naming = "hive"
     properties: tuple[tuple[str, str], ...] = field(default=())
     hash_family: str = "hive"
 
@@ -131,8 +132,7 @@ class TableSpec:
         overlap = set(self.partitioned_by) & set(self.bucketed_by)
         if overlap:
             raise InvalidArgumentError(f"column(s) {sorted(overlap)} cannot be both partition and bucket columns")
-        if self.file_format not in FILE_FORMATS:
-            raise InvalidArgumentError(f"file_format={self.file_format!r}: expected one of {list(FILE_FORMATS)}")
+        check_format(self.file_format)
         if self.naming not in NAMINGS:
             raise InvalidArgumentError(f"naming={self.naming!r}: expected one of {list(NAMINGS)}")
         if self.columns:
@@ -217,18 +217,6 @@ class TableSpec:
                 raise InvalidArgumentError(f"bucket column(s) {missing}: no Hive type given (pass bucket_types=)")
             bucket_types = [lookup[c] for c in bucketed_by]
         return cls(bucketed_by, tuple(bucket_types), bucket_count, columns=cols, **kwargs)
-
-
-def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
-    """``(filesystem, path inside it)`` for a local path or a URI (``s3://``, ``file://``, ...)."""
-    if filesystem is not None:
-        return filesystem, path
-    try:
-        return pafs.FileSystem.from_uri(path)
-    except (ValueError, TypeError, OSError):  # a plain local path, not a URI
-        import os
-
-        return pafs.LocalFileSystem(), os.path.abspath(path)
 
 
 def read_spec(path: str, filesystem: pafs.FileSystem | None = None) -> TableSpec:

@@ -38,7 +38,7 @@ from bucketkit.errors import BucketCountMismatchError, InvalidArgumentError
 
 __all__ = [
     "BucketName", "NamingScheme", "HIVE", "LEGACY_PRESTO", "ACID", "SPARK", "ORIGINAL",
-    "TRINO_ORDER", "naming_scheme", "parse_bucket_name", "bucket_of", "bucket_and_scheme", "is_hidden",
+    "TRINO_ORDER", "naming_scheme", "parse_bucket_name", "bucket_of", "bucket_and_scheme",
     "is_spark_hive_insert",
 ]
 
@@ -47,11 +47,6 @@ _MAX_DIGITS = 4000
 # Java's "." (Hive and Trino use java.util.regex) stops at every line terminator, not only "\n";
 # and \d is ASCII-only there, hence re.ASCII below.
 _ANY = "[^\n\r\u0085\u2028\u2029]"
-
-
-def is_hidden(name: str) -> bool:
-    """Hive, Trino and Spark skip names starting with ``_`` or ``.`` (``_SUCCESS``, ``.crc``)."""
-    return name.startswith(("_", "."))
 
 
 def _to_int(digits: str) -> int | None:

@@ -15,11 +15,12 @@ import unicodedata
 from typing import Mapping
 
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import HIVE_DEFAULT_PARTITION
 
 __all__ = ["DEFAULT_PARTITION", "escape_path_name", "unescape_path_name", "partition_path",
            "parse_partition_path", "parse_partition_dir"]
 
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+DEFAULT_PARTITION = HIVE_DEFAULT_PARTITION  # this module's public name for it
 
 _ESCAPED = frozenset([chr(c) for c in range(0, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
 

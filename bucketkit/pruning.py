@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import HIVE_DEFAULT_PARTITION
 from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import bucketing_doubt
@@ -46,7 +47,6 @@ _OP_OF = {spelling: op for op, spellings in _SPELLINGS.items() for spelling in s
 _LIST_OPS = ("in", "not in")
 _NULL_OPS = ("is null", "is not null")
 _PINNING = ("=", "in", "is null")
-_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 def _plain(value: Any) -> Any:
@@ -188,7 +188,7 @@ def _eval(term: Term, value: Any) -> bool | None:
 
 def _typed_partition_value(raw: str | None, hive_type: str) -> Any:
     """A partition directory value as the Python value of its column type (_UNKNOWN if unsure)."""
-    if raw is None or raw == _DEFAULT_PARTITION:
+    if raw is None or raw == HIVE_DEFAULT_PARTITION:
         return None
     name = hive_type.split("(")[0]
     try:

@@ -20,7 +20,8 @@ from typing import Any, Callable, Literal, Sequence, Union
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import TableSpec, check_table_dir, read_spec, resolve_filesystem
+from bucketkit.io import resolve_filesystem
+from bucketkit.metadata import TableSpec, check_table_dir, read_spec
 
 __all__ = ["BucketedTable", "TableRef", "open_table", "reference_kind", "spec_options_given"]
 

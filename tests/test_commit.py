@@ -14,8 +14,9 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from bucketkit.commit import STAGING_DIR, Transaction, new_write_id, recover, settle, visible_files
+from bucketkit.commit import Transaction, new_write_id, recover, settle, visible_files
 from bucketkit.errors import CommitError, ConcurrentModificationError
+from bucketkit.io import STAGING_DIR
 from bucketkit.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.versions import VERSION_PREFIX, TablePaths
 

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import split_top_level
 from bucketkit.metadata import TableSpec
 from bucketkit.pruning import plan_scan
-from bucketkit.spark.datasource import FilePartition, _split_top, read_table, table_from_options
+from bucketkit.spark.datasource import FilePartition, read_table, table_from_options
 from scan_support import write_arrow_table
 from test_scan import SPEC, filters, full_read, hive_table, rows_for, sorted_rows  # noqa: F401 (fixture)
 
@@ -32,7 +33,7 @@ def test_options_describe_a_foreign_table(tables):
     table = table_from_options({"path": tables["foreign"], **FOREIGN})
     assert table.spec.bucketed_by == ("k",) and table.spec.bucket_count == 8 and table.spec.bucketing_version == 1
     assert table.spec.columns == (("k", "bigint"), ("s", "string"), ("x", "double"))
-    assert _split_top("decimal(10,2), map<string,int>,int") == ["decimal(10,2)", "map<string,int>", "int"]
+    assert split_top_level("decimal(10,2), map<string,int>,int") == ["decimal(10,2)", "map<string,int>", "int"]
     with pytest.raises(InvalidArgumentError, match="bucket_count='eight'"):
         table_from_options({"path": tables["foreign"], **FOREIGN, "bucket_count": "eight"})
     with pytest.raises(InvalidArgumentError, match="read_table"):

@@ -14,11 +14,11 @@ Spark's own ``INSERT`` into a Hive bucketed table always places rows by the v1 h
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Iterable, Mapping
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import TableSpec, bucketing_version_from_properties, resolve_filesystem
+from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
+from bucketkit.metadata import TableSpec, bucketing_version_from_properties
 from bucketkit.naming import is_spark_hive_insert
 from bucketkit.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
@@ -59,20 +59,15 @@ def _seq(scala_seq: Any) -> list[str]:
     return [scala_seq.apply(i) for i in range(scala_seq.size())]
 
 
-def _to_fs_uri(location: str) -> str:
-    """Hadoop's ``file:/x`` -> ``file:///x`` (what pyarrow's ``FileSystem.from_uri`` parses)."""
-    return "file://" + location[len("file:"):] if re.match(r"file:/[^/]", location) else location
-
-
 def table_location(spark: Any, name: str) -> str:
     """Where the catalog keeps (or would keep) ``name``'s files, as a URI."""
     if table_exists(spark, name):
-        return _to_fs_uri(_catalog_table(spark, name).location().toString())
+        return hadoop_to_uri(_catalog_table(spark, name).location().toString())
     jvm = spark.sparkContext._jvm
     parts = name.split(".")
     db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
     ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(db))
-    return _to_fs_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
+    return hadoop_to_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
 
 
 def resolve_table(spark: Any, ref: TableRef, **spec_options: Any) -> BucketedTable:
@@ -136,10 +131,10 @@ def load_table(spark: Any, name: str) -> BucketedTable:
     provider = (ct.provider().get() if ct.provider().isDefined() else "hive").lower()
     if provider == "hive":  # Hive's own bucketing: the version from the table property
         serde = ct.storage().serde().get() if ct.storage().serde().isDefined() else ""
-        fmt = next((f for f in ("orc", "parquet") if f in serde.lower()), None)
+        fmt = next((f for f in FILE_FORMATS if f in serde.lower()), None)
         where, family, version = f"serde {serde!r}", "hive", bucketing_version_from_properties(props)
     else:  # a data source table: Spark's bucketBy placed its rows, with Spark's own hash
-        fmt = provider if provider in ("orc", "parquet") else None
+        fmt = provider if provider in FILE_FORMATS else None
         where, family, version = f"provider {provider!r}", "spark", 1
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
@@ -151,7 +146,7 @@ def load_table(spark: Any, name: str) -> BucketedTable:
         partition_types=tuple(types[c] for c in partitioned_by),
         columns=tuple((f.name, types[f.name]) for f in schema.fields if f.name not in partitioned_by),
         file_format=fmt)
-    fs, root = resolve_filesystem(_to_fs_uri(ct.location().toString()))
+    fs, root = resolve_filesystem(hadoop_to_uri(ct.location().toString()))
     return BucketedTable(root, spec, fs, name)
 
 

@@ -18,7 +18,6 @@ catalog tables.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterator
 
 from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe, EqualTo, GreaterThan,
@@ -26,7 +25,8 @@ from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe,
                                     LessThanOrEqual, Not)
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.metadata import TableSpec, resolve_filesystem
+from bucketkit.io import HIVE_DEFAULT_PARTITION, positional_names, read_file, resolve_filesystem, split_top_level
+from bucketkit.metadata import TableSpec
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.versions import vanished
 
@@ -36,21 +36,6 @@ __all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_
 _CMP = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
 _NOT = {"=": "!=", "in": "not in", "is null": "is not null", "is not null": "is null",
         "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-
-
-def _split_top(text: str) -> list[str]:
-    """Split at commas outside <...> and (...): ``"decimal(10,2),map<string,int>"`` -> 2 items."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return [p for p in parts if p]
 
 
 def table_from_options(options: dict[str, str]) -> BucketedTable:
@@ -68,7 +53,7 @@ def table_from_options(options: dict[str, str]) -> BucketedTable:
         return BucketedTable(root, TableSpec.from_json(opts["spec"]), fs)
 
     def listed(key: str) -> list[str] | None:
-        return _split_top(opts[key]) if opts.get(key) else None
+        return split_top_level(opts[key]) if opts.get(key) else None
 
     def number(key: str) -> int | None:
         if not opts.get(key):
@@ -81,7 +66,7 @@ def table_from_options(options: dict[str, str]) -> BucketedTable:
     columns = None
     if opts.get("table_columns"):
         columns = {}
-        for item in _split_top(opts["table_columns"]):
+        for item in split_top_level(opts["table_columns"]):
             name, _, hive_type = item.partition(" ")
             if not hive_type.strip():
                 raise InvalidArgumentError(f"format('bucketkit'): option table_columns={opts['table_columns']!r}: "
@@ -164,27 +149,18 @@ def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> I
     spec = table.spec
     target = to_arrow_schema(schema, timezone="UTC")
     try:
-        handle = table.filesystem.open_input_file(partition.path)
+        data = read_file(table.filesystem, partition.path, spec.file_format)
     except FileNotFoundError:
         raise vanished(str(table), partition.path) from None
-    with handle:
-        if spec.file_format == "orc":
-            import pyarrow.orc as orc
-
-            data = orc.ORCFile(handle).read()
-        else:
-            import pyarrow.parquet as pq
-
-            data = pq.read_table(handle)
     names = [n for n, _ in spec.columns]
-    if data.num_columns == len(names) and all(re.fullmatch(r"_col\d+", n) for n in data.column_names):
+    if data.num_columns == len(names) and positional_names(data.column_names):
         data = data.rename_columns(names)  # Hive writes ORC columns as _col0.._colN: map by position
     by_lower = {n.lower(): n for n in data.column_names}
     arrays = []
     for fld in target:
         if fld.name in spec.partitioned_by:
             raw = partition.values.get(fld.name)
-            value = None if raw in (None, "__HIVE_DEFAULT_PARTITION__") else raw
+            value = None if raw in (None, HIVE_DEFAULT_PARTITION) else raw
             arrays.append(pa.array([value] * data.num_rows, pa.string()).cast(fld.type))
             continue
         source = by_lower.get(fld.name.lower())

@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from bucketkit import pruning
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import positional_names, read_schema, spark_uri
 from bucketkit.pruning import ScanPlan, normalize_filters
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_given
@@ -335,14 +336,12 @@ def _with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) ->
     """A foreign table opened without ``columns=``: take them from a data file's schema."""
     if table.spec.columns:
         return table
-    import pyarrow.dataset as pads
-
     from bucketkit.hivetypes import hive_type_of_arrow
 
     for f in plan_files:
-        schema = pads.dataset(f, format=table.spec.file_format, filesystem=table.filesystem).schema
+        schema = read_schema(table.filesystem, f, table.spec.file_format)
         names = [fld.name for fld in schema if fld.name not in table.spec.partitioned_by]
-        if names and all(re.fullmatch(r"_col\d+", n) for n in names):
+        if positional_names(names):
             raise InvalidArgumentError(
                 f"{table}: file {f} names its columns {names[:3]}...; pass columns={{name: hive_type}}")
         cols = tuple((fld.name, str(hive_type_of_arrow(fld.type))) for fld in schema if fld.name in names)
@@ -423,7 +422,7 @@ def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any
     else:
         reader = spark.read.format(spec.file_format).schema(spark_ddl(bt))
         if spec.partitioned_by:
-            reader = reader.option("basePath", _uri(bt, bt.location))
+            reader = reader.option("basePath", spark_uri(bt.filesystem, bt.location))
         df = reader.load(_paths(plan))
     if plan.residual:
         residual = _fit_literals(plan.residual, _column_types(spec))
@@ -441,22 +440,9 @@ def _paths(plan: ScanPlan) -> list[str]:
     listing, which skips zero-byte ORC files itself), else the selected non-empty files."""
     bt, n = plan.table, plan.table.spec.bucket_count
     if not plan.is_pruned:
-        return [_uri(bt, bt.location)]
+        return [spark_uri(bt.filesystem, bt.location)]
     paths = []
     for p in plan.partitions:
-        paths.extend([_uri(bt, p.path)] if len(p.bucket_files) == n else [_uri(bt, f) for f in p.files])
+        whole = len(p.bucket_files) == n
+        paths.extend([spark_uri(bt.filesystem, f) for f in ([p.path] if whole else p.files)])
     return paths
-
-
-def _uri(table: BucketedTable, path: str) -> str:
-    """A path inside the table's pyarrow filesystem as a URI Spark (Hadoop) understands."""
-    kind = type(table.filesystem).__name__
-    if kind == "LocalFileSystem":
-        return "file://" + path if path.startswith("/") else path
-    if kind == "S3FileSystem":
-        return "s3a://" + path
-    if kind == "GcsFileSystem":
-        return "gs://" + path
-    if kind == "HadoopFileSystem":
-        return "hdfs://" + path
-    return path

@@ -1,6 +1,7 @@
 """``bucketkit.write``: a Spark DataFrame into a Hive/Trino-compatible bucketed table, switched in whole.
 
-The pipeline (docs/writing.md explains each choice):
+Resolve the target, reconcile the spec, stage, finalize: only staging needs Spark; the other steps
+are in :mod:`bucketkit.writing`. The pipeline (docs/writing.md explains each choice):
 
 1. The spec: Hive types from the DataFrame schema (``bucket_types`` may override, e.g.
    ``varchar(20)``); an existing table's spec must match (:class:`SpecMismatchError` names the
@@ -15,111 +16,34 @@ The pipeline (docs/writing.md explains each choice):
    partition columns and the bucket id).
 5. The driver names the files (``000003_0_<write id>.orc``), adds empty bucket files if asked, and
    commits them with :class:`bucketkit.commit.Transaction`, which switches the whole directory so
-   readers see the old table or the new one (catalog updates included).
+   readers see the old table or the new one, catalog updates included
+   (:func:`bucketkit.writing.finalize`).
 """
 
 from __future__ import annotations
 
-import os
+import functools
 import posixpath
 import struct
 import warnings
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.commit import Transaction, fault_point, recover, visible_files
-from bucketkit.errors import (InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError)
-from bucketkit.metadata import METADATA_FILE, SortKey, TableSpec, read_spec, resolve_filesystem
-from bucketkit.naming import HIVE, LEGACY_PRESTO
+from bucketkit.commit import Transaction, fault_point, recover
+from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
+from bucketkit.metadata import Naming, SortKey, TableSpec
 from bucketkit.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
 from bucketkit.spark.hashcol import bucket_id_column
+from bucketkit.writing import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
+                               PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
+                               path_target, reconcile)
 
 __all__ = ["write", "WriteResult", "WrittenFile", "PartitionWrite", "MODES", "OVERWRITE_SCOPES"]
 
-MODES = ("error", "append", "overwrite", "ignore")
-OVERWRITE_SCOPES = ("table", "partitions")
-FILE_FORMATS = ("orc", "parquet")
-NAMINGS = ("hive", "legacy-presto")
-COMPRESSIONS = {"orc": ("none", "snappy", "zlib", "lz4", "zstd"),
-                "parquet": ("none", "snappy", "gzip", "lz4", "zstd", "brotli")}
-DEFAULT_COMPRESSION = "snappy"  # readable by Hive 2/3, Trino, PrestoDB and Spark; fast to write
 MAX_BUCKETS = 99999  # Trino's file names carry 5 bucket digits
-BUCKET_COLUMN = "bucketkit_bucket"  # the bucket id column; a partitionBy level of the staged output only
-
-
-@dataclass(frozen=True)
-class WrittenFile:
-    """One file a write added: its bucket, full path (inside the filesystem), rows and bytes."""
-
-    bucket: int
-    path: str
-    rows: int
-    bytes: int
-
-
-@dataclass(frozen=True)
-class PartitionWrite:
-    """The files a write added to one partition (``values == {}`` for an unpartitioned table)."""
-
-    values: dict[str, str]
-    path: str
-    files: tuple[WrittenFile, ...]
-
-    @property
-    def rows(self) -> int:
-        return sum(f.rows for f in self.files)
-
-    def files_by_bucket(self) -> dict[int, tuple[WrittenFile, ...]]:
-        out: dict[int, list[WrittenFile]] = {}
-        for f in self.files:
-            out.setdefault(f.bucket, []).append(f)
-        return {b: tuple(v) for b, v in sorted(out.items())}
-
-
-@dataclass(frozen=True)
-class WriteResult:
-    """What :func:`write` did. Printable; ``skipped`` is True for ``mode="ignore"`` on an existing table."""
-
-    location: str
-    spec: TableSpec
-    mode: str
-    write_id: str | None
-    partitions: tuple[PartitionWrite, ...] = ()
-    replaced_files: int = 0
-    table: str | None = None
-    skipped: bool = False
-    recovered: tuple[str, ...] = field(default=())
-
-    @property
-    def files(self) -> tuple[WrittenFile, ...]:
-        return tuple(f for p in self.partitions for f in p.files)
-
-    @property
-    def rows(self) -> int:
-        return sum(f.rows for f in self.files)
-
-    @property
-    def bytes(self) -> int:
-        return sum(f.bytes for f in self.files)
-
-    def __str__(self) -> str:
-        target = self.table or self.location
-        if self.skipped:
-            return f"{target}: exists, nothing written (mode='ignore')"
-        lines = [f"{target}: {self.mode} {self.rows} rows in {len(self.files)} files ({self.bytes} bytes), "
-                 f"{len(self.partitions)} partition(s), write {self.write_id}"
-                 + (f", replaced {self.replaced_files} files" if self.replaced_files else "")]
-        for p in self.partitions[:20]:
-            label = p.path or "(table root)"
-            lines.append(f"  {label}: {p.rows} rows, {len(p.files)} files, "
-                         f"{sum(1 for f in p.files if f.rows == 0)} empty")
-        if len(self.partitions) > 20:
-            lines.append(f"  ... {len(self.partitions) - 20} more partitions")
-        return "\n".join(lines)
 
 
 def _names(value: Sequence[str] | str | None, option: str) -> tuple[str, ...]:
@@ -131,16 +55,14 @@ def _names(value: Sequence[str] | str | None, option: str) -> tuple[str, ...]:
     return out
 
 
-def _choice(option: str, value: Any, valid: Sequence[str]) -> str:
-    if value not in valid:
-        raise InvalidArgumentError(f"{option}={value!r}: expected one of {list(valid)}")
-    return value
-
-
 def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, sorted_by: Sequence[Any] = (),
                partitioned_by: Sequence[str] = (), bucketing_version: int = 2, file_format: str = "orc",
                naming: str = "hive", bucket_types: Sequence[str] | Mapping[str, str] | None = None) -> TableSpec:
-    """The :class:`TableSpec` a DataFrame with this Spark ``schema`` is written with."""
+    """The :class:`TableSpec` a DataFrame with this Spark ``schema`` is written with.
+
+    Checks what only a write needs (the columns exist, the bucket count fits Trino's names);
+    :class:`TableSpec` checks the rest (format, naming, bucketing version, types).
+    """
     from bucketkit.hashing import check_bucketable
     from bucketkit.spark.types import hive_type_of_spark
 
@@ -154,17 +76,11 @@ def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, so
     if len(partitioned_by) >= len(names):
         raise InvalidArgumentError(f"partitioned_by={list(partitioned_by)} leaves no data columns in {names}")
     types = {f.name: hive_type_of_spark(f) for f in schema.fields}
-    if bucket_types is not None:
-        given = dict(bucket_types) if isinstance(bucket_types, Mapping) else dict(zip(bucketed_by, bucket_types))
-        if not isinstance(bucket_types, Mapping) and len(bucket_types) != len(bucketed_by):
-            raise InvalidArgumentError(f"bucket_types={list(bucket_types)}: expected one Hive type per bucket "
-                                       f"column {list(bucketed_by)}")
-        unknown = [c for c in given if c not in bucketed_by]
-        if unknown:
-            raise InvalidArgumentError(f"bucket_types names {unknown}, which are not bucket columns {list(bucketed_by)}")
-        types.update(given)
+    types.update(_bucket_type_overrides(bucketed_by, bucket_types))
     for c in bucketed_by:
         types[c] = str(check_bucketable(c, types[c]))
+    if not isinstance(bucket_count, int) or isinstance(bucket_count, bool):
+        raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected an int")
     if not 1 <= bucket_count <= MAX_BUCKETS:
         raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected 1..{MAX_BUCKETS} "
                                    "(Trino-compatible file names carry 5 bucket digits)")
@@ -176,13 +92,28 @@ def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, so
         naming=naming)
 
 
+def _bucket_type_overrides(bucketed_by: Sequence[str], bucket_types: Sequence[str] | Mapping[str, str] | None
+                           ) -> dict[str, str]:
+    """``bucket_types`` (a mapping, or one type per bucket column) as ``{column: Hive type}``."""
+    if bucket_types is None:
+        return {}
+    if not isinstance(bucket_types, Mapping) and len(bucket_types) != len(bucketed_by):
+        raise InvalidArgumentError(f"bucket_types={list(bucket_types)}: expected one Hive type per bucket "
+                                   f"column {list(bucketed_by)}")
+    given = dict(bucket_types) if isinstance(bucket_types, Mapping) else dict(zip(bucketed_by, bucket_types))
+    unknown = [c for c in given if c not in bucketed_by]
+    if unknown:
+        raise InvalidArgumentError(f"bucket_types names {unknown}, which are not bucket columns {list(bucketed_by)}")
+    return given
+
+
 def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path: str | None = None,
           table: str | None = None, sorted_by: Sequence[Any] | None = None,
-          partitioned_by: Sequence[str] | str | None = None, bucketing_version: int = 2, file_format: str = "orc",
-          mode: str = "error", create_empty_bucket_files: bool = False, naming: str = "hive",
-          compression: str | None = None, bucket_types: Sequence[str] | Mapping[str, str] | None = None,
-          overwrite_scope: str = "table", num_tasks: int | None = None,
-          filesystem: pafs.FileSystem | None = None) -> WriteResult:
+          partitioned_by: Sequence[str] | str | None = None, bucketing_version: int = 2,
+          file_format: FileFormat = "orc", mode: Mode = "error", create_empty_bucket_files: bool = False,
+          naming: Naming = "hive", compression: str | None = None,
+          bucket_types: Sequence[str] | Mapping[str, str] | None = None, overwrite_scope: OverwriteScope = "table",
+          num_tasks: int | None = None, filesystem: pafs.FileSystem | None = None) -> WriteResult:
     """Write ``df`` as a Hive/Trino-compatible bucketed table: one file per bucket per partition.
 
     Args:
@@ -223,174 +154,74 @@ def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path:
     """
     if (path is None) == (table is None):
         raise InvalidArgumentError(f"give exactly one of path= or table=, got path={path!r}, table={table!r}")
-    mode = _choice("mode", mode, MODES)
-    file_format = _choice("file_format", file_format, FILE_FORMATS)
-    naming = _choice("naming", naming, NAMINGS)
-    overwrite_scope = _choice("overwrite_scope", overwrite_scope, OVERWRITE_SCOPES)
-    compression = _choice(f"compression (for {file_format})", (compression or DEFAULT_COMPRESSION).lower(),
-                          COMPRESSIONS[file_format])
-    if bucketing_version not in (1, 2):
-        raise InvalidArgumentError(f"bucketing_version={bucketing_version!r}: expected 1 or 2")
-    if not isinstance(bucket_count, int) or isinstance(bucket_count, bool):
-        raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected an int")
-    if num_tasks is not None and (not isinstance(num_tasks, int) or num_tasks < 1):
-        raise InvalidArgumentError(f"num_tasks={num_tasks!r}: expected a positive int or None")
-    bucketed = _names(bucketed_by, "bucketed_by")
-    parts = _names(partitioned_by, "partitioned_by")
-    def spec_of(schema: Any) -> TableSpec:
-        return build_spec(schema, bucketed, bucket_count, sorted_by=tuple(sorted_by or ()), partitioned_by=parts,
-                          bucketing_version=bucketing_version, file_format=file_format, naming=naming,
-                          bucket_types=bucket_types)
-
-    spec = spec_of(df.schema)
+    options = WriteOptions(mode, overwrite_scope, compression, create_empty_bucket_files, num_tasks)
+    spec = build_spec(df.schema, _names(bucketed_by, "bucketed_by"), bucket_count, sorted_by=tuple(sorted_by or ()),
+                      partitioned_by=_names(partitioned_by, "partitioned_by"), bucketing_version=bucketing_version,
+                      file_format=file_format, naming=naming, bucket_types=bucket_types)
+    codec = options.codec(spec.file_format)
     spark = df.sparkSession
+    target = _catalog_target(spark, table) if table is not None else path_target(path, filesystem, options.mode)
+    recovered = _recover(spark, target)
+    if target.existing is not None and options.mode == "ignore":
+        return WriteResult(str(target.location), target.existing, options.mode, None, table=table, skipped=True,
+                           recovered=recovered)
+    spec, order = reconcile(spec, target, options)
+    tx = Transaction(target.root, spec, mode=options.commit_mode, filesystem=target.filesystem,
+                     extra={"catalog": table})
+    staging = tx.begin()
+    with aborting(tx):
+        write_staged(df.select(*order) if order else df, spec,
+                     spark_uri(target.filesystem, posixpath.join(staging, STAGED_DATA), location=target.location),
+                     compression=codec, num_tasks=options.num_tasks)
+        fault_point("after_task_writes")
+    done = None if table is None else functools.partial(_update_catalog, spark, target, spec, options)
+    return finalize(tx, options, target, recovered=recovered, on_committed=done)
 
-    if table is not None:
-        location = catalog.table_location(spark, table)
-        fs, root = resolve_filesystem(location)
-        loaded = catalog.load_table(spark, table) if catalog.table_exists(spark, table) else None
-        existing = loaded.spec if loaded is not None else None
-        if existing is not None and existing.bucketing_version == 2:
-            foreign = catalog.spark_written_files(loaded)
-            if foreign:
-                warnings.warn(f"table {table}: {len(foreign)} file(s) such as {foreign[0]} were written by Spark's "
-                              "own INSERT, which places rows by the v1 hash although the table says "
-                              "bucketing_version=2; Hive and Trino will miss those rows", stacklevel=2)
-    else:
-        location = path
-        fs, root = resolve_filesystem(path, filesystem)
-        try:
-            existing = read_spec(root, fs)
-        except TableNotFoundError:
-            existing = None
-            if visible_files(fs, root) and mode in ("error", "append", "ignore"):
-                raise (TableExistsError if mode != "append" else TableNotFoundError)(
-                    f"{path}: the directory holds files but no bucketkit metadata ({METADATA_FILE}); "
-                    "bucketkit will not mix its files with unknown ones (use mode='overwrite' to replace them)")
-    target = table or path
-    actions = [a for a in recover(root, filesystem=fs) if a.state != "in progress"]
-    recovered = tuple(map(str, actions))
+
+def _catalog_target(spark: Any, table: str) -> WriteTarget:
+    """The target of a write to a catalog table (warns when Spark's own INSERT mis-bucketed it)."""
+    location = catalog.table_location(spark, table)
+    fs, root = resolve_filesystem(location)
+    loaded = catalog.load_table(spark, table) if catalog.table_exists(spark, table) else None
+    existing = loaded.spec if loaded is not None else None
+    if existing is not None and existing.bucketing_version == 2:
+        foreign = catalog.spark_written_files(loaded)
+        if foreign:
+            warnings.warn(f"table {table}: {len(foreign)} file(s) such as {foreign[0]} were written by Spark's "
+                          "own INSERT, which places rows by the v1 hash although the table says "
+                          "bucketing_version=2; Hive and Trino will miss those rows", stacklevel=3)
+    return WriteTarget(location, fs, root, existing, table)
+
+
+def _recover(spark: Any, target: WriteTarget) -> tuple[str, ...]:
+    """Finish writes whose writer died before this one starts; what was done, for the result."""
+    actions = [a for a in recover(target.root, filesystem=target.filesystem) if a.state != "in progress"]
+    table = target.table
     for action in actions:  # a dead write committed its files; its catalog partitions may be missing
         if action.state == "rolled forward" and table and action.extra.get("catalog") == table \
                 and catalog.table_exists(spark, table):
-            catalog.add_partitions(spark, table, action.extra.get("partitions", []), location)
+            catalog.add_partitions(spark, table, action.extra.get("partitions", []), target.location)
+    recovered = tuple(map(str, actions))
     if recovered:
-        warnings.warn(f"{target}: finished interrupted earlier writes: {'; '.join(recovered)}", stacklevel=2)
-
-    if existing is not None:
-        if mode == "error":
-            raise TableExistsError(f"{target} exists (mode='error'); use mode='append', 'overwrite' or 'ignore'")
-        if mode == "ignore":
-            return WriteResult(str(location), existing, mode, None, table=table, skipped=True, recovered=recovered)
-        if set(existing.column_types) == set(spec.column_types):  # same columns in another order: use the table's
-            df = df.select(*[c for c, _ in existing.columns], *existing.partitioned_by)
-            spec = spec_of(df.schema)
-        must_match = mode == "append" or overwrite_scope == "partitions" or table is not None
-        diffs = existing.differences(spec)
-        if diffs and must_match:
-            raise SpecMismatchError(f"{target}: the write's spec differs from the table's: " + "; ".join(diffs))
-    if table is not None and any(not s.ascending for s in spec.sorted_by):
-        raise InvalidArgumentError(f"table {table!r}: Spark's catalog accepts only ascending SORTED BY columns, "
-                                   f"got {[str(s) for s in spec.sorted_by]}")
-
-    tx = Transaction(root, spec, mode="error" if mode == "ignore" else mode, filesystem=fs, extra={"catalog": table})
-    staging = tx.begin()
-    try:
-        data_dir = posixpath.join(staging, "data")
-        write_staged(df, spec, _sibling_uri(location, root, data_dir), compression=compression,
-                     num_tasks=num_tasks)
-        fault_point("after_task_writes")
-        groups = staged_groups(fs, data_dir)  # {(partition relpath, bucket): [staged file paths]}
-        files, infos = _final_names(fs, staging, spec, tx.write_id, groups, create_empty_bucket_files)
-    except BaseException:
-        tx.abort()
-        raise
-    written_parts = sorted({p for p, _ in groups} | ({""} if not parts else set()))
-    replace = None if (mode == "overwrite" and overwrite_scope == "table") else written_parts
-    tx.extra["partitions"] = [parse_partition_path(p) for p in written_parts if p]
-
-    def update_catalog() -> None:
-        if table is None:
-            return
-        if not catalog.table_exists(spark, table):
-            catalog.create_table(spark, table, spec, location)
-        elif mode == "overwrite" and overwrite_scope == "table" and parts:
-            old = [parse_partition_path(r.partition) for r in spark.sql(f"SHOW PARTITIONS {table}").collect()]
-            new = {partition_path(p) for p in tx.extra["partitions"]}
-            catalog.drop_partitions(spark, table, [p for p in old if partition_path(p) not in new])
-        catalog.add_partitions(spark, table, tx.extra["partitions"], location)
-        spark.catalog.refreshTable(table)
-
-    summary = tx.commit(files, replace=replace if mode == "overwrite" else None, on_committed=update_catalog)
-    by_part: dict[str, list[WrittenFile]] = {}
-    for rel in summary.added:
-        bucket, rows, size = infos[rel]
-        by_part.setdefault(posixpath.dirname(rel), []).append(
-            WrittenFile(bucket, posixpath.join(root, rel), rows, size))
-    partitions = tuple(PartitionWrite(parse_partition_path(p), p, tuple(sorted(fl, key=lambda f: f.bucket)))
-                       for p, fl in sorted(by_part.items()))
-    return WriteResult(str(location), spec, mode, tx.write_id, partitions, len(summary.replaced), table,
-                       recovered=recovered)
+        warnings.warn(f"{target}: finished interrupted earlier writes: {'; '.join(recovered)}", stacklevel=3)
+    return recovered
 
 
-def _final_names(fs: pafs.FileSystem, staging: str, spec: TableSpec, write_id: str,
-                 groups: dict[tuple[str, int], list[pafs.FileInfo]], empty_files: bool
-                 ) -> tuple[dict[str, str], dict[str, tuple[int, int, int]]]:
-    """Final relative path -> staged path, and final path -> (bucket, rows, bytes)."""
-    ext = "." + spec.file_format
-
-    def name(bucket: int, copy: int) -> str:
-        if spec.naming == "legacy-presto":
-            return LEGACY_PRESTO.format(bucket, query_id=write_id, tail=(f"_{copy}" if copy else "") + ext)
-        return HIVE.format(bucket, copy=copy or None, tail=write_id + ext)
-
-    files: dict[str, str] = {}
-    infos: dict[str, tuple[int, int, int]] = {}
-    sample = None
-    for (part, bucket), staged in sorted(groups.items()):
-        for copy, info in enumerate(staged):  # more than one only if Spark split a group's file
-            rel = posixpath.join(part, name(bucket, copy))
-            files[rel] = info.path
-            infos[rel] = (bucket, file_rows(fs, info.path, spec.file_format), info.size)
-            sample = sample or info.path
-    if empty_files:
-        partitions = sorted({p for p, _ in groups}) or ([""] if not spec.partitioned_by else [])
-        content = empty_file_bytes(fs, spec, sample)
-        for part in partitions:
-            for bucket in range(spec.bucket_count):
-                if (part, bucket) in groups:
-                    continue
-                rel = posixpath.join(part, name(bucket, 0))
-                staged = posixpath.join(staging, "empty", rel)
-                fs.create_dir(posixpath.dirname(staged), recursive=True)
-                with fs.open_output_stream(staged) as out:
-                    out.write(content)
-                files[rel] = staged
-                infos[rel] = (bucket, 0, len(content))
-    return files, infos
-
-
-def empty_table_schema(spec: TableSpec) -> pa.Schema:
-    """The Arrow schema of the table's data files (data columns, table order)."""
-    from bucketkit.hivetypes import arrow_type_of_hive
-
-    return pa.schema([pa.field(n, arrow_type_of_hive(t)) for n, t in spec.columns])
+def _update_catalog(spark: Any, target: WriteTarget, spec: TableSpec, options: WriteOptions,
+                    partitions: list[dict[str, str]]) -> None:
+    """Create the catalog table or register the partitions written (and drop those a table overwrite removed)."""
+    table = target.table
+    if not catalog.table_exists(spark, table):
+        catalog.create_table(spark, table, spec, target.location)
+    elif options.replaces_table and spec.partitioned_by:
+        old = [parse_partition_path(r.partition) for r in spark.sql(f"SHOW PARTITIONS {table}").collect()]
+        new = {partition_path(p) for p in partitions}
+        catalog.drop_partitions(spark, table, [p for p in old if partition_path(p) not in new])
+    catalog.add_partitions(spark, table, partitions, target.location)
+    spark.catalog.refreshTable(table)
 
 
 # -- the Spark side --------------------------------------------------------------------------------
-def spark_uri(location: str, relpath: str) -> str:
-    """The URI Spark writes ``location/relpath`` at (plain local paths become ``file://`` URIs)."""
-    base = location if "://" in location else "file://" + os.path.abspath(location)
-    return base.rstrip("/") + "/" + relpath
-
-
-def _sibling_uri(location: str, root: str, path: str) -> str:
-    """The URI of ``path``, a path beside the table ``root`` (whose URI is ``location``)."""
-    base = location if "://" in location else os.path.abspath(location)
-    parent = base.rstrip("/").rsplit("/", 1)[0]
-    return spark_uri(parent, posixpath.relpath(path, posixpath.dirname(root.rstrip("/"))))
-
-
 def routing_keys(num_tasks: int) -> list[int]:
     """For every task ``t < num_tasks`` an int whose Spark hash partition among ``num_tasks`` is ``t``.
 
@@ -439,60 +270,3 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     (out.sortWithinPartitions(*order).write.mode("error").format(spec.file_format)
      .option("compression", compression).option("maxRecordsPerFile", 0)
      .partitionBy(*parts, BUCKET_COLUMN).save(uri))
-
-
-def staged_groups(fs: pafs.FileSystem, data_dir: str) -> dict[tuple[str, int], list[pafs.FileInfo]]:
-    """``(partition relpath, bucket) -> staged files`` from Spark's ``.../bucketkit_bucket=N/part-*`` output."""
-    groups: dict[tuple[str, int], list[pafs.FileInfo]] = {}
-    infos = fs.get_file_info(pafs.FileSelector(data_dir, recursive=True, allow_not_found=True))
-    for info in infos:
-        rel = posixpath.relpath(info.path, data_dir)
-        if info.type != pafs.FileType.File or any(p.startswith((".", "_")) for p in rel.split("/")):
-            continue
-        values = parse_partition_path(posixpath.dirname(rel))
-        bucket = int(values.pop(BUCKET_COLUMN))
-        groups.setdefault((partition_path(values), bucket), []).append(info)
-    return {k: sorted(v, key=lambda i: i.path) for k, v in groups.items()}
-
-
-def file_rows(fs: pafs.FileSystem, path: str, file_format: str) -> int:
-    """Row count from the file's footer."""
-    with fs.open_input_file(path) as f:
-        if file_format == "orc":
-            import pyarrow.orc as orc
-
-            return orc.ORCFile(f).nrows
-        import pyarrow.parquet as pq
-
-        return pq.ParquetFile(f).metadata.num_rows
-
-
-def empty_file_bytes(fs: pafs.FileSystem, spec: TableSpec, sample: str | None) -> bytes:
-    """A valid ORC/Parquet file with no rows and the table's schema (taken from a written file if any).
-
-    Spark reads a zero-byte ``.orc`` as empty but pyarrow does not ("File size too small"), so
-    empty buckets get a real file with a footer and schema in both formats.
-    """
-    if sample is not None:
-        with fs.open_input_file(sample) as f:
-            if spec.file_format == "orc":
-                import pyarrow.orc as orc
-
-                schema = orc.ORCFile(f).schema
-            else:
-                import pyarrow.parquet as pq
-
-                schema = pq.ParquetFile(f).schema_arrow
-    else:
-        schema = empty_table_schema(spec)
-    sink = pa.BufferOutputStream()
-    empty = schema.empty_table()
-    if spec.file_format == "orc":
-        import pyarrow.orc as orc
-
-        orc.write_table(empty, sink)
-    else:
-        import pyarrow.parquet as pq
-
-        pq.write_table(empty, sink)
-    return sink.getvalue().to_pybytes()

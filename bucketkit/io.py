@@ -1,0 +1,256 @@
+"""File formats, paths and the names every module agrees on (pure pyarrow, no Spark).
+
+One home for what touches bytes and locations:
+
+* **Formats**: ORC and Parquet behind one :class:`DataFile` (schema, footer row count, column
+  reads, bounded batches), :func:`read_file`, :func:`footer_rows`, :func:`empty_file` (a file with
+  a footer and no rows) and the codecs Spark's writers accept (:data:`COMPRESSIONS`). Files are
+  read with ``pyarrow.orc``/``pyarrow.parquet`` on the calling thread, not through the dataset
+  scanner: under a capped address space an allocation failure in the scanner's thread pool left
+  ``AsyncScanner::ToTable`` waiting forever (issue 11); a direct read returns or raises.
+* **Locations**: a local path or URI -> ``(pyarrow filesystem, path inside it)``
+  (:func:`resolve_filesystem`), and a path inside a filesystem -> the URI Spark's Hadoop
+  filesystems take (:func:`spark_uri`).
+* **Names**: the hidden-name rule of Hive, Trino and Spark (:func:`is_hidden`), bucketkit's
+  staging names, ``__HIVE_DEFAULT_PARTITION__``, and the comma split of type lists.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Iterator, Literal, Sequence, get_args
+from urllib.parse import quote
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from bucketkit.errors import InvalidArgumentError
+
+__all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
+           "STAGING_PREFIX", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
+           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file",
+           "read_schema", "footer_rows", "empty_file", "positional_names"]
+
+FileFormat = Literal["orc", "parquet"]
+FILE_FORMATS: tuple[str, ...] = get_args(FileFormat)
+#: Codecs Spark's ORC and Parquet writers accept (the ``compression`` write option).
+COMPRESSIONS = {"orc": ("none", "snappy", "zlib", "lz4", "zstd"),
+                "parquet": ("none", "snappy", "gzip", "lz4", "zstd", "brotli")}
+DEFAULT_COMPRESSION = "snappy"  # readable by Hive 2/3, Trino, PrestoDB and Spark; fast to write
+#: The directory name Hive and Spark give a NULL or empty partition value.
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+#: Where Spark's tasks write, inside the next version of a table (:mod:`bucketkit.commit`).
+STAGING_DIR = ".bucketkit-staging"
+#: Per-write staging directories inside the table itself, left by interrupted writes of bucketkit
+#: before the versioned commit; listings report them (``TableLayout.staging_dirs``).
+STAGING_PREFIX = STAGING_DIR + "-"
+
+_MAGIC = {b"PAR1": "parquet", b"ORC": "orc"}
+
+
+# -- names --------------------------------------------------------------------------------------
+def is_hidden(name: str) -> bool:
+    """Hive, Trino and Spark skip names starting with ``_`` or ``.`` (``_SUCCESS``, ``.crc``)."""
+    return name.startswith(("_", "."))
+
+
+def is_hidden_path(relpath: str) -> bool:
+    """Whether any part of a relative ``a/b/c`` path is hidden (:func:`is_hidden`)."""
+    # String tests rather than a split: listings call this once per file of 100k-file tables.
+    return relpath.startswith(("_", ".")) or "/_" in relpath or "/." in relpath
+
+
+def split_top_level(text: str) -> list[str]:
+    """Split at commas outside ``(...)`` and ``<...>``, dropping empty items.
+
+    ``"decimal(10,2), map<string,int>,int"`` -> ``["decimal(10,2)", "map<string,int>", "int"]``.
+    """
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch in "(<"
+        depth -= ch in ")>"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+# -- locations ----------------------------------------------------------------------------------
+def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
+    """``(filesystem, path inside it)`` for a local path or a URI (``s3://``, ``file://``, ...)."""
+    if filesystem is not None:
+        return filesystem, path
+    try:
+        return pafs.FileSystem.from_uri(path)
+    except (ValueError, TypeError, OSError):  # a plain local path, not a URI
+        return pafs.LocalFileSystem(), os.path.abspath(path)
+
+
+#: Scheme of Spark's Hadoop filesystem for each pyarrow filesystem (``FileSystem.type_name``).
+_SPARK_SCHEMES = {"local": "file", "s3": "s3a", "gcs": "gs", "hdfs": "hdfs"}
+
+
+def spark_uri(filesystem: pafs.FileSystem, path: str, *, location: str | None = None) -> str:
+    """The URI Spark (a Hadoop ``Path``) reads or writes ``path``, a path inside ``filesystem``, at.
+
+    Hadoop's ``Path`` takes the path part literally (a space stays a space, ``%`` stays ``%``), so
+    the path is not percent-encoded. ``location``, a URI the caller was given for this filesystem
+    (a table's location), keeps its scheme and authority (``s3://`` stays ``s3://``, an HDFS name
+    node stays); otherwise the scheme follows the filesystem (``s3a://`` for S3; a relative local
+    path is made absolute). A path in a filesystem of another kind is returned as it is.
+    """
+    if location is not None and "://" in location:
+        scheme, _, rest = location.partition("://")
+        authority = rest.split("/", 1)[0] if path.startswith("/") else ""  # S3/GCS paths begin with the bucket
+        return f"{scheme}://{authority}{path}"
+    scheme = _SPARK_SCHEMES.get(filesystem.type_name)
+    if scheme is None:
+        return path
+    return f"{scheme}://{os.path.abspath(path) if scheme == 'file' else path}"
+
+
+def hadoop_to_uri(location: str) -> str:
+    """A ``java.net.URI``'s text as Spark's catalog gives it -> a URI pyarrow parses.
+
+    Hadoop's ``file:/x`` becomes ``file:///x``, and characters outside ASCII, which ``URI.toString``
+    leaves as they are, are percent-encoded as UTF-8 (what ``URI.toASCIIString`` gives).
+    """
+    if re.match(r"file:/[^/]", location):
+        location = "file://" + location[len("file:"):]
+    return re.sub(r"[^\x00-\x7f]+", lambda m: quote(m.group(0), safe=""), location)
+
+
+# -- formats ------------------------------------------------------------------------------------
+def check_format(file_format: str) -> str:
+    """``file_format`` if bucketkit reads and writes it (:data:`FILE_FORMATS`), else an error."""
+    if file_format not in FILE_FORMATS:
+        raise InvalidArgumentError(f"file_format={file_format!r}: expected one of {list(FILE_FORMATS)}")
+    return file_format
+
+
+class DataFile:
+    """One open ORC or Parquet file: schema, footer row count, column reads and bounded batches.
+
+    Use as a context manager (closes the file); built by :func:`open_data_file`.
+    """
+
+    def __init__(self, source: Any, file_format: str) -> None:
+        self.file_format = check_format(file_format)
+        self._source = source
+        if file_format == "orc":
+            import pyarrow.orc as orc
+
+            self._reader: Any = orc.ORCFile(source)
+        else:
+            import pyarrow.parquet as pq
+
+            self._reader = pq.ParquetFile(source)
+
+    def __enter__(self) -> DataFile:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._source.close()
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The file's Arrow schema (with its key-value metadata)."""
+        return self._reader.schema if self.file_format == "orc" else self._reader.schema_arrow
+
+    @property
+    def num_rows(self) -> int:
+        """The row count in the footer (nothing else is read)."""
+        return self._reader.nrows if self.file_format == "orc" else self._reader.metadata.num_rows
+
+    def read(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """The whole file, or only ``columns`` (in that order)."""
+        if columns is None:
+            return self._reader.read()
+        return self._reader.read(columns=list(columns)).select(list(columns))  # ORC reads in file order
+
+    def batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """``columns`` (in that order) in file order, at most ``batch_rows`` rows a batch, one ORC stripe or Parquet
+        row group in memory at a time, read on this thread."""
+        if self.file_format == "orc":
+            for i in range(self._reader.nstripes):
+                stripe = self._reader.read_stripe(i, columns=list(columns))
+                for offset in range(0, stripe.num_rows, batch_rows):
+                    yield stripe.slice(offset, batch_rows).select(list(columns))
+        else:
+            yield from self._reader.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False)
+
+
+def open_data_file(filesystem: pafs.FileSystem, path: str, file_format: str) -> DataFile:
+    """Open ``path`` as ``file_format``. A missing file raises ``FileNotFoundError``."""
+    return _data_file(filesystem.open_input_file(path), file_format)
+
+
+def detect_data_file(filesystem: pafs.FileSystem, path: str) -> DataFile | None:
+    """Open ``path`` as the format its magic bytes say; None for a file that is neither ORC nor
+    Parquet (a text file of a Hive table). A missing file raises ``FileNotFoundError``."""
+    source = filesystem.open_input_file(path)
+    head = source.read(4)
+    source.seek(0)
+    file_format = _MAGIC.get(head) or _MAGIC.get(head[:3])
+    if file_format is None:
+        source.close()
+        return None
+    return _data_file(source, file_format)
+
+
+def _data_file(source: Any, file_format: str) -> DataFile:
+    try:
+        return DataFile(source, file_format)
+    except BaseException:
+        source.close()
+        raise
+
+
+def read_file(filesystem: pafs.FileSystem, path: str, file_format: str, columns: Sequence[str] | None = None,
+              filter: Any = None) -> pa.Table:  # noqa: A002 (pyarrow's name for it)
+    """One file as an Arrow table: ``columns`` only (None = all), rows passing ``filter`` (a
+    ``pyarrow.compute`` expression, evaluated on this thread) only."""
+    with open_data_file(filesystem, path, file_format) as f:
+        table = f.read(columns)
+    return table if filter is None else table.filter(filter)
+
+
+def read_schema(filesystem: pafs.FileSystem, path: str, file_format: str) -> pa.Schema:
+    """A file's Arrow schema, from its footer."""
+    with open_data_file(filesystem, path, file_format) as f:
+        return f.schema
+
+
+def footer_rows(filesystem: pafs.FileSystem, path: str, file_format: str) -> int:
+    """A file's row count, from its footer."""
+    with open_data_file(filesystem, path, file_format) as f:
+        return f.num_rows
+
+
+def empty_file(schema: pa.Schema, file_format: str) -> bytes:
+    """A valid file with ``schema`` and no rows.
+
+    Spark reads a zero-byte ``.orc`` as empty but pyarrow does not ("File size too small"), so an
+    empty bucket gets a real file with a footer and schema, in both formats.
+    """
+    sink = pa.BufferOutputStream()
+    if check_format(file_format) == "orc":
+        import pyarrow.orc as orc
+
+        orc.write_table(schema.empty_table(), sink)
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(schema.empty_table(), sink)
+    return sink.getvalue().to_pybytes()
+
+
+def positional_names(names: Sequence[str]) -> bool:
+    """Whether a file names its columns by position (``_col0``, ``_col1``, ...), as Hive's ORC
+    writer did: such columns map to the table's by position, not by name."""
+    return bool(names) and all(re.fullmatch(r"_col\d+", n) for n in names)

@@ -1,0 +1,187 @@
+"""bucketkit.io without a JVM: formats round-trip through pyarrow's own readers, footers agree with
+what pyarrow reads, locations resolve as the standard library spells paths, hidden names."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import os
+import pathlib
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.orc as orc
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bucketkit import io
+from bucketkit.errors import InvalidArgumentError
+
+ENGINE_FILES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "engine-files"
+if not ENGINE_FILES.exists():
+    ENGINE_FILES = pathlib.Path("/work/shared/data/engine-files")
+LOCAL = pafs.LocalFileSystem()
+
+TABLE = pa.table({
+    "k": pa.array([1, 2, None, 4], pa.int32()),
+    "b": pa.array([10, -20, 30, None], pa.int64()),
+    "s": pa.array(["a", None, "ü", ""], pa.string()),
+    "d": pa.array([datetime.date(2020, 1, 1), None, datetime.date(1969, 12, 31), datetime.date(2038, 1, 19)]),
+    "x": pa.array([decimal.Decimal("1.25"), None, decimal.Decimal("-3.50"), decimal.Decimal("0.00")],
+                  pa.decimal128(10, 2)),
+    "f": pa.array([True, False, None, True]),
+})
+WRITERS = {"orc": orc.write_table, "parquet": pq.write_table}
+READERS = {"orc": orc.read_table, "parquet": pq.read_table}
+
+
+def write(tmp_path, fmt, table=TABLE, name="f"):
+    path = str(tmp_path / f"{name}.{fmt}")
+    WRITERS[fmt](table, path)
+    return path
+
+
+@pytest.mark.parametrize("fmt", io.FILE_FORMATS)
+def test_read_file_round_trips(tmp_path, fmt):
+    path = write(tmp_path, fmt)
+    assert io.read_file(LOCAL, path, fmt).equals(TABLE)
+    assert io.read_file(LOCAL, path, fmt, columns=["s", "k"]).equals(TABLE.select(["s", "k"]))
+    kept = io.read_file(LOCAL, path, fmt, filter=pc.field("k") > 1)
+    assert kept.equals(TABLE.filter(pc.field("k") > 1)) and kept.column("k").to_pylist() == [2, 4]
+
+
+@pytest.mark.parametrize("fmt", io.FILE_FORMATS)
+def test_footer_rows_schema_and_batches(tmp_path, fmt):
+    table = pa.table({"k": pa.array(range(2500), pa.int64()), "s": [str(i) for i in range(2500)]})
+    path = write(tmp_path, fmt, table)
+    assert io.footer_rows(LOCAL, path, fmt) == READERS[fmt](path).num_rows == 2500
+    assert io.read_schema(LOCAL, path, fmt) == READERS[fmt](path).schema
+    with io.open_data_file(LOCAL, path, fmt) as f:
+        batches = list(f.batches(["s"], 1000))
+    assert all(b.num_rows <= 1000 and b.schema.names == ["s"] for b in batches)
+    assert pa.Table.from_batches(batches).column("s").to_pylist() == table.column("s").to_pylist()
+
+
+@pytest.mark.parametrize("fmt", io.FILE_FORMATS)
+def test_empty_file_has_schema_and_no_rows(tmp_path, fmt):
+    path = tmp_path / f"empty.{fmt}"
+    path.write_bytes(io.empty_file(TABLE.schema, fmt))
+    read = READERS[fmt](str(path))
+    assert read.num_rows == 0 and read.schema.equals(TABLE.schema)
+    assert io.footer_rows(LOCAL, str(path), fmt) == 0
+    assert io.read_file(LOCAL, str(path), fmt).schema.equals(TABLE.schema)
+
+
+def test_detect_data_file_by_magic_bytes(tmp_path):
+    for fmt in io.FILE_FORMATS:
+        with io.detect_data_file(LOCAL, write(tmp_path, fmt)) as f:
+            assert f.file_format == fmt and f.num_rows == TABLE.num_rows
+    text = tmp_path / "000000_0"
+    text.write_bytes(b"1,2\n3,4\n")
+    assert io.detect_data_file(LOCAL, str(text)) is None
+    for call in (io.detect_data_file, lambda fs, p: io.open_data_file(fs, p, "orc")):
+        with pytest.raises(FileNotFoundError):
+            call(LOCAL, str(tmp_path / "missing"))
+
+
+def test_unknown_format_is_named():
+    with pytest.raises(InvalidArgumentError, match=r"file_format='avro': expected one of \['orc', 'parquet'\]"):
+        io.empty_file(TABLE.schema, "avro")
+
+
+@pytest.mark.skipif(not ENGINE_FILES.exists(), reason="engine files (../shared/data/engine-files) absent")
+def test_footer_rows_of_engine_files_match_pyarrow():
+    files = [p for p in ENGINE_FILES.rglob("*") if p.is_file() and not io.is_hidden(p.name)
+             and p.read_bytes()[:3] == b"ORC"]
+    assert len(files) >= 5
+    for p in files:
+        assert io.footer_rows(LOCAL, str(p), "orc") == orc.read_table(str(p)).num_rows, p
+        assert io.read_schema(LOCAL, str(p), "orc") == orc.ORCFile(str(p)).schema, p
+
+
+# -- names ----------------------------------------------------------------------------------------
+def test_hidden_names():
+    for name in ("_SUCCESS", ".crc", "_bucketkit_table.json", io.STAGING_DIR, io.STAGING_PREFIX + "w1", "."):
+        assert io.is_hidden(name), name
+    for name in ("000000_0", "a_b", "part-0.c000.orc", "x.", "dt=1"):
+        assert not io.is_hidden(name), name
+
+
+@given(st.lists(st.text(alphabet="ab_./", min_size=1, max_size=4), min_size=1, max_size=4))
+def test_hidden_path_is_any_hidden_part(parts):
+    parts = [p.strip("/") or "a" for p in parts]
+    rel = "/".join(parts)
+    assert io.is_hidden_path(rel) == any(io.is_hidden(p) for p in rel.split("/"))
+
+
+def test_split_top_level():
+    assert io.split_top_level("decimal(10,2), map<string,int>,int") == ["decimal(10,2)", "map<string,int>", "int"]
+    assert io.split_top_level("struct<a:int,b:array<decimal(5,1)>>,  ,string") == \
+        ["struct<a:int,b:array<decimal(5,1)>>", "string"]
+    assert io.split_top_level("") == []
+
+
+# -- locations ------------------------------------------------------------------------------------
+NAME = st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="/\\:~"),
+               min_size=1, max_size=8).filter(lambda s: s not in (".", ".."))
+SHAPED = st.sampled_from(["a b", "50%", "%20", "ü", "日本", "#x", "q?", "[1]", "{a,b}", "x=%2F", "*"])
+PART = st.one_of(NAME, SHAPED)
+
+
+@given(st.lists(PART, min_size=1, max_size=4))
+def test_absolute_local_paths_resolve_unchanged(parts):
+    path = "/tmp/" + "/".join(parts)
+    fs, inside = io.resolve_filesystem(path)
+    assert fs.type_name == "local" and inside == path
+
+
+@given(st.lists(PART, min_size=1, max_size=4))
+def test_relative_local_paths_resolve_against_the_working_directory(parts):
+    rel = "/".join(parts)
+    fs, inside = io.resolve_filesystem(rel)
+    assert fs.type_name == "local" and inside == os.path.abspath(rel)
+
+
+@given(st.lists(PART, min_size=1, max_size=4))
+def test_file_uris_resolve_to_their_path(parts):
+    path = "/tmp/" + "/".join(parts)
+    uri = pathlib.PurePosixPath(path).as_uri()  # RFC 8089, percent-encoded by the standard library
+    fs, inside = io.resolve_filesystem(uri)
+    assert fs.type_name == "local" and inside == path
+    assert io.resolve_filesystem(io.hadoop_to_uri("file:" + uri[len("file://"):]))[1] == path
+    assert io.hadoop_to_uri(uri) == uri
+
+
+def test_hadoop_to_uri():
+    assert io.hadoop_to_uri("file:/tmp/t") == "file:///tmp/t"
+    assert io.hadoop_to_uri("file:/tmp/%C3%BC%20x") == "file:///tmp/%C3%BC%20x"
+    assert io.hadoop_to_uri("file:/tmp/ü日") == "file:///tmp/%C3%BC%E6%97%A5"
+    assert io.hadoop_to_uri("hdfs://nn:8020/t") == "hdfs://nn:8020/t"
+
+
+@given(st.lists(PART, min_size=1, max_size=4))
+def test_spark_uri_of_local_paths(parts):
+    path = "/tmp/" + "/".join(parts)
+    assert io.spark_uri(LOCAL, path) == "file://" + path  # Hadoop's Path takes the path literally
+    assert io.spark_uri(LOCAL, path, location="file:///tmp/t") == "file://" + path
+    assert io.spark_uri(LOCAL, path, location="relative/t") == "file://" + path
+    rel = "/".join(parts)
+    assert io.spark_uri(LOCAL, rel) == "file://" + os.path.abspath(rel)
+
+
+def test_spark_uri_keeps_the_location_scheme_and_authority():
+    assert io.spark_uri(LOCAL, "/t/.x/data", location="hdfs://nn:8020/t") == "hdfs://nn:8020/t/.x/data"
+    assert io.spark_uri(LOCAL, "bucket/.t.x/data", location="s3://bucket/t") == "s3://bucket/.t.x/data"
+    assert io.spark_uri(LOCAL, "b/t/a b", location="gs://b/t") == "gs://b/t/a b"
+    s3 = pafs.S3FileSystem(anonymous=True, region="us-east-1")
+    assert io.spark_uri(s3, "bucket/t/000000_0") == "s3a://bucket/t/000000_0"
+    sub = pafs.SubTreeFileSystem("/tmp", LOCAL)
+    assert io.spark_uri(sub, "t/000000_0") == "t/000000_0"
+
+
+def test_resolve_filesystem_keeps_an_explicit_filesystem():
+    sub = pafs.SubTreeFileSystem("/tmp", LOCAL)
+    assert io.resolve_filesystem("rel/t", sub) == (sub, "rel/t")
