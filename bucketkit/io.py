@@ -28,7 +28,7 @@ import pyarrow.fs as pafs
 from bucketkit.errors import InvalidArgumentError
 
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
-           "STAGING_PREFIX", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
+           "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
            "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file",
            "read_schema", "footer_rows", "empty_file", "positional_names"]
 
@@ -50,15 +50,18 @@ _MAGIC = {b"PAR1": "parquet", b"ORC": "orc"}
 
 
 # -- names --------------------------------------------------------------------------------------
+HIDDEN_PREFIXES = ("_", ".")
+
+
 def is_hidden(name: str) -> bool:
     """Hive, Trino and Spark skip names starting with ``_`` or ``.`` (``_SUCCESS``, ``.crc``)."""
-    return name.startswith(("_", "."))
+    return name.startswith(HIDDEN_PREFIXES)
 
 
 def is_hidden_path(relpath: str) -> bool:
     """Whether any part of a relative ``a/b/c`` path is hidden (:func:`is_hidden`)."""
     # String tests rather than a split: listings call this once per file of 100k-file tables.
-    return relpath.startswith(("_", ".")) or "/_" in relpath or "/." in relpath
+    return relpath.startswith(HIDDEN_PREFIXES) or "/_" in relpath or "/." in relpath
 
 
 def split_top_level(text: str) -> list[str]:

@@ -34,7 +34,7 @@ import pyarrow.fs as pafs
 from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
 from bucketkit.atomic import is_local, list_pinned
 from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
-from bucketkit.io import STAGING_PREFIX, is_hidden_path, resolve_filesystem
+from bucketkit.io import HIDDEN_PREFIXES, STAGING_PREFIX, is_hidden_path, resolve_filesystem
 from bucketkit.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.partitions import parse_partition_dir
 from bucketkit.versions import VERSION_PREFIX, wait_for_switch
@@ -241,7 +241,7 @@ def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[
     up by path again and drops the names a switch took away meanwhile, marker included, so a
     listing racing a commit came back empty or partial and looked whole."""
     if is_local(fs):
-        return list_pinned(base, recursive=recursive, skip=("_", "."))
+        return list_pinned(base, recursive=recursive, skip=HIDDEN_PREFIXES)
     infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
     # These set a size on regular files only; asking .type costs ~50x more than .size, per file.
     sized_files_only = fs.type_name in ("local", "s3", "gcs")
