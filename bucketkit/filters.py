@@ -27,8 +27,8 @@ import numpy as np
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
 from bucketkit.hivetypes import HiveType, parse_hive_type
 
-__all__ = ["Term", "DNF", "TRUE", "OPS", "LIST_OPS", "NULL_OPS", "normalize", "to_text", "coerce_literal",
-           "evaluate", "UNKNOWN", "to_pyarrow"]
+__all__ = ["Term", "DNF", "TRUE", "OPS", "LIST_OPS", "NULL_OPS", "mirrored", "normalize", "to_text",
+           "coerce_literal", "evaluate", "UNKNOWN", "to_pyarrow"]
 
 
 class _Op(NamedTuple):
