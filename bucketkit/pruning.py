@@ -34,7 +34,7 @@ from bucketkit.trust import bucketing_doubt
 __all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
            "normalize_filters"]
 
-normalize_filters = normalize  # the name the docs used before bucketkit.filters; kept for callers
+normalize_filters = normalize  # its name before bucketkit.filters (in docs and __all__): kept for callers
 
 _PINNING = ("=", "in", "is null")  # the ops a bucket function can project: they pin a column's values
 _DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
