@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 
-from bucketkit._literals import coerce_literal
 from bucketkit._murmur3 import hive_murmur3_32
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
 from bucketkit.hivetypes import HiveType, parse_hive_type
@@ -58,7 +57,6 @@ __all__ = [
     "bucket_numbers",
     "check_bucketable",
     "check_version",
-    "coerce_literal",
     "hash_arrays",
     "hive_hash",
 ]

@@ -31,11 +31,11 @@ from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.io import read_schema
 from bucketkit.joinmemory import Budget, address_space_cap, budget_error, row_width, task_budget, working_set
 from bucketkit.joinplan import BucketGroup, FileRef, JoinPlan
-from bucketkit.joinread import SideRead, dnf_expression
+from bucketkit.joinread import SideRead
 from bucketkit.joinspill import SpillStats, grace_join
 
 __all__ = ["SideRead", "JoinExec", "build_exec", "execute_group", "hash_join", "merge_join", "MergeStats",
-           "output_columns", "select_output", "dnf_expression"]
+           "output_columns", "select_output"]
 
 # Acero's join type for each canonical type, and the type with the inputs swapped.
 _ACERO = {"inner": "inner", "left": "left outer", "right": "right outer", "full": "full outer",

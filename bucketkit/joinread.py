@@ -13,50 +13,14 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError
+from bucketkit.filters import to_pyarrow
 from bucketkit.io import HIVE_DEFAULT_PARTITION, open_data_file
 from bucketkit.joinplan import FileRef
 
-__all__ = ["SideRead", "dnf_expression"]
-
-_COMPARE = {"=": "equal", "!=": "not_equal", "<": "less", "<=": "less_equal", ">": "greater",
-            ">=": "greater_equal"}
-
-
-def _term_expression(column: str, op: str, value: Any) -> Any:
-    field_ = pc.field(column)
-    if op == "is null":
-        return field_.is_null()
-    if op == "is not null":
-        return field_.is_valid()
-    if op in ("in", "not in"):
-        # SQL, not pyarrow's isin: a NULL row never passes, and NOT IN (.., NULL) is never true.
-        values = [v for v in value if v is not None]
-        hit = field_.isin(values) if values else pc.scalar(False)
-        if op == "in":
-            return hit & field_.is_valid()
-        return (~hit & field_.is_valid()) if len(values) == len(value) else pc.scalar(False)
-    return getattr(pc, _COMPARE[op])(field_, pc.scalar(value))
-
-
-def dnf_expression(dnf: Sequence[Sequence[tuple]]) -> Any:
-    """A pyarrow expression with SQL semantics for a normalised DNF (None when there is no filter).
-
-    Written out rather than taken from ``pyarrow.parquet.filters_to_expression``, which lacks the
-    null tests and lets NULL rows through ``not in`` (SQL drops them, and Spark's join must agree).
-    """
-    if not dnf:
-        return None
-    ors = None
-    for conj in dnf:
-        ands = pc.scalar(True)
-        for column, op, value in conj:
-            ands = ands & _term_expression(column, op, value)
-        ors = ands if ors is None else ors | ands
-    return ors
+__all__ = ["SideRead"]
 
 
 @dataclass(frozen=True)
@@ -69,7 +33,7 @@ class SideRead:
         schema: Arrow schema of the side's rows (data columns, then partition columns).
         partition_types: Arrow type of each partition column, by name.
         columns: the columns to read (output columns of this side plus its join keys).
-        filters: normalised DNF filters (:func:`bucketkit.pruning.normalize_filters`), applied
+        filters: normalised DNF filters (:func:`bucketkit.filters.normalize`), applied
             while reading, before the join (``()`` = none).
         table: the table's name or location, for error messages.
     """
@@ -83,7 +47,7 @@ class SideRead:
     table: str = ""
 
     def expression(self) -> Any:
-        return dnf_expression(self.filters)
+        return to_pyarrow(self.filters)
 
     @property
     def read_schema(self) -> pa.Schema:

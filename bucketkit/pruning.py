@@ -1,10 +1,11 @@
 """Scan planning: which partitions, buckets and files a filter can hit (pure Python).
 
-Filters come in the form pyarrow and deltalake users know: a list of ``(column, op, value)``
-tuples AND-ed together, or a list of such lists OR-ed together (disjunctive normal form, DNF).
-:func:`normalize_filters` turns either into a DNF of plain tuples; :func:`plan_scan` turns a table
-plus a DNF into a :class:`ScanPlan`: plain data saying which partition directories and which bucket
-files to read, and why.
+A filter (a DNF of ``(column, op, value)`` terms, see :mod:`bucketkit.filters`) is projected the
+way an Iceberg transform projects a predicate: through the table's bucket function onto bucket ids
+(:func:`buckets_for`), and onto the typed values of partition directories
+(:func:`partition_predicate`). :func:`plan_scan` turns a table plus filters into a
+:class:`ScanPlan`: plain data saying which partition directories and which bucket files to read,
+and why.
 
 Pruning never guesses. Buckets are pruned only when *every* conjunction pins *every* bucket column
 with ``=``, ``in`` or ``is null`` (Trino's rule); the literal values are hashed with the table's own
@@ -22,172 +23,25 @@ import decimal
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Sequence
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import HIVE_DEFAULT_PARTITION
+from bucketkit.filters import DNF, UNKNOWN, Term, coerce_literal, evaluate, normalize, to_text
 from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import bucketing_doubt
 
-__all__ = ["normalize_filters", "buckets_for", "partition_predicate", "plan_scan", "ScanPlan",
-           "PartitionScan", "format_filters", "OPS", "enumeration_bound"]
+__all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
+           "normalize_filters"]
 
-Term = tuple  # (column, op, value)
-DNF = tuple  # conjunctions, each a tuple of terms; () = no filter, an empty conjunction = TRUE
+normalize_filters = normalize  # its name before bucketkit.filters (in docs and __all__): kept for callers
 
-# Canonical op -> accepted spellings (case-insensitive, "_" and spaces interchangeable).
-_SPELLINGS = {
-    "=": ("=", "=="), "!=": ("!=", "<>"), "<": ("<",), "<=": ("<=",), ">": (">",), ">=": (">=",),
-    "in": ("in",), "not in": ("not in", "not_in"),
-    "is null": ("is null", "is_null", "isnull"), "is not null": ("is not null", "is_not_null", "not null"),
-}
-OPS = tuple(_SPELLINGS)
-_OP_OF = {spelling: op for op, spellings in _SPELLINGS.items() for spelling in spellings}
-_LIST_OPS = ("in", "not in")
-_NULL_OPS = ("is null", "is not null")
-_PINNING = ("=", "in", "is null")
-
-
-def _plain(value: Any) -> Any:
-    """numpy / pyarrow scalars -> Python values."""
-    if hasattr(value, "as_py"):
-        return value.as_py()
-    if type(value).__module__ == "numpy" and hasattr(value, "item"):
-        return value.item()
-    return value
-
-
-def _term(raw: Any) -> Term:
-    if not isinstance(raw, (tuple, list)) or len(raw) not in (2, 3) or not isinstance(raw[0], str):
-        raise InvalidArgumentError(
-            f"filter term {raw!r}: expected (column, op, value) or (column, 'is null'), e.g. ('k', '=', 1)")
-    column, op = raw[0], raw[1]
-    canon = _OP_OF.get(" ".join(str(op).lower().replace("_", " ").split())) if isinstance(op, str) else None
-    if canon is None:
-        raise InvalidArgumentError(f"filter term {tuple(raw)!r}: unknown op {op!r}; expected one of {list(OPS)}")
-    if canon in _NULL_OPS:
-        if len(raw) == 3 and raw[2] not in (None, True):
-            raise InvalidArgumentError(f"filter term {tuple(raw)!r}: {canon!r} takes no value")
-        return (column, canon, None)
-    if len(raw) != 3:
-        raise InvalidArgumentError(f"filter term {tuple(raw)!r}: op {canon!r} needs a value")
-    value = raw[2]
-    if canon in _LIST_OPS:
-        if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-            raise InvalidArgumentError(
-                f"filter term {tuple(raw)!r}: {canon!r} needs a list of values, e.g. ('k', 'in', [1, 2])")
-        return (column, canon, tuple(_plain(v) for v in value))
-    if isinstance(value, (list, tuple, set, frozenset)):
-        raise InvalidArgumentError(f"filter term {tuple(raw)!r}: {canon!r} compares with one value; use 'in'")
-    return (column, canon, _plain(value))
-
-
-def normalize_filters(filters: Any) -> DNF:
-    """Normalise pyarrow/deltalake-style filters into a DNF: a tuple of conjunctions of terms.
-
-    Accepted: ``None`` (no filter), a list of terms (AND), a list of lists of terms (OR of ANDs),
-    or an already normalised DNF. A term is ``(column, op, value)`` with op one of :data:`OPS`
-    (``"=="``, ``"<>"``, ``"not_in"``, ``"is_null"``... are accepted spellings), or
-    ``(column, "is null")`` / ``(column, "is not null")``. Comparisons follow SQL: a ``None`` value
-    in ``=``/``in`` matches no row, use ``"is null"``.
-
-    Raises:
-        InvalidArgumentError: a malformed term or an unknown op (the message lists the valid ones).
-    """
-    if filters is None:
-        return ()
-    if isinstance(filters, (str, bytes)) or not isinstance(filters, (list, tuple)):
-        raise InvalidArgumentError(
-            f"filters={filters!r}: expected a list of (column, op, value) tuples or a list of such lists "
-            f"(SQL predicate strings are accepted by bucketkit.scan)")
-    items = list(filters)
-    if not items:
-        return ()
-    if all(isinstance(i, (list, tuple)) and (not i or isinstance(i[0], (list, tuple))) for i in items):
-        return tuple(tuple(_term(t) for t in conj) for conj in items)
-    if any(isinstance(i, (list, tuple)) and i and isinstance(i[0], (list, tuple)) for i in items):
-        raise InvalidArgumentError(f"filters={filters!r}: mixes terms and lists of terms; use either "
-                                   f"[term, ...] (AND) or [[term, ...], ...] (OR of ANDs)")
-    return (tuple(_term(t) for t in items),)
-
-
-def format_filters(dnf: DNF) -> str:
-    """SQL-like text of a DNF, for explanations."""
-    def lit(v: Any) -> str:
-        return "NULL" if v is None else repr(v.isoformat()) if isinstance(v, _dt.date) else repr(v)
-
-    def term(t: Term) -> str:
-        c, op, v = t
-        if op in _NULL_OPS:
-            return f"{c} {op.upper()}"
-        if op in _LIST_OPS:
-            return f"{c} {op.upper()} ({', '.join(lit(x) for x in v)})"
-        return f"{c} {op} {lit(v)}"
-
-    if not dnf:
-        return "(none)"
-    parts = [" AND ".join(term(t) for t in conj) or "TRUE" for conj in dnf]
-    return parts[0] if len(parts) == 1 else " OR ".join(f"({p})" for p in parts)
-
-
-# -- evaluating a term on one known value ------------------------------------------------------------
-_UNKNOWN = object()
-
-
-def _comparable(a: Any, b: Any) -> tuple[Any, Any] | None:
-    """Both values in one Python-comparable domain, or None when Spark might compare them otherwise."""
-    num = (int, float, decimal.Decimal)
-    if isinstance(a, bool) or isinstance(b, bool):
-        return (a, b) if isinstance(a, bool) and isinstance(b, bool) else None
-    if isinstance(a, num) and isinstance(b, num):
-        if any(isinstance(x, float) and math.isnan(x) for x in (a, b)):
-            return None  # Spark orders NaN above everything and NaN = NaN; don't mimic, just keep
-        if isinstance(a, decimal.Decimal) != isinstance(b, decimal.Decimal):
-            a, b = decimal.Decimal(a) if isinstance(a, float) else a, decimal.Decimal(b) if isinstance(b, float) else b
-        return a, b
-    if isinstance(a, str) and isinstance(b, str):
-        return a, b
-    if isinstance(a, _dt.date) and not isinstance(a, _dt.datetime):
-        if isinstance(b, str):
-            try:
-                b = _dt.date.fromisoformat(b.strip())
-            except ValueError:
-                return None
-        if isinstance(b, _dt.date) and not isinstance(b, _dt.datetime):
-            return a, b
-    return None
-
-
-def _eval(term: Term, value: Any) -> bool | None:
-    """SQL truth of ``term`` for a column holding ``value``: True, False, or None (can't tell: keep)."""
-    _, op, lit = term
-    if value is _UNKNOWN:
-        return None
-    if op == "is null":
-        return value is None
-    if op == "is not null":
-        return value is not None
-    if value is None:
-        return False  # NULL compared with anything is not true
-    if op in _LIST_OPS:
-        results = [_eval((None, "=", x), value) for x in lit]
-        if op == "in":
-            return True if True in results else (None if None in results else False)
-        if any(x is None for x in lit) or True in results:
-            return False  # x NOT IN (..., NULL) is never true
-        return None if None in results else True
-    if lit is None:
-        return False
-    pair = _comparable(value, lit)
-    if pair is None:
-        return None
-    a, b = pair
-    return {"=": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
+_PINNING = ("=", "in", "is null")  # the ops a bucket function can project: they pin a column's values
 
 
 def _typed_partition_value(raw: str | None, hive_type: str) -> Any:
-    """A partition directory value as the Python value of its column type (_UNKNOWN if unsure)."""
+    """A partition directory value as the Python value of its column type (UNKNOWN if unsure)."""
     if raw is None or raw == HIVE_DEFAULT_PARTITION:
         return None
     name = hive_type.split("(")[0]
@@ -206,7 +60,7 @@ def _typed_partition_value(raw: str | None, hive_type: str) -> Any:
             return raw
     except (ValueError, KeyError, decimal.InvalidOperation):
         pass
-    return _UNKNOWN  # timestamp, char padding, unparsable: never prune on it
+    return UNKNOWN  # timestamp, char padding, unparsable: never prune on it
 
 
 # -- resolution of filter columns to the table's -----------------------------------------------------
@@ -223,7 +77,7 @@ def _resolve_columns(dnf: DNF, table: BucketedTable) -> DNF:
             if name is None and spec.columns:
                 raise InvalidArgumentError(f"filter on column {c!r}: {table} has no such column; "
                                            f"expected one of {sorted(set(known))}")
-            terms.append((name or c, op, v))
+            terms.append(Term(name or c, op, v))
         out.append(tuple(terms))
     return tuple(out)
 
@@ -240,8 +94,6 @@ class _CannotPin(Exception):
 
 def _pinned_values(conj: tuple, column: str, hive_type: str) -> list | None:
     """Values of ``column`` a row matching ``conj`` may hold, or None if the conjunction does not pin it."""
-    from bucketkit.hashing import coerce_literal
-
     pins = [t for t in conj if t[0] == column and t[1] in _PINNING]
     if not pins:
         return None
@@ -262,7 +114,7 @@ def _pinned_values(conj: tuple, column: str, hive_type: str) -> list | None:
                 values.append(canon)
         candidates = values if candidates is None else [c for c in candidates if c in values]
     others = [t for t in conj if t[0] == column and t[1] not in _PINNING]
-    return [c for c in candidates if all(_eval(t, c) is not False for t in others)]
+    return [c for c in candidates if all(evaluate(t, c) is not False for t in others)]
 
 
 def _with_signed_zeros(values: list, hive_type: str) -> list:
@@ -277,7 +129,7 @@ def buckets_for(spec, dnf: DNF) -> tuple[frozenset[int] | None, str]:
 
     Args:
         spec: the table's :class:`~bucketkit.metadata.TableSpec`.
-        dnf: normalised filters (see :func:`normalize_filters`), column names as the table spells them.
+        dnf: normalised filters (see :func:`bucketkit.filters.normalize`), column names as the table spells them.
     """
     n = spec.bucket_count
     if not dnf:
@@ -293,7 +145,7 @@ def buckets_for(spec, dnf: DNF) -> tuple[frozenset[int] | None, str]:
             except _CannotPin as exc:
                 return None, f"cannot hash {exc}"
             if values is None:
-                where = f" in conjunction {i + 1} ({format_filters((conj,))})" if len(dnf) > 1 else ""
+                where = f" in conjunction {i + 1} ({to_text((conj,))})" if len(dnf) > 1 else ""
                 return None, f"bucket column {column} is not pinned with =, IN or IS NULL{where}"
             columns.append(_with_signed_zeros(values, hive_type))
         per_conj.append(columns)
@@ -309,7 +161,7 @@ def buckets_for(spec, dnf: DNF) -> tuple[frozenset[int] | None, str]:
     if not selected:
         return frozenset(), "no value of the filter can occur in the bucket column(s): no bucket selected"
     pins = tuple(tuple(t for t in conj if t[0] in spec.bucketed_by and t[1] in _PINNING) for conj in dnf)
-    return frozenset(selected), f"{format_filters(pins)}: {combos} value combination(s) {how}"
+    return frozenset(selected), f"{to_text(pins)}: {combos} value combination(s) {how}"
 
 
 # -- partition pruning --------------------------------------------------------------------------------
@@ -317,7 +169,7 @@ def _surviving(spec, dnf: DNF, values: dict[str, str]) -> tuple[int, ...]:
     """Indices of the conjunctions a partition with these directory values may satisfy."""
     typed = {c: _typed_partition_value(values.get(c), t) for c, t in zip(spec.partitioned_by, spec.partition_types)}
     return tuple(i for i, conj in enumerate(dnf)
-                 if all(_eval(t, typed[t[0]]) is not False for t in conj if t[0] in typed))
+                 if all(evaluate(t, typed[t[0]]) is not False for t in conj if t[0] in typed))
 
 
 def partition_predicate(spec, dnf: DNF) -> Callable[[dict[str, str]], bool]:
@@ -416,7 +268,7 @@ class ScanPlan:
                    else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
         lines = [
             f"scan of {self.table} ({spec.file_format}, {n} buckets by {cols}, {spec.hashing})",
-            f"filters:    {format_filters(self.filters)}",
+            f"filters:    {to_text(self.filters)}",
             f"partitions: {self.partitions_selected} of {self.partitions_total} ({self.partition_reason})",
             f"buckets:    {buckets} ({self.bucket_reason})",
             f"files:      {self.files_selected} of {self.files_listed} listed, {format_bytes(self.bytes_selected)} "
@@ -434,7 +286,7 @@ class ScanPlan:
             lines.append(f"  {where}: {shown}{more}")
         if len(self.partitions) > 20:
             lines.append(f"  ... (+{len(self.partitions) - 20} partitions)")
-        lines.append(f"residual:   {format_filters(self.residual)} (applied to the rows read)")
+        lines.append(f"residual:   {to_text(self.residual)} (applied to the rows read)")
         if self.columns is not None:
             lines.append(f"columns:    {', '.join(self.columns)}")
         return "\n".join(lines)
@@ -451,7 +303,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         table: a :class:`~bucketkit.table.BucketedTable`, or a path opened with
             :func:`~bucketkit.table.open_table` (``table_options`` such as ``bucketed_by=``,
             ``bucket_count=``, ``bucket_types=`` describe a foreign table without metadata).
-        filters: pyarrow/deltalake-style filters (see :func:`normalize_filters`).
+        filters: pyarrow/deltalake-style filters (see :func:`bucketkit.filters.normalize`).
         columns: columns the scan returns (None = all).
 
     Returns:
@@ -459,7 +311,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     """
     table = open_table(table, **table_options) if not isinstance(table, BucketedTable) else table
     spec = table.spec
-    dnf = _resolve_columns(normalize_filters(filters), table)
+    dnf = _resolve_columns(normalize(filters), table)
     if columns is not None:
         columns = tuple(columns)
         known = [n for n, _ in spec.columns] + list(spec.partitioned_by)

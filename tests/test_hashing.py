@@ -16,7 +16,8 @@ import pytest
 
 from bucketkit import BucketFunction, bucket_number, hive_hash
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
-from bucketkit.hashing import bucket_numbers, check_bucketable, check_version, coerce_literal
+from bucketkit.filters import coerce_literal
+from bucketkit.hashing import bucket_numbers, check_bucketable, check_version
 
 
 def test_single_type_form_equals_list_form():

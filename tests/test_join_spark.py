@@ -55,8 +55,8 @@ def test_join_equals_sparks_join(spark, tmp_path_factory, lkeys, rkeys, how, k, 
     ours_plan = bucketkit.plan_join(lt, rt, "k", SPARK_HOW[how], left_filters=lfilter, right_filters=rfilter,
                                    spark=spark)
     assert ours_plan.strategy == "bucketed"
-    from bucketkit.spark.scan import dnf_to_column
-    from bucketkit.pruning import normalize_filters
+    from bucketkit.filters import normalize as normalize_filters
+    from bucketkit.spark.filters import to_column as dnf_to_column
 
     ldf, rdf = as_df(spark, lrows), as_df(spark, rrows)
     if lfilter:

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
+from bucketkit.filters import normalize as normalize_filters
 from bucketkit.joinexec import MergeStats, build_exec, execute_group, merge_join
 from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join
-from bucketkit.pruning import normalize_filters
 
 from joinutil import reference_join, shape, sort_key, write_table
 

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing import BucketFunction
 from bucketkit.metadata import TableSpec
-from bucketkit.pruning import (OPS, buckets_for, enumeration_bound, format_filters, normalize_filters,
-                               partition_predicate)
+from bucketkit.filters import OPS
+from bucketkit.filters import normalize as normalize_filters
+from bucketkit.filters import to_text as format_filters
+from bucketkit.pruning import buckets_for, enumeration_bound, partition_predicate
 
 
 def spec_of(types: dict[str, str], bucketed_by, n=8, version=2, partitions=None) -> TableSpec:

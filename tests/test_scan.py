@@ -17,7 +17,10 @@ from hypothesis import strategies as st
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.metadata import TableSpec, read_spec
 from bucketkit.pruning import plan_scan
-from bucketkit.spark.scan import dnf_to_column, dnf_to_sql, plan_scan, scan, sql_to_dnf
+from bucketkit.spark.filters import from_catalyst
+from bucketkit.spark.filters import to_column as dnf_to_column
+from bucketkit.spark.filters import to_sql as dnf_to_sql
+from bucketkit.spark.scan import plan_scan, scan
 from scan_support import write_arrow_table, write_spark_hive_table
 
 KEYS = [None, -7, 0, 1, 2, 3, 42, 300000, 2 ** 33]
@@ -96,6 +99,10 @@ def full_read(spark, root, spec):
 
 
 # -- SQL predicates -> DNF ---------------------------------------------------------------------------
+def sql_to_dnf(spark, predicate):
+    return from_catalyst(spark, predicate)[0]
+
+
 def test_sql_predicates_become_dnf(spark):
     assert sql_to_dnf(spark, "k = 5 AND (s IN ('a', 'b') OR k IS NULL)") == (
         (("k", "=", 5), ("s", "in", ("a", "b"))), (("k", "=", 5), ("k", "is null", None)))
@@ -108,6 +115,7 @@ def test_sql_predicates_become_dnf(spark):
     # not understood -> TRUE (constrains nothing), never a wrong constraint
     assert sql_to_dnf(spark, "k = 5 OR upper(s) = 'A'") == ((("k", "=", 5),), ())
     assert sql_to_dnf(spark, "NOT (k = 5 AND s LIKE 'a%')") == ((("k", "!=", 5),), ())
+    assert from_catalyst(spark, "k = 5 OR s IS NULL")[1] and not from_catalyst(spark, "k = 5 OR upper(s) = 'A'")[1]
     with pytest.raises(InvalidArgumentError, match="not a SQL predicate"):
         sql_to_dnf(spark, "k = = 5")
 
@@ -123,7 +131,7 @@ def test_residual_sql_text_means_what_the_column_means(spark):
         [("k", "in", [1, 2 ** 40, None])], [("k", "not in", [1, None])], [("k", "not in", [1])],
         [("x", "<", decimal.Decimal("1.5"))], [("s", "in", [])], [[("s", "is null")], [("k", ">", 3)]]]
     for filters in cases:
-        from bucketkit.pruning import normalize_filters
+        from bucketkit.filters import normalize as normalize_filters
 
         dnf = normalize_filters(filters)
         sql = dnf_to_sql(dnf)

@@ -20,22 +20,17 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from pyspark.sql.datasource import (DataSource, DataSourceReader, EqualNullSafe, EqualTo, GreaterThan,
-                                    GreaterThanOrEqual, In, InputPartition, IsNotNull, IsNull, LessThan,
-                                    LessThanOrEqual, Not)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import HIVE_DEFAULT_PARTITION, positional_names, read_file, resolve_filesystem, split_top_level
 from bucketkit.metadata import TableSpec
+from bucketkit.spark.filters import from_pushed
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.versions import vanished
 
 __all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_data_sources", "read_table",
            "table_from_options"]
-
-_CMP = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
-_NOT = {"=": "!=", "in": "not in", "is null": "is not null", "is not null": "is null",
-        "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 
 
 def table_from_options(options: dict[str, str]) -> BucketedTable:
@@ -78,28 +73,6 @@ def table_from_options(options: dict[str, str]) -> BucketedTable:
                       table_columns=columns, file_format=opts.get("file_format"), hash_family=opts.get("hash_family"))
 
 
-def _term(f: Any) -> tuple | None:
-    """A pushed-down Spark filter as a pruning term, or None if pruning cannot use it."""
-    if isinstance(f, Not):
-        inner = _term(f.child)
-        return (inner[0], _NOT[inner[1]], inner[2]) if inner and inner[1] in _NOT else None
-    attribute = getattr(f, "attribute", None)
-    if not attribute or len(attribute) != 1:
-        return None  # nested fields are never bucket or partition columns
-    column = attribute[0]
-    if isinstance(f, EqualNullSafe):
-        return (column, "is null", None) if f.value is None else (column, "=", f.value)
-    if type(f) in _CMP:
-        return (column, _CMP[type(f)], f.value)
-    if isinstance(f, In):
-        return (column, "in", tuple(f.value))
-    if isinstance(f, IsNull):
-        return (column, "is null", None)
-    if isinstance(f, IsNotNull):
-        return (column, "is not null", None)
-    return None
-
-
 class FilePartition(InputPartition):
     """One input partition: one bucket file, with its bucket id and partition directory values."""
 
@@ -116,7 +89,7 @@ class BucketkitReader(DataSourceReader):
 
     def pushFilters(self, filters: list) -> Iterator:
         for f in filters:
-            term = _term(f)
+            term = from_pushed(f)
             if term is not None:
                 self.pushed.append(term)
             yield f  # Spark still applies every filter: pruning selects files, not rows

@@ -18,7 +18,7 @@ from bucketkit.joinexec import build_exec, output_columns, select_output
 from bucketkit.joinplan import JoinPlan
 from bucketkit.joinplan import plan_join as core_plan_join
 from bucketkit.spark.catalog import resolve_table
-from bucketkit.spark.scan import is_spark_filter
+from bucketkit.spark.filters import is_spark_filter
 from bucketkit.table import TableRef
 
 __all__ = ["join", "plan_join", "join_memory"]
