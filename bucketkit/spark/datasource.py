@@ -155,11 +155,11 @@ class BucketkitDataSource(DataSource):
     def _table(self) -> BucketedTable:
         table = table_from_options(dict(self.options))
         if not table.spec.columns:
-            from bucketkit.spark.scan import _with_columns_from_files
+            from bucketkit.spark.scan import with_columns_from_files
 
             layout = table.layout()
             files = [f.path for p in layout.partition_layouts for fs in p.buckets.values() for f in fs if f.size > 0]
-            table = _with_columns_from_files(table, files)
+            table = with_columns_from_files(table, files)
         return table
 
     def schema(self) -> Any:

@@ -23,7 +23,7 @@ from bucketkit.spark import filters as spark_filters
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_given
 
-__all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl"]
+__all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl", "with_columns_from_files"]
 
 
 # -- schema -------------------------------------------------------------------------------------------
@@ -49,8 +49,8 @@ def spark_schema(table: BucketedTable) -> Any:
     return schema if isinstance(schema, StructType) else StructType([schema])
 
 
-def _with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> BucketedTable:
-    """A foreign table opened without ``columns=``: take them from a data file's schema."""
+def with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> BucketedTable:
+    """A foreign table opened without ``table_columns=``: its columns taken from a data file's schema."""
     if table.spec.columns:
         return table
     from bucketkit.hivetypes import hive_type_of_arrow
@@ -126,7 +126,7 @@ def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any
     if plan.acid:
         raise InvalidArgumentError(f"{plan.table}: a Hive ACID table (base_/delta_ directories); its rows need "
                                    f"ACID merging, which bucketkit.scan does not do: read it with Hive or Trino")
-    bt = _with_columns_from_files(plan.table, plan.files)
+    bt = with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
     if not plan.files:
         df = spark.createDataFrame([], spark_schema(bt))

@@ -1,0 +1,89 @@
+"""The layer rule of docs/architecture.md, checked on the code: a module imports only modules on its
+line of the diagram or above it, lazy imports inside functions included (imports for type checkers
+only, under ``if TYPE_CHECKING:``, are not dependencies), and never another module's private names.
+Every module of the package is on the diagram."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "bucketkit"
+
+
+def diagram() -> dict[str, int]:
+    """Module -> layer (its line in the diagram's code block; 0 is the top)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    block = text.split("```", 2)[1]
+    layers: dict[str, int] = {}
+    # a layer starts at the line's first column; indented lines continue its description
+    for number, line in enumerate(l for l in block.splitlines() if l.strip() and not l[0].isspace()):
+        head = re.split(r"\s{2,}", line.strip(), maxsplit=1)[0]
+        for name in re.findall(r"[\w/]+", head):
+            layers[name.replace("/", ".")] = number
+    return layers
+
+
+def modules() -> dict[str, pathlib.Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        if rel.name == "__init__":
+            continue
+        out[".".join(rel.parts)] = path
+    return out
+
+
+def imports(path: pathlib.Path, name: str) -> list[tuple[str, list[str], int]]:
+    """(bucketkit module imported, names taken from it, line) for every import in the file."""
+    package = name.rsplit(".", 1)[0] if "." in name else ""
+    found = []
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for guard in ast.walk(tree) if isinstance(guard, ast.If)
+                   and getattr(guard.test, "id", "") == "TYPE_CHECKING" for stmt in guard.body for n in ast.walk(stmt)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(a.name.removeprefix("bucketkit."), [], node.lineno) for a in node.names
+                      if a.name.startswith("bucketkit.")]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            module = node.module
+            if node.level:  # relative: from . import x / from .x import y
+                base = "bucketkit" + ("." + package if package else "")
+                module = base + ("." + module if module else "")
+            if module == "bucketkit" or module == "bucketkit.spark":
+                prefix = "" if module == "bucketkit" else "spark."
+                found += [(prefix + a.name, [], node.lineno) for a in node.names]
+            elif module.startswith("bucketkit."):
+                found.append((module.removeprefix("bucketkit."), [a.name for a in node.names], node.lineno))
+    return found
+
+
+def test_every_module_is_on_the_diagram():
+    layers = diagram()
+    missing = [m for m in modules() if m not in layers]
+    assert not missing, f"docs/architecture.md does not place {missing}"
+
+
+def test_modules_import_only_their_layer_and_above():
+    layers, mods = diagram(), modules()
+    wrong = []
+    for name, path in mods.items():
+        for target, _, line in imports(path, name):
+            if target in mods and target in layers and name in layers and layers[target] > layers[name]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target} (below it)")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_module_takes_another_modules_private_names():
+    mods = modules()
+    wrong = []
+    for name, path in mods.items():
+        for target, names, line in imports(path, name):
+            private = [n for n in names if n.startswith("_") and not n.startswith("__")]
+            if private:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} takes {private} from {target}")
+    assert not wrong, "\n".join(wrong)
