@@ -20,14 +20,14 @@ import math
 import numbers
 import struct
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence, Union
 
 import numpy as np
 
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
 from bucketkit.hivetypes import HiveType, parse_hive_type
 
-__all__ = ["Term", "DNF", "TRUE", "OPS", "LIST_OPS", "NULL_OPS", "mirrored", "normalize", "to_text",
+__all__ = ["Term", "DNF", "Filters", "TRUE", "OPS", "LIST_OPS", "NULL_OPS", "mirrored", "normalize", "to_text",
            "coerce_literal", "evaluate", "UNKNOWN", "to_pyarrow"]
 
 
@@ -76,6 +76,9 @@ def mirrored(op: str) -> str | None:
 
 
 DNF = tuple  # tuple[tuple[Term, ...], ...]: OR of ANDs; () = no filter, an empty conjunction = TRUE
+#: pyarrow/deltalake-style filters as users write them: ``[("k", "in", [1, 2])]`` (AND of terms) or a
+#: list of such lists (OR of ANDs); ``("k", "is null")`` takes no value.
+Filters = Union[Sequence[Sequence[Any]], Sequence[Sequence[Sequence[Any]]]]
 TRUE: DNF = ((),)  # a DNF that constrains nothing
 
 

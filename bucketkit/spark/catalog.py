@@ -14,7 +14,7 @@ Spark's own ``INSERT`` into a Hive bucketed table always places rows by the v1 h
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
@@ -22,6 +22,9 @@ from bucketkit.metadata import TableSpec, bucketing_version_from_properties
 from bucketkit.naming import is_spark_hive_insert
 from bucketkit.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["resolve_table", "load_table", "create_table", "add_partitions", "drop_partitions", "table_exists",
            "table_location", "spark_written_files", "MANAGED_PROPERTY"]
@@ -70,7 +73,7 @@ def table_location(spark: Any, name: str) -> str:
     return hadoop_to_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
 
 
-def resolve_table(spark: Any, ref: TableRef, **spec_options: Any) -> BucketedTable:
+def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any) -> BucketedTable:
     """The one resolver of a table reference: a BucketedTable, a directory or a catalog table name.
 
     Which one is read off the reference (:func:`bucketkit.table.reference_kind`), never guessed
@@ -101,7 +104,7 @@ def resolve_table(spark: Any, ref: TableRef, **spec_options: Any) -> BucketedTab
         raise TableNotFoundError(f"{exc}; for a directory of that name write './{ref}'") from None
 
 
-def load_table(spark: Any, name: str) -> BucketedTable:
+def load_table(spark: SparkSession, name: str) -> BucketedTable:
     """Resolve a Hive bucketed table of the session catalog into a :class:`BucketedTable`.
 
     The spec comes from the catalog: bucket columns and count, sort columns, partition columns,

@@ -13,12 +13,20 @@ import datetime as _dt
 import decimal
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
+
+from bucketkit.filters import Filters
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.filters import DNF, LIST_OPS, NULL_OPS, TRUE, Term, mirrored, normalize
 
-__all__ = ["from_catalyst", "from_pushed", "to_sql", "to_column", "is_spark_filter", "split", "residual_predicate"]
+__all__ = ["SparkFilters", "from_catalyst", "from_pushed", "to_sql", "to_column", "is_spark_filter", "split", "residual_predicate"]
+
+#: what scan and join accept: (column, op, value) filters, a SQL predicate, or a Spark Column
+SparkFilters = Union[Filters, str, "Column", None]
 
 _MAX_CONJUNCTIONS = 256  # DNF expansion bound for SQL predicates; past it, don't prune on them
 _CMP = {"EqualTo": "=", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">", "GreaterThanOrEqual": ">="}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import reduce
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from bucketkit.joinexec import build_exec, output_columns, select_output
 from bucketkit.joinplan import JoinPlan
@@ -20,6 +20,9 @@ from bucketkit.joinplan import plan_join as core_plan_join
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.spark.filters import is_spark_filter
 from bucketkit.table import TableRef
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["join", "plan_join", "join_memory"]
 
@@ -36,8 +39,9 @@ def join_memory(spark: Any) -> int | None:
     return parse_size(value) if value not in (None, "") else None
 
 
-def plan_join(left: TableRef, right: TableRef, on: Any, how: str = "inner", *, left_filters: Any = None,
-              right_filters: Any = None, spark: Any = None) -> JoinPlan:
+def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str = "inner", *,
+              left_filters: SparkFilters = None, right_filters: SparkFilters = None,
+              spark: SparkSession | None = None) -> JoinPlan:
     """What :func:`join` runs, without running it: bucket groups paired, or Spark's join and why.
 
     Arguments as for :func:`join`; ``spark`` is needed only for catalog table names and SQL /
@@ -60,16 +64,16 @@ def plan_join(left: TableRef, right: TableRef, on: Any, how: str = "inner", *, l
 
 
 def join(
-    spark: Any,
-    left: Any,
-    right: Any,
+    spark: SparkSession,
+    left: TableRef,
+    right: TableRef,
     on: str | Sequence[Any],
     how: str = "inner",
     *,
-    left_filters: Any = None,
-    right_filters: Any = None,
+    left_filters: SparkFilters = None,
+    right_filters: SparkFilters = None,
     columns: Sequence[Any] | None = None,
-) -> Any:
+) -> DataFrame:
     """Join two bucketed tables; shuffle-free when they are bucketed alike on the keys.
 
     Args:

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from bucketkit import pruning
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import positional_names, read_schema, spark_uri
 from bucketkit.pruning import ScanPlan
 from bucketkit.spark import filters as spark_filters
+from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_given
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl", "with_columns_from_files"]
 
@@ -81,8 +85,8 @@ def _plan(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str
     return pruning.plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns), predicates
 
 
-def plan_scan(table: TableRef | None = None, filters: Any = None, *, columns: Sequence[str] | None = None,
-              spark: Any = None, path: str | None = None, **spec_options: Any) -> ScanPlan:
+def plan_scan(table: TableRef | None = None, filters: SparkFilters = None, *, columns: Sequence[str] | None = None,
+              spark: SparkSession | None = None, path: str | None = None, **spec_options: Any) -> ScanPlan:
     """What :func:`scan` reads, without reading: partitions, buckets and files, and why.
 
     Arguments as for :func:`scan`; ``spark`` is needed only for a catalog table name or a SQL
@@ -91,8 +95,8 @@ def plan_scan(table: TableRef | None = None, filters: Any = None, *, columns: Se
     return _plan(spark, table, path, filters, columns, spec_options)[0]
 
 
-def scan(spark: Any, table: TableRef | None = None, *, path: str | None = None, filters: Any = None,
-         columns: Sequence[str] | None = None, **spec_options: Any) -> Any:
+def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None = None,
+         filters: SparkFilters = None, columns: Sequence[str] | None = None, **spec_options: Any) -> DataFrame:
     """Read a bucketed table as a Spark DataFrame, reading only the files ``filters`` can hit.
 
     Args:
@@ -118,7 +122,7 @@ def scan(spark: Any, table: TableRef | None = None, *, path: str | None = None, 
     return read_plan(spark, plan, predicates)
 
 
-def read_plan(spark: Any, plan: ScanPlan, predicates: Sequence[Any] = ()) -> Any:
+def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = ()) -> DataFrame:
     """Execute a :class:`~bucketkit.pruning.ScanPlan` with Spark's native reader.
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.

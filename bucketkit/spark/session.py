@@ -13,9 +13,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bucketkit.javacheck import require_java
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 __all__ = ["get_session", "configure", "BUCKETKIT_CONF"]
 
@@ -45,7 +48,7 @@ def get_session(
     shuffle_partitions: int = 8,
     log_level: str = "ERROR",
     conf: dict[str, str] | None = None,
-) -> Any:
+) -> SparkSession:
     """Get (or create) a SparkSession configured for bucketkit.
 
     Args:

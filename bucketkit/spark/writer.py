@@ -26,7 +26,7 @@ import functools
 import posixpath
 import struct
 import warnings
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow.fs as pafs
 
@@ -40,6 +40,9 @@ from bucketkit.spark.hashcol import bucket_id_column
 from bucketkit.writing import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
                                path_target, reconcile)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 __all__ = ["write", "WriteResult", "WrittenFile", "PartitionWrite", "MODES", "OVERWRITE_SCOPES"]
 
@@ -107,7 +110,7 @@ def _bucket_type_overrides(bucketed_by: Sequence[str], bucket_types: Sequence[st
     return given
 
 
-def write(df: Any, bucketed_by: Sequence[str] | str, bucket_count: int, *, path: str | None = None,
+def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *, path: str | None = None,
           table: str | None = None, sorted_by: Sequence[Any] | None = None,
           partitioned_by: Sequence[str] | str | None = None, bucketing_version: int = 2,
           file_format: FileFormat = "orc", mode: Mode = "error", create_empty_bucket_files: bool = False,
