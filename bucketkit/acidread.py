@@ -176,12 +176,15 @@ def _read_originals(fs: pafs.FileSystem, root: str, paths: Sequence[str], bucket
 
 
 def _remove_deleted(rows: pa.Table, deletes: pa.Table) -> pa.Table:
-    """Anti-join on the row identity, keeping the rows' order (pyarrow's join does not)."""
+    """Drop rows whose identity has a delete event, keeping the rows' order: a hash semi-join
+    finds the (few) deleted positions, a mask filters them out (pyarrow's joins reorder rows)."""
     if deletes.num_rows == 0 or rows.num_rows == 0:
         return rows
-    keys = rows.select(list(ROW_ID)).append_column("__pos", pa.array(range(rows.num_rows), pa.int64()))
-    kept = keys.join(deletes.select(list(ROW_ID)), keys=list(ROW_ID), join_type="left anti")
-    return rows.take(np.sort(kept["__pos"].to_numpy()))
+    keys = rows.select(list(ROW_ID)).append_column("__pos", pa.array(np.arange(rows.num_rows, dtype=np.int64)))
+    hit = keys.join(deletes.select(list(ROW_ID)), keys=list(ROW_ID), join_type="left semi")["__pos"]
+    keep = np.ones(rows.num_rows, dtype=bool)
+    keep[hit.to_numpy()] = False
+    return rows.filter(pa.array(keep))
 
 
 def read_bucket(fs: pafs.FileSystem, root: str, state: AcidState, bucket: int, *,
