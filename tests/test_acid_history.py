@@ -43,7 +43,7 @@ class History:
         self.root, self.write_id, self.txn = root, 0, 1000
         self.live = {}  # identity -> row, as committed writes left it
         self.inserted, self.deleted = {}, {}  # write id -> identities it inserted / deleted
-        self.open, self.aborted, self.base = [], [], 0
+        self.open, self.aborted, self.base, self.compacted = [], [], 0, set()
         self.rows_of = {}  # identity -> row (every row ever written)
 
     def write(self, status, kind, keys, picks):
@@ -88,8 +88,10 @@ class History:
         """Compact everything below the lowest open write id (what Hive's compactor may see)."""
         hi = min(self.open + [self.write_id + 1]) - 1
         lo = self.base + 1
-        if hi < lo:
-            return
+        if hi < lo or (major, lo, hi) in self.compacted:
+            return  # Hive's initiator compacts only when there is something new to compact
+        if not aborted_compactor:
+            self.compacted.add((major, lo, hi))
         self.txn += 1
         if aborted_compactor:
             self.aborted_txns = getattr(self, "aborted_txns", []) + [self.txn]
