@@ -37,7 +37,8 @@ from bucketkit.acidstate import METADATA_FILE, AcidState, acid_state, file_bucke
 from bucketkit.errors import AcidStateError, CorruptTableError
 from bucketkit.writeids import ValidTxnList, ValidWriteIdList
 
-__all__ = ["ACID_COLUMNS", "BucketFiles", "bucket_files", "read_bucket", "read_snapshot", "list_partition",
+__all__ = ["ACID_COLUMNS", "BucketFiles", "bucket_files", "state_buckets", "read_bucket", "read_snapshot",
+           "read_insert_only", "list_partition",
            "snapshot"]
 
 ACID_COLUMNS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")

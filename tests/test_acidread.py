@@ -123,3 +123,22 @@ def test_bucket_pruning_reads_only_that_buckets_files():
 
 def test_empty_state_reads_nothing(tmp_path):
     assert read_snapshot(FS, str(tmp_path), snapshot(FS, str(tmp_path))) == pa.table({})
+
+
+def test_insert_only_table_reads_plain_files_of_the_snapshot(tmp_path):
+    from bucketkit.acidread import read_insert_only
+
+    def put(rel, values):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        po.write_table(pa.table({"x": values}), str(tmp_path / rel))
+
+    put("000000_0", [1])                         # original, superseded by base_2
+    put("base_0000002/000000_0", [10])
+    put("base_0000002/000001_0", [11])
+    put("delta_0000003_0000003_0000/000000_0", [30])
+    put("delta_0000004_0000004_0000/000001_0", [40])  # aborted
+    put("delta_0000005_0000005_0000/HIVE_UNION_SUBDIR_1/000000_0", [50])  # union all writes a sub-directory
+    state = snapshot(FS, str(tmp_path), "db.t:5:9223372036854775807::4")
+    assert state.aborted == ("delta_0000004_0000004_0000",)
+    assert sorted(read_insert_only(FS, str(tmp_path), state)["x"].to_pylist()) == [10, 11, 30, 50]
+    assert sorted(read_insert_only(FS, str(tmp_path), state, bucket=1)["x"].to_pylist()) == [11]
