@@ -110,7 +110,7 @@ def _group(entries: Iterable[tuple[str, int | None]]) -> _Listing:
         parts = rel.strip("/").split("/")
         if any(_hidden(p) for p in parts):
             continue
-        acid = _parse_top(parts[0])
+        acid = _parse_top(parts[0]) if size is None or len(parts) > 1 else None  # a file is never a base/delta
         if acid is not None:
             out.dirs[parts[0]] = acid
             if len(parts) > 1 and size is not None and not is_acid_side_file(parts[-1]):

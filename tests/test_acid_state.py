@@ -187,6 +187,8 @@ def test_metadata_file_and_side_files():
 def test_empty_base_directory_still_counts_and_empty_originals_are_ignored():
     s = acid_state([("base_7", None), ("delta_3_3_0/bucket_00000", 10), ("000000_0", 0), ("000001_0", 5)])
     assert s.base == "base_7" and s.files == {"base_7": ()} and s.obsolete == ("000001_0", "delta_3_3_0")
+    s = acid_state([("base_7", 10), ("delta_3_3_0/bucket_00000", 10)])  # a *file* named base_7 is an original
+    assert s.base is None and s.original_files == ("base_7",) and s.deltas == ("delta_3_3_0",)
 
 
 def test_file_bucket():
