@@ -35,6 +35,7 @@ from typing import Iterable, Mapping
 
 from bucketkit.acid import AcidDir, is_acid_side_file, parse_acid_dir
 from bucketkit.errors import AcidStateError, CorruptTableError, InvalidArgumentError
+from bucketkit.io import is_hidden_path
 from bucketkit.writeids import NONE, ValidTxnList, ValidWriteIdList
 
 __all__ = ["AcidState", "acid_state", "select_current", "METADATA_FILE", "file_bucket"]
@@ -90,10 +91,6 @@ class _Listing:
     original_dirs: set[str] = field(default_factory=set)
 
 
-def _hidden(part: str) -> bool:
-    return part.startswith(("_", "."))
-
-
 def _parse_top(name: str) -> AcidDir | None:
     if not name.startswith(_ACID_PREFIXES):
         return None
@@ -107,9 +104,10 @@ def _parse_top(name: str) -> AcidDir | None:
 def _group(entries: Iterable[tuple[str, int | None]]) -> _Listing:
     out = _Listing()
     for rel, size in entries:
-        parts = rel.strip("/").split("/")
-        if any(_hidden(p) for p in parts):
+        rel = rel.strip("/")
+        if is_hidden_path(rel):
             continue
+        parts = rel.split("/")
         acid = _parse_top(parts[0]) if size is None or len(parts) > 1 else None  # a file is never a base/delta
         if acid is not None:
             out.dirs[parts[0]] = acid
