@@ -1,4 +1,4 @@
-"""Hive ACID tables: directory names, which directories are current, and the bucket codec.
+"""Hive ACID tables: directory names, the bucket codec and original files' row-id bases.
 
 An ACID (transactional) table or partition directory holds
 
@@ -13,22 +13,19 @@ both spellings are read. Inside the directories the data files are ``bucket_NNNN
 ``_orc_acid_version`` and Hive streaming's ``bucket_NNNNN_flush_length`` side files, which carry
 no rows).
 
-:func:`select_current` applies Hive's ``AcidUtils.getAcidState`` rule with every write id
-committed (bucketkit has no transaction list): the highest ``base_W`` wins; a delta whose max
-write id is <= W, or which lies inside a wider delta already chosen (minor compaction), is
-obsolete; several statements of one transaction (same range, different ``_stmt``) are all
-current; original files are obsolete once any base exists.
+Which directories make up a snapshot is :mod:`bucketkit.acidstate`'s job (Hive's
+``AcidUtils.getAcidState``); reading one bucket of it is :mod:`bucketkit.acidread`'s.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 from bucketkit.errors import InvalidArgumentError
 
-__all__ = ["AcidDir", "AcidState", "parse_acid_dir", "select_current", "BucketCodec",
+__all__ = ["AcidDir", "parse_acid_dir", "BucketCodec",
            "decode_bucket_property", "encode_bucket_property", "original_row_id_bases",
            "ACID_VERSION_FILE", "is_acid_side_file"]
 
@@ -95,72 +92,6 @@ def parse_acid_dir(name: str) -> AcidDir | None:
 def is_acid_side_file(name: str) -> bool:
     """Files inside ACID directories that hold no rows (``_orc_acid_version``, ``*_flush_length``)."""
     return name == ACID_VERSION_FILE or _FLUSH_LENGTH.fullmatch(name) is not None
-
-
-@dataclass(frozen=True)
-class AcidState:
-    """The directories of one ACID table/partition that a reader uses, and those it ignores.
-
-    Attributes:
-        base: the current base directory name, or ``None``.
-        deltas: current ``delta_`` directory names, in Hive's read order.
-        delete_deltas: current ``delete_delta_`` directory names, in Hive's read order.
-        obsolete: directory names superseded by a base or a wider (compacted) delta.
-        originals_current: whether original (pre-ACID) files are still read (no base exists).
-    """
-
-    base: str | None
-    deltas: tuple[str, ...]
-    delete_deltas: tuple[str, ...]
-    obsolete: tuple[str, ...]
-    originals_current: bool
-
-
-def select_current(dir_names: Iterable[str]) -> AcidState:
-    """Hive's choice of current ACID directories, with every write id committed.
-
-    Raises:
-        InvalidArgumentError: a name is not an ACID directory name.
-    """
-    parsed: list[tuple[AcidDir, str]] = []
-    for name in dir_names:
-        acid = parse_acid_dir(name)
-        if acid is None:
-            raise InvalidArgumentError(f"{name!r} is not an ACID directory name (base_W, delta_min_max, delete_delta_min_max)")
-        parsed.append((acid, name))
-    bases = sorted((a.max_write_id, a.visibility_txn_id or 0, n) for a, n in parsed if a.kind == "base")
-    obsolete = [b[2] for b in bases[:-1]]
-    base = bases[-1][2] if bases else None
-    current = bases[-1][0] if bases else 0
-
-    # Hive's ParsedDelta order: min write id up, max write id down (wider first), then statement id
-    # (none first) and name; then one pass that keeps a delta only if it reaches past what is read.
-    working = sorted(((a, n) for a, n in parsed if a.kind != "base"),
-                     key=lambda an: (an[0].min_write_id, -an[0].max_write_id,
-                                     -1 if an[0].statement_id is None else an[0].statement_id, an[1]))
-    chosen: list[tuple[AcidDir, str]] = []
-    last_stmt = -1
-    prev: AcidDir | None = None
-    for acid, name in working:
-        stmt = -1 if acid.statement_id is None else acid.statement_id
-        if acid.max_write_id > current:
-            chosen.append((acid, name))
-            current, last_stmt, prev = acid.max_write_id, stmt, acid
-        elif acid.max_write_id == current and last_stmt >= 0:
-            chosen.append((acid, name))  # several statements of one transaction
-            prev = acid
-        elif (prev is not None and (acid.min_write_id, acid.max_write_id, acid.statement_id)
-              == (prev.min_write_id, prev.max_write_id, prev.statement_id)):
-            chosen.append((acid, name))  # the delete_delta twin of a chosen delta
-        else:
-            obsolete.append(name)
-    return AcidState(
-        base=base,
-        deltas=tuple(n for a, n in chosen if a.kind == "delta"),
-        delete_deltas=tuple(n for a, n in chosen if a.kind == "delete_delta"),
-        obsolete=tuple(sorted(obsolete)),
-        originals_current=base is None,
-    )
 
 
 @dataclass(frozen=True)

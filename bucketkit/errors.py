@@ -14,6 +14,7 @@ __all__ = [
     "UnsupportedTypeError",
     "LayoutError",
     "CorruptTableError",
+    "AcidStateError",
     "BucketCountMismatchError",
     "SpecMismatchError",
     "TableExistsError",
@@ -48,6 +49,11 @@ class CorruptTableError(LayoutError):
     Examples: a bucket number >= the bucket count, a visible sub-directory inside a bucket
     directory, Hive names mixed with Spark ``bucketBy`` names.
     """
+
+
+class AcidStateError(LayoutError):
+    """A Hive ACID table cannot be read as asked: no base usable for the snapshot (not enough
+    history), or a data file of an ACID version Hive 3 would refuse (the message names the file)."""
 
 
 class BucketCountMismatchError(LayoutError):

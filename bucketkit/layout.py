@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
 
 import pyarrow.fs as pafs
 
-from bucketkit.acid import is_acid_side_file, parse_acid_dir, select_current
+from bucketkit.acid import is_acid_side_file, parse_acid_dir
+from bucketkit.acidstate import select_current
 from bucketkit.atomic import is_local, list_pinned
 from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
 from bucketkit.io import HIDDEN_PREFIXES, STAGING_PREFIX, is_hidden_path, resolve_filesystem
