@@ -418,10 +418,13 @@ def _arrow_term(column: str, op: str, value: Any) -> Any:
     if op in LIST_OPS:
         # SQL, not pyarrow's isin: a NULL row never passes, and NOT IN (.., NULL) is never true.
         values = [v for v in value if v is not None]
+        has_null = len(values) < len(value)
+        if any(isinstance(v, float) and v == 0 for v in values):
+            values += [0.0, -0.0]  # isin hashes bits, so -0.0 misses 0.0; in SQL 0.0 = -0.0
         hit = field_.isin(values) if values else pc.scalar(False)
         if op == "in":
             return hit & field_.is_valid()
-        return (~hit & field_.is_valid()) if len(values) == len(value) else pc.scalar(False)
+        return pc.scalar(False) if has_null else ~hit & field_.is_valid()
     return getattr(pc, _ARROW_COMPARE[op])(field_, pc.scalar(value))
 
 
