@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.bucketkit-installed
 
-.PHONY: demo test test-fast bench clean javacheck
+.PHONY: demo test test-fast bench clean javacheck jar
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "bucketkit needs Python 3.11 or newer; found " + sys.version.split()[0])'
@@ -19,17 +19,22 @@ $(STAMP): pyproject.toml
 javacheck:
 	@PYTHONPATH=. $(PYTHON) -m bucketkit.javacheck
 
-demo: javacheck $(STAMP)
+# bucketkit's Spark catalog: jvm/src compiled with javac against pyspark's jars (rebuilt when a
+# source changed; see bucketkit/jvmbuild.py).
+jar: javacheck $(STAMP)
+	@$(PY) -m bucketkit.jvmbuild
+
+demo: jar
 	@$(PY) -m bucketkit.demo
 
-test: javacheck $(STAMP)
+test: jar
 	@$(PY) -m pytest $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
 	@$(PY) -m pytest -m 'not spark' $(PYTEST_ARGS)
 
-bench: javacheck $(STAMP)
+bench: jar
 	@$(PY) -m benchmarks.run $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info bucketkit/jars

@@ -23,6 +23,7 @@ __all__ = [
     "ConcurrentModificationError",
     "UnfinishedCommitError",
     "JavaNotFoundError",
+    "JvmBuildError",
     "JoinMemoryError",
 ]
 
@@ -86,7 +87,12 @@ class UnfinishedCommitError(CommitError):
 
 
 class JavaNotFoundError(BucketkitError):
-    """No Java 17+ runtime was found, so Spark cannot start."""
+    """No Java 17+ runtime (or, to build the catalog, no ``javac``) was found."""
+
+
+class JvmBuildError(BucketkitError):
+    """bucketkit's Java sources could not be compiled into its Spark catalog jar (javac's messages
+    included), or the jar is missing from an installed package."""
 
 
 class JoinMemoryError(BucketkitError):

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bucketkit.javacheck import require_java
+from bucketkit.jvmbuild import jar_path
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -87,7 +88,11 @@ def get_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
     )
-    for key, value in {**BUCKETKIT_CONF, **(conf or {})}.items():
+    settings = {**BUCKETKIT_CONF, **(conf or {})}
+    jar = jar_path()
+    if jar is not None:  # bucketkit's JVM part (Spark SQL catalog), beside any jars the caller adds
+        settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars"), str(jar)]))
+    for key, value in settings.items():
         builder = builder.config(key, value)
     if hive:
         builder = builder.enableHiveSupport()
