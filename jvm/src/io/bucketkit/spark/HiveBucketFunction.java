@@ -1,0 +1,260 @@
+package io.bucketkit.spark;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import io.bucketkit.hive.HiveHash;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.catalog.functions.BoundFunction;
+import org.apache.spark.sql.connector.catalog.functions.Reducer;
+import org.apache.spark.sql.connector.catalog.functions.ReducibleFunction;
+import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * Hive's bucket id as a Spark function: {@code (hash & Integer.MAX_VALUE) % n} with Hive bucketing
+ * v1 or v2 ({@link HiveHash}), for tables that report {@code KeyGroupedPartitioning}.
+ *
+ * <p>How Spark 4.3 finds it (read in V2ExpressionUtils.toCatalystTransformOpt and
+ * KeyedPartitioning.supportsExpressions of the pinned jars): a partitioning transform is turned into
+ * a TransformExpression by {@code catalog.loadFunction(Identifier.of([], name)).bind(inputType)},
+ * where the catalog is the one that loaded the table. For {@code Expressions.bucket(n, col)} the name
+ * is always {@code "bucket"} and the input type is {@code (IntegerType numBuckets, column type)}:
+ * extra transform arguments are dropped, the column's type has lost char/varchar (Spark resolves
+ * them to StringType) and nothing names the table. So a {@code bucket} transform cannot tell Hive
+ * v1 from v2, nor v1 varchar (Text.hashCode, from 1) from string (from 0). Any other transform is
+ * looked up under its own name with its own arguments, and is kept for storage-partitioned joins
+ * when it has exactly one argument, a column ({@code KeyedPartitioning.supportsExpressions}); a
+ * second argument such as a bucket-count literal makes Spark drop the partitioning silently.
+ *
+ * <p>Hence two forms of this function:
+ * <ul>
+ *   <li>named, per table (the one to report): {@link #transform} builds
+ *       {@code Expressions.apply("hive_v2_bucket_8", column)}; the name carries the version, the
+ *       bucket count and (v1 only) whether the column is a varchar, {@link #forName} parses it back
+ *       in the catalog's {@code loadFunction}. Spark then compares partitionings by
+ *       {@link Bound#canonicalName()} alone and reduces N vs kN buckets with the one-argument
+ *       {@code reducer(other)};</li>
+ *   <li>{@code bucket(n, col)} with one version for the whole catalog ({@link #HiveBucketFunction(int)}),
+ *       for callers that can only use Spark's bucket transform.</li>
+ * </ul>
+ * Both bind to a {@link Bound} whose canonical name encodes family, version and hash class of the
+ * column type ({@code bucketkit.hive_v2(bigint)}), so tables hashed differently never look
+ * co-partitioned. Float and double keys are refused at bind time: Spark joins and groups 0.0 with
+ * -0.0 but Hive hashes them into different buckets (bind's UnsupportedOperationException makes
+ * Spark read such a table without a reported partitioning, which stays correct).
+ */
+public final class HiveBucketFunction implements UnboundFunction {
+  /** The name Spark looks up for {@code Expressions.bucket(n, col)}. */
+  public static final String BUCKET = "bucket";
+  private static final Pattern NAMED = Pattern.compile("hive_v([12])_(varchar_)?bucket_([1-9][0-9]{0,8})");
+
+  private final String name;
+  private final int version;
+  private final boolean varchar;
+  private final int numBuckets;  // -1: the count is the first argument (bucket(n, col))
+
+  /** The {@code bucket(numBuckets, col)} form, hashing with {@code version} for every table. */
+  public HiveBucketFunction(int version) {
+    this(BUCKET, version, false, -1);
+  }
+
+  private HiveBucketFunction(String name, int version, boolean varchar, int numBuckets) {
+    HiveHash.checkVersion(version);
+    this.name = name;
+    this.version = version;
+    this.varchar = varchar;
+    this.numBuckets = numBuckets;
+  }
+
+  /** The function a name from {@link #nameFor} stands for, or null when the name is not one of ours. */
+  public static HiveBucketFunction forName(String name) {
+    Matcher m = NAMED.matcher(name);
+    if (!m.matches()) {
+      return null;
+    }
+    return new HiveBucketFunction(name, Integer.parseInt(m.group(1)), m.group(2) != null, Integer.parseInt(m.group(3)));
+  }
+
+  /**
+   * The function name for a table's bucketing: {@code hive_v<version>[_varchar]_bucket_<n>}
+   * ({@code _varchar} only for v1, the one version that hashes varchar and string differently).
+   *
+   * @throws UnsupportedOperationException v1 with a varchar nested in an array or map (not expressible)
+   */
+  public static String nameFor(int version, String hiveType, int numBuckets) {
+    HiveHash.checkVersion(version);
+    HiveHash.bucketId(0, numBuckets);  // validates the count
+    HiveHash.Type type = HiveHash.Type.parse(hiveType);
+    boolean varchar = version == 1 && type.name.equals("varchar");
+    if (version == 1 && !varchar && type.toString().contains("varchar")) {
+      throw new UnsupportedOperationException("Hive type " + hiveType + ": bucketing v1 hashes a varchar inside an "
+          + "array or map unlike a string, and Spark's column type no longer says which it is");
+    }
+    return "hive_v" + version + (varchar ? "_varchar" : "") + "_bucket_" + numBuckets;
+  }
+
+  /** The transform a table reports in its KeyGroupedPartitioning (and write distribution). */
+  public static Transform transform(int version, String hiveType, int numBuckets, String column) {
+    return Expressions.apply(nameFor(version, hiveType, numBuckets), Expressions.column(column));
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String description() {
+    return name + (numBuckets < 0 ? "(numBuckets, col)" : "(col)") + ": Hive bucketing v" + version
+        + " bucket id, (hash & Integer.MAX_VALUE) % numBuckets, as Hive and Trino place rows";
+  }
+
+  /**
+   * Binds to a column type.
+   *
+   * @throws UnsupportedOperationException the arguments are not ({@code int}, column) for
+   *     {@code bucket} or (column) for a named form, or the column cannot be bucketed on here
+   */
+  @Override
+  public BoundFunction bind(StructType inputType) {
+    StructField[] fields = inputType.fields();
+    int expected = numBuckets < 0 ? 2 : 1;
+    if (fields.length != expected || (numBuckets < 0 && !(fields[0].dataType() instanceof IntegerType))) {
+      throw new UnsupportedOperationException(name + " takes " + (numBuckets < 0 ? "(int numBuckets, column)" : "(column)")
+          + ", got " + inputType.simpleString());
+    }
+    DataType column = fields[expected - 1].dataType();
+    HiveHash.Type type = HiveHash.Type.fromSpark(column);
+    if (varchar && type.name.equals("string")) {
+      type = HiveHash.Type.parse("varchar");
+    } else if (varchar) {
+      throw new UnsupportedOperationException(name + " hashes a varchar column, got " + column.simpleString());
+    }
+    if (type.hasFloatingPoint()) {
+      throw new UnsupportedOperationException(name + " on a " + column.simpleString() + " column: Spark treats 0.0 and "
+          + "-0.0 as one key but Hive hashes them into different buckets, so the bucketing cannot be reported");
+    }
+    DataType[] inputs = numBuckets < 0 ? new DataType[] {DataTypes.IntegerType, column} : new DataType[] {column};
+    return new Bound(name, version, type, numBuckets, inputs);
+  }
+
+  /** Hive's bucket id for one column type and version. */
+  public static final class Bound implements ScalarFunction<Integer>, ReducibleFunction<Integer, Integer> {
+    private static final long serialVersionUID = 1L;
+    private final String name;
+    private final int version;
+    private final HiveHash.Type type;
+    private final DataType valueType;
+    private final int numBuckets;
+    private final DataType[] inputs;
+
+    Bound(String name, int version, HiveHash.Type type, int numBuckets, DataType[] inputs) {
+      this.name = name;
+      this.version = version;
+      this.type = type;
+      this.valueType = type.sparkType();
+      this.numBuckets = numBuckets;
+      this.inputs = inputs;
+    }
+
+    @Override
+    public DataType[] inputTypes() {
+      return inputs;
+    }
+
+    @Override
+    public DataType resultType() {
+      return DataTypes.IntegerType;
+    }
+
+    @Override
+    public boolean isResultNullable() {
+      return false;  // NULL hashes to 0 as in Hive: its rows sit in bucket 0
+    }
+
+    @Override
+    public String name() {
+      return name;
+    }
+
+    /**
+     * {@code bucketkit.hive_v<version>(<hash class>)}, plus {@code [n]} in the named form (Spark
+     * compares only this name there; for {@code bucket(n, col)} it compares n itself).
+     */
+    @Override
+    public String canonicalName() {
+      return "bucketkit.hive_v" + version + "(" + type.hashClass(version) + ")" + (numBuckets < 0 ? "" : "[" + numBuckets + "]");
+    }
+
+    /* No magic invoke(...) methods: Spark calls them with primitive arguments, where a NULL key
+       cannot be told from 0, and Hive's v2 hash of 0 is not NULL's 0. */
+    @Override
+    public Integer produceResult(InternalRow row) {
+      int v = numBuckets < 0 ? 1 : 0;
+      int n = numBuckets < 0 ? row.getInt(0) : numBuckets;
+      return HiveHash.bucketId(HiveHash.hash(row.isNullAt(v) ? null : row.get(v, valueType), type, version), n);
+    }
+
+    /** The bucket of one Spark internal value (a null is NULL). */
+    public int bucketOf(Object value, int n) {
+      return HiveHash.bucketId(HiveHash.hash(value, type, version), n);
+    }
+
+    @Override
+    public Reducer<Integer, Integer> reducer(int thisNumBuckets, ReducibleFunction<?, ?> other, int otherNumBuckets) {
+      return reduceTo(thisNumBuckets, other, otherNumBuckets);
+    }
+
+    @Override
+    public Reducer<Integer, Integer> reducer(ReducibleFunction<?, ?> other) {
+      return other instanceof Bound ? reduceTo(numBuckets, other, ((Bound) other).numBuckets) : null;
+    }
+
+    /* Bucket b of kN buckets holds hashes with (h & MAX) % kN == b, so (h & MAX) % N == b % N:
+       valid because Hive's bucket id is a non-negative modulus of the same masked hash. */
+    private Reducer<Integer, Integer> reduceTo(int thisNumBuckets, ReducibleFunction<?, ?> other, int otherNumBuckets) {
+      if (!(other instanceof Bound) || !sameHash((Bound) other) || thisNumBuckets <= otherNumBuckets
+          || otherNumBuckets < 1 || thisNumBuckets % otherNumBuckets != 0) {
+        return null;
+      }
+      return new Modulo(otherNumBuckets);
+    }
+
+    private boolean sameHash(Bound other) {
+      return version == other.version && type.hashClass(version).equals(other.type.hashClass(other.version));
+    }
+  }
+
+  /** Reduces a bucket id of kN buckets to the bucket of N that holds the same hashes. */
+  public static final class Modulo implements Reducer<Integer, Integer>, java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+    private final int divisor;
+
+    Modulo(int divisor) {
+      this.divisor = divisor;
+    }
+
+    @Override
+    public Integer reduce(Integer bucket) {
+      return bucket % divisor;
+    }
+
+    @Override
+    public DataType resultType() {
+      return DataTypes.IntegerType;
+    }
+
+    @Override
+    public String displayName() {
+      return "bucket % " + divisor;
+    }
+  }
+}

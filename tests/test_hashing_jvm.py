@@ -1,0 +1,247 @@
+"""One source of truth for hashing across Python and the JVM: bucketkit's Java ``HiveHash`` and the
+catalog's bucket function (``HiveBucketFunction``, through ``produceResult`` as Spark calls it) equal
+``bucketkit.hashing``'s scalar hash and Hive's own classes (``hive_oracle``), v1 and v2, over
+hypothesis values of every bucketable type. Values travel to the JVM as one JSON array per batch
+(``io.bucketkit.hive.JsonValues``), so a property costs a few py4j calls, not one per value."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+
+import pyarrow as pa
+import pytest
+from hive_oracle import EPOCH, PRIMITIVE_VALUES, HiveOracle, values_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bucketkit.errors import UnsupportedTypeError
+from bucketkit.hashing import bucket_number, check_bucketable, hash_arrays, hive_hash
+from bucketkit.hivetypes import arrow_type_of_hive, parse_hive_type
+
+TYPES = [*sorted(PRIMITIVE_VALUES), "array<int>", "array<varchar(12)>", "map<string,double>",
+         "map<date,array<bigint>>"]
+# Spark equates 0.0 and -0.0 in joins and groups, Hive hashes them apart: no bucket function on them.
+FUNCTION_TYPES = [t for t in TYPES if "float" not in t and "double" not in t]
+
+
+@pytest.fixture(scope="module")
+def oracle(spark):
+    return HiveOracle(spark)
+
+
+@pytest.fixture(scope="module")
+def jvm(spark):
+    return spark.sparkContext._jvm
+
+
+def _plain(value, t):
+    """A Python value in JsonValues' encoding: dates as days, maps as [key, value] pairs."""
+    if value is None:
+        return None
+    if t.name == "date":
+        return (value - EPOCH).days
+    if t.name == "array":
+        return [_plain(v, t.children[0]) for v in value]
+    if t.name == "map":
+        return [[_plain(k, t.children[0]), _plain(v, t.children[1])] for k, v in value.items()]
+    return value
+
+
+def to_json(values, hive_type: str) -> str:
+    t = parse_hive_type(hive_type)
+    return json.dumps([_plain(v, t) for v in values])
+
+
+def java_hashes(jvm, hive_type, version, values) -> list[int]:
+    return list(jvm.io.bucketkit.hive.JsonValues.hash(hive_type, version, to_json(values, hive_type)))
+
+
+def hive_hashes(oracle, hive_type, version, values) -> list[int]:
+    of = oracle.v1 if version == 1 else oracle.v2
+    return [of([v], [hive_type]) for v in values]
+
+
+def struct_of(jvm, *types):
+    """Spark's bind input: a StructType of the given Spark types, as V2ExpressionUtils builds it."""
+    s = jvm.org.apache.spark.sql.types.StructType()
+    for i, dt in enumerate(types):
+        s = s.add(f"_{i}", dt)
+    return s
+
+
+def spark_type(jvm, hive_type):
+    return jvm.io.bucketkit.hive.HiveHash.Type.parse(hive_type).sparkType()
+
+
+def bound_named(jvm, version, hive_type, n):
+    """The per-table form: hive_v<version>[_varchar]_bucket_<n>(col), bound as Spark binds it."""
+    fn = jvm.io.bucketkit.spark.HiveBucketFunction
+    unbound = fn.forName(fn.nameFor(version, hive_type, n))
+    return unbound.bind(struct_of(jvm, spark_type(jvm, hive_type)))
+
+
+def bound_bucket(jvm, version, hive_type):
+    """The bucket(n, col) form: (int numBuckets, column)."""
+    unbound = jvm.io.bucketkit.spark.HiveBucketFunction(version)
+    return unbound.bind(struct_of(jvm, jvm.org.apache.spark.sql.types.DataTypes.IntegerType,
+                                  spark_type(jvm, hive_type)))
+
+
+# --------------------------------------------------------------------------- HiveHash
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("hive_type", TYPES)
+@settings(max_examples=6)
+@given(data=st.data())
+def test_java_hash_equals_python_and_hive(jvm, oracle, hive_type, version, data):
+    values = data.draw(st.lists(values_of(hive_type), min_size=1, max_size=12))
+    python = [hive_hash(v, hive_type, version) for v in values]
+    assert java_hashes(jvm, hive_type, version, values) == python
+    assert hive_hashes(oracle, hive_type, version, values) == python
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@settings(max_examples=10)
+@given(st.lists(st.sampled_from(sorted(PRIMITIVE_VALUES)), min_size=2, max_size=3), st.data())
+def test_java_multi_column_hash_equals_python_and_hive(jvm, oracle, version, types, data):
+    rows = [[data.draw(values_of(t)) for t in types] for _ in range(data.draw(st.integers(1, 4)))]
+    encoded = json.dumps([[_plain(v, parse_hive_type(t)) for v, t in zip(row, types)] for row in rows])
+    python = [hive_hash(row, types, version) for row in rows]
+    assert list(jvm.io.bucketkit.hive.JsonValues.hashRows(types, version, encoded)) == python
+    assert [(oracle.v1 if version == 1 else oracle.v2)(row, types) for row in rows] == python
+
+
+# --------------------------------------------------------------------------- the bucket function
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("hive_type", FUNCTION_TYPES)
+@settings(max_examples=5)
+@given(data=st.data(), n=st.integers(1, 300))
+def test_bucket_function_equals_python_and_hive(jvm, oracle, hive_type, version, data, n):
+    values = data.draw(st.lists(values_of(hive_type), min_size=1, max_size=12))
+    python = [bucket_number(hive_hash(v, hive_type, version), n) for v in values]
+    hive = [bucket_number(h, n) for h in hive_hashes(oracle, hive_type, version, values)]
+    if version == 1:
+        hive = [oracle.v1_bucket([v], [hive_type], n) for v in values]
+    encoded = to_json(values, hive_type)
+    produce = jvm.io.bucketkit.hive.JsonValues.produceResult
+    if version == 1 and "varchar" in hive_type and not hive_type.startswith("varchar"):
+        with pytest.raises(Exception, match="varchar inside an array or map"):
+            bound_named(jvm, version, hive_type, n)
+        return
+    assert list(produce(bound_named(jvm, version, hive_type, n), None, hive_type, encoded)) == python == hive
+    if version == 2 or "varchar" not in hive_type:  # bucket(n, col) sees a string column: see below
+        assert list(produce(bound_bucket(jvm, version, hive_type), n, hive_type, encoded)) == python
+
+
+def test_bucket_transform_cannot_tell_varchar_from_string_in_v1(jvm):
+    """Spark hands bucket(n, col) a StringType for a varchar column; v1 hashes the two apart, so
+    varchar tables need the named form (hive_v1_varchar_bucket_<n>)."""
+    produce = jvm.io.bucketkit.hive.JsonValues.produceResult
+    values = ["a", "hello"]
+    as_bucket = list(produce(bound_bucket(jvm, 1, "varchar(10)"), 1000, "string", json.dumps(values)))
+    named = list(produce(bound_named(jvm, 1, "varchar(10)", 1000), None, "string", json.dumps(values)))
+    assert as_bucket == [bucket_number(hive_hash(v, "string", 1), 1000) for v in values]
+    assert named == [bucket_number(hive_hash(v, "varchar(10)", 1), 1000) for v in values] != as_bucket
+
+
+def test_function_names_and_canonical_names(jvm):
+    fn = jvm.io.bucketkit.spark.HiveBucketFunction
+    assert fn.nameFor(2, "bigint", 8) == "hive_v2_bucket_8"
+    assert fn.nameFor(1, "varchar(5)", 16) == "hive_v1_varchar_bucket_16"
+    assert fn.nameFor(2, "varchar(5)", 16) == "hive_v2_bucket_16"  # v2 hashes varchar as string
+    assert fn.forName("bucket") is None and fn.forName("hive_v3_bucket_8") is None
+    assert fn.forName("hive_v2_bucket_0") is None
+    assert str(fn.transform(2, "int", 8, "user_id")) == "hive_v2_bucket_8(user_id)"
+
+    def canonical(version, hive_type, n=8):
+        return bound_named(jvm, version, hive_type, n).canonicalName()
+
+    assert canonical(2, "bigint") == "bucketkit.hive_v2(bigint)[8]"
+    assert canonical(1, "bigint") != canonical(2, "bigint")
+    assert canonical(2, "int") != canonical(2, "bigint")
+    assert canonical(2, "bigint", 8) != canonical(2, "bigint", 16)
+    assert canonical(1, "tinyint") == canonical(1, "int")  # v1 hashes both as the value
+    assert canonical(1, "varchar(3)") != canonical(1, "string")
+    assert canonical(2, "varchar(3)") == canonical(2, "string")
+    assert bound_bucket(jvm, 2, "date").canonicalName() == "bucketkit.hive_v2(date)"
+
+
+@pytest.mark.parametrize("hive_type", ["float", "double", "array<double>"])
+def test_bucket_function_refuses_floating_point_keys(jvm, hive_type):
+    with pytest.raises(Exception, match="Hive hashes them into different buckets"):
+        bound_named(jvm, 2, hive_type, 8)
+
+
+def test_bucket_function_refuses_wrong_arguments(jvm):
+    types = jvm.org.apache.spark.sql.types.DataTypes
+    with pytest.raises(Exception, match=r"takes \(int numBuckets, column\)"):
+        jvm.io.bucketkit.spark.HiveBucketFunction(2).bind(struct_of(jvm, types.LongType))
+    with pytest.raises(Exception, match="cannot bucket on a Spark timestamp"):
+        jvm.io.bucketkit.spark.HiveBucketFunction.forName("hive_v2_bucket_8").bind(
+            struct_of(jvm, types.TimestampType))
+
+
+@settings(max_examples=10)
+@given(st.lists(values_of("bigint"), min_size=1, max_size=20), st.sampled_from([1, 2]),
+       st.integers(1, 40), st.integers(2, 5))
+def test_reducer_maps_kn_buckets_onto_n(jvm, values, version, n, k):
+    """Bucket b of kN buckets reduces to b % N, the bucket of N the same rows hash to."""
+    small, large = bound_named(jvm, version, "bigint", n), bound_named(jvm, version, "bigint", k * n)
+    reducer = large.reducer(small)
+    assert small.reducer(large) is None  # only the larger count reduces
+    encoded = to_json(values, "bigint")
+    produce = jvm.io.bucketkit.hive.JsonValues.produceResult
+    of_large = list(produce(large, None, "bigint", encoded))
+    assert [reducer.reduce(b) for b in of_large] == list(produce(small, None, "bigint", encoded))
+
+
+def test_reducer_only_between_equal_hashes(jvm):
+    v2_16 = bound_named(jvm, 2, "bigint", 16)
+    assert v2_16.reducer(bound_named(jvm, 1, "bigint", 8)) is None
+    assert v2_16.reducer(bound_named(jvm, 2, "int", 8)) is None
+    assert v2_16.reducer(bound_named(jvm, 2, "bigint", 12)) is None
+    bucket = bound_bucket(jvm, 2, "bigint")
+    assert bucket.reducer(16, bound_bucket(jvm, 2, "bigint"), 8).reduce(13) == 5
+    assert bucket.reducer(8, bound_bucket(jvm, 2, "bigint"), 16) is None
+    assert bucket.reducer(16, bound_bucket(jvm, 1, "bigint"), 8) is None
+
+
+# --------------------------------------------------------------------------- edge cases, all paths
+
+EDGES = {
+    "float": [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1e-45, -1e-45, 3.4028234663852886e38, 1.5],
+    "double": [0.0, -0.0, math.nan, math.inf, -math.inf, 5e-324, 1.7976931348623157e308, 0.1, -2.5],
+    "date": [EPOCH, datetime.date(1969, 12, 31), datetime.date(1, 1, 1), datetime.date(1582, 10, 4),
+             datetime.date(9999, 12, 31)],
+    "bigint": [0, -1, 2**63 - 1, -(2**63), 2**32, -(2**32)],
+    "tinyint": [-128, 127, -1],
+    "string": ["", "a", "é", "日本語", "😀", "\x7f\x80", "abc ", "ab\x00"],
+    "varchar(4)": ["", "ab  ", "😀", "é"],
+}
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("hive_type", sorted(EDGES))
+def test_edge_values_agree_everywhere(jvm, oracle, hive_type, version):
+    """NaN (one canonical NaN), -0.0 apart from 0.0, dates before 1970 (negative days), extreme
+    integers, strings with trailing spaces (no padding: varchar keeps them, hashing.py too) and
+    4-byte UTF-8: Java, Python's scalar and vectorised paths and Hive agree."""
+    values = EDGES[hive_type] + [None]
+    python = [hive_hash(v, hive_type, version) for v in values]
+    arrow = pa.array(values, arrow_type_of_hive(hive_type), from_pandas=False)
+    assert list(hash_arrays([arrow], [hive_type], version)) == python
+    assert java_hashes(jvm, hive_type, version, values) == python
+    assert hive_hashes(oracle, hive_type, version, values) == python
+
+
+@pytest.mark.parametrize("hive_type", ["decimal(10,2)", "char(3)", "timestamp", "binary", "struct<a:int>",
+                                       "array<timestamp>"])
+def test_unbucketable_types_refused_by_both(jvm, hive_type):
+    """Hive/Trino cannot bucket on these (Trino reads such tables unbucketed): Python and Java agree."""
+    with pytest.raises(UnsupportedTypeError):
+        check_bucketable("k", hive_type)
+    with pytest.raises(Exception, match="Hive/Trino cannot bucket on"):
+        jvm.io.bucketkit.hive.HiveHash.Type.parse(hive_type)
