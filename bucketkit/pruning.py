@@ -25,12 +25,15 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from bucketkit import acidplan
+from bucketkit.acidstate import AcidState
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import HIVE_DEFAULT_PARTITION
 from bucketkit.filters import DNF, UNKNOWN, Term, coerce_literal, evaluate, normalize, to_text
 from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import bucketing_doubt
+from bucketkit.writeids import ValidWriteIdList
 
 __all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
            "normalize_filters"]
@@ -190,12 +193,17 @@ class PartitionScan:
         path: the directory.
         bucket_files: selected bucket id -> its files (full paths; a bucket may have none).
         sizes: file path -> size in bytes (zero-byte ORC files are empty buckets, never read).
+        acid: the partition's Hive ACID snapshot (base, deltas, delete deltas, original files
+            chosen; obsolete and aborted ones) when the table is Hive ACID, else None. Then
+            ``bucket_files`` holds each bucket's original, base/delta and delete-delta files, and
+            a bucket is read by :func:`bucketkit.acidread.read_bucket` (one unit per bucket).
     """
 
     values: dict
     path: str
     bucket_files: dict
     sizes: dict = field(default_factory=dict)
+    acid: AcidState | None = None
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -219,9 +227,11 @@ class ScanPlan:
         partitions_total / partitions_selected: partition directories seen / kept.
         files_listed / bytes_listed: files in the kept partitions (pruned ones are never listed).
         files_selected / bytes_selected: files (with bytes) in the selected buckets.
-        acid: the selected files include Hive ACID base/delta files (rows need ACID merging).
+        acid: the table is Hive ACID: every partition carries its snapshot (``PartitionScan.acid``).
         unbucketed: why the table is read as unbucketed (its hash cannot be vouched for, see
             :mod:`bucketkit.trust`), or None; then no bucket is pruned and joins shuffle.
+        write_ids: the ACID snapshot's write ids (None: every write id in the directory names is committed).
+        acid_kind: ``"full"`` or ``"insert_only"`` for an ACID table (see :mod:`bucketkit.acidplan`), else None.
     """
 
     table: BucketedTable
@@ -237,6 +247,8 @@ class ScanPlan:
     bytes_listed: int
     acid: bool = False
     unbucketed: str | None = None
+    write_ids: ValidWriteIdList | None = None
+    acid_kind: str | None = None
 
     @property
     def partitions_selected(self) -> int:
@@ -266,8 +278,12 @@ class ScanPlan:
         cols = ", ".join(f"{c} {t}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
         buckets = ("all" if self.selected_buckets is None
                    else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
+        how = f"{n} buckets by {cols}, {spec.hashing}"
+        if self.acid:
+            how = (f"Hive ACID {self.acid_kind}, " + ("unbucketed" if self.unbucketed == acidplan.UNBUCKETED else how)
+                   + f", write ids {self.write_ids or 'all committed'}")
         lines = [
-            f"scan of {self.table} ({spec.file_format}, {n} buckets by {cols}, {spec.hashing})",
+            f"scan of {self.table} ({spec.file_format}, {how})",
             f"filters:    {to_text(self.filters)}",
             f"partitions: {self.partitions_selected} of {self.partitions_total} ({self.partition_reason})",
             f"buckets:    {buckets} ({self.bucket_reason})",
@@ -277,6 +293,9 @@ class ScanPlan:
         for p in self.partitions[:20]:
             where = "/".join(f"{k}={v}" for k, v in p.values.items()) or "(table root)"
             count = sum(len(fs) for fs in p.bucket_files.values())
+            if p.acid is not None:
+                lines += acidplan.explain_partition(where, p)
+                continue
             if len(p.bucket_files) == n:
                 lines.append(f"  {where}: all {n} buckets, {count} files, {format_bytes(sum(p.sizes.values()))}")
                 continue
@@ -296,7 +315,7 @@ class ScanPlan:
 
 
 def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Sequence[str] | None = None,
-              **table_options: Any) -> ScanPlan:
+              write_ids: ValidWriteIdList | str | None = None, **table_options: Any) -> ScanPlan:
     """Plan a scan: the partitions, buckets and files that rows matching ``filters`` can lie in.
 
     Args:
@@ -305,9 +324,12 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
             ``bucket_count=``, ``bucket_types=`` describe a foreign table without metadata).
         filters: pyarrow/deltalake-style filters (see :func:`bucketkit.filters.normalize`).
         columns: columns the scan returns (None = all).
+        write_ids: for a Hive ACID table, the snapshot: Hive's ValidWriteIdList string
+            (``db.table:hwm:minOpen:open:aborted``); None = every write id found is committed.
 
     Returns:
-        A :class:`ScanPlan`; nothing is read, only directories are listed (pruned partitions are not).
+        A :class:`ScanPlan`; nothing is read, only directories are listed (pruned partitions are
+        not), plus, for a Hive ACID table, one data file's footer to tell full-ACID from insert-only.
     """
     table = open_table(table, **table_options) if not isinstance(table, BucketedTable) else table
     spec = table.spec
@@ -325,7 +347,12 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     doubt = bucketing_doubt(table, layout)
     selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
-    scans, listed, listed_bytes, acid = [], 0, 0, False
+    scans, listed, listed_bytes = [], 0, 0
+    acid = table.transactional is not None or any(p.scheme == "acid" for p in layout.partition_layouts)
+    write_ids = acidplan.coerce_write_ids(write_ids)
+    if write_ids is not None and not acid:
+        raise InvalidArgumentError(f"write_ids={str(write_ids)!r}: {table} is not a Hive ACID table (no base_/delta_ "
+                                   f"directories, no transactional=true property)")
     for part in layout.partition_layouts:
         survivors = _surviving(spec, dnf, part.values) if spec.partitioned_by and dnf else tuple(range(len(dnf)))
         if dnf and not survivors:
@@ -333,8 +360,15 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         if survivors not in cache:
             cache[survivors] = buckets_for(spec, tuple(dnf[i] for i in survivors))[0] if dnf and not doubt else None
         mine = cache[survivors]
+        if acid:
+            state, files, sizes = acidplan.plan_partition(table.filesystem, part.path, write_ids=write_ids,
+                                                          bucket_count=spec.bucket_count, selected=mine,
+                                                          unbucketed=doubt is not None)
+            listed, listed_bytes = listed + len(sizes), listed_bytes + sum(sizes.values())
+            scans.append(PartitionScan(dict(part.values), part.path, files,
+                                       {f: sizes[f] for fs in files.values() for f in fs}, state))
+            continue
         chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
-        acid = acid or any(f.kind not in ("data", "original") for fs in chosen.values() for f in fs)
         listed += sum(len(fs) for fs in part.buckets.values())
         listed_bytes += sum(f.size for fs in part.buckets.values() for f in fs)
         scans.append(PartitionScan(dict(part.values), part.path,
@@ -348,5 +382,10 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     else:
         cols = sorted({t[0] for conj in dnf for t in conj if t[0] in spec.partitioned_by})
         preason = f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}"
+    kind = None
+    if acid:
+        kind = table.transactional or next(filter(None, (acidplan.file_kind(table.filesystem, p.path, p.acid,
+                                                                              spec.file_format) for p in scans)),
+                                           acidplan.FULL)
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
-                    acid, doubt)
+                    acid, doubt, write_ids, kind)

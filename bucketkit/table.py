@@ -41,6 +41,8 @@ class BucketedTable:
         unbucketed_reason: set when bucketkit cannot vouch for how the table's rows are placed
             (e.g. no ``bucketing_version`` was given for a foreign table): then every reader reads
             it as unbucketed, with this reason in its plan, instead of guessing a hash.
+        transactional: ``"full"`` or ``"insert_only"`` for a Hive ACID table whose catalog says
+            so; ``None``: decided from the files (see :mod:`bucketkit.acidplan`).
     """
 
     location: str
@@ -48,6 +50,7 @@ class BucketedTable:
     filesystem: pafs.FileSystem = field(default_factory=pafs.LocalFileSystem, compare=False)
     name: str | None = None
     unbucketed_reason: str | None = None
+    transactional: str | None = None
 
     def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None):
         """List and map the table's files to buckets (see :func:`bucketkit.layout.discover`)."""
@@ -110,7 +113,9 @@ def open_table(
     type decides the hash. The hash is never guessed: give ``bucketing_version=1`` (Hive before 3,
     Spark's Hive writer) or ``2`` (Hive 3, Trino), or ``hash_family="spark"`` for a Spark
     ``bucketBy`` table; without either the table opens with :attr:`BucketedTable.unbucketed_reason`
-    set, and reads are correct but unpruned.
+    set, and reads are correct but unpruned. A Hive ACID directory (``base_``/``delta_``
+    sub-directories) opened without ``bucketed_by``/``bucket_count`` is an unbucketed ACID table
+    (:func:`bucketkit.acidplan.unbucketed_spec`), read unbucketed.
     """
     if isinstance(path, BucketedTable):
         return path
@@ -123,6 +128,13 @@ def open_table(
     try:
         spec = read_spec(root, fs)
     except TableNotFoundError:
+        if bucketed_by is None and bucket_count is None and bucket_types is None:
+            from bucketkit.acidplan import UNBUCKETED, unbucketed_spec
+
+            acid = unbucketed_spec(fs, root, partitioned_by=partitioned_by, partition_types=partition_types,
+                                   table_columns=table_columns, file_format=file_format)
+            if acid is not None:
+                return BucketedTable(root, acid, fs, unbucketed_reason=UNBUCKETED)
         if bucketed_by is None or bucket_count is None:
             raise TableNotFoundError(
                 f"{path}: no bucketkit metadata; for a table written by Hive/Trino/Spark pass "

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.io import HIVE_DEFAULT_PARTITION, positional_names, read_file, resolve_filesystem, split_top_level
+from bucketkit.io import read_file, resolve_filesystem, split_top_level
 from bucketkit.metadata import TableSpec
 from bucketkit.spark.filters import from_pushed
 from bucketkit.table import BucketedTable, open_table
@@ -116,8 +116,9 @@ class BucketkitReader(DataSourceReader):
 
 
 def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> Iterator:
-    import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
+
+    from bucketkit.acidplan import conform
 
     spec = table.spec
     target = to_arrow_schema(schema, timezone="UTC")
@@ -126,23 +127,7 @@ def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> I
     except FileNotFoundError:
         raise vanished(str(table), partition.path) from None
     names = [n for n, _ in spec.columns]
-    if data.num_columns == len(names) and positional_names(data.column_names):
-        data = data.rename_columns(names)  # Hive writes ORC columns as _col0.._colN: map by position
-    by_lower = {n.lower(): n for n in data.column_names}
-    arrays = []
-    for fld in target:
-        if fld.name in spec.partitioned_by:
-            raw = partition.values.get(fld.name)
-            value = None if raw in (None, HIVE_DEFAULT_PARTITION) else raw
-            arrays.append(pa.array([value] * data.num_rows, pa.string()).cast(fld.type))
-            continue
-        source = by_lower.get(fld.name.lower())
-        if source is None:
-            arrays.append(pa.nulls(data.num_rows, fld.type))  # column added after this file was written
-        else:
-            arrays.append(data.column(source).cast(fld.type).combine_chunks())
-    batch_table = pa.Table.from_arrays(arrays, schema=target)
-    yield from batch_table.to_batches(max_chunksize=65536)
+    yield from conform(data, target, names, spec.partitioned_by, partition.values).to_batches(max_chunksize=65536)
 
 
 class BucketkitDataSource(DataSource):
