@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from bucketkit.acid import parse_acid_dir
-from bucketkit.acidread import (ACID_COLUMNS, bucket_files, list_partition, read_bucket, read_insert_only)
+from bucketkit.acidread import ACID_COLUMNS, bucket_files, check_versions, list_partition, read_bucket, read_insert_only
 from bucketkit.acidstate import AcidState, acid_state, file_bucket
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import hive_type_of_arrow
@@ -34,7 +34,7 @@ from bucketkit.writeids import ValidWriteIdList
 
 __all__ = ["FULL", "INSERT_ONLY", "WRITER_IDS", "UNBUCKETED", "ROW_ID_TYPE", "transactional_kind", "coerce_write_ids",
            "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary", "explain_partition", "conform",
-           "read_unit", "ReadUnit", "units"]
+           "read_unit", "ReadUnit", "units", "check_files"]
 
 FULL, INSERT_ONLY = "full", "insert_only"
 #: Bucket (writer) ids a V1 BucketCodec can hold: the bucket count of an unbucketed ACID table.
@@ -132,9 +132,12 @@ def unbucketed_spec(fs: pafs.FileSystem, root: str, *, partitioned_by: Sequence[
         parts = rel.split("/")
         if info.type != pafs.FileType.File or is_hidden_path(rel) or len(parts) < 2:
             continue
-        if parse_acid_dir(parts[-2]) is not None and all(parse_partition_dir(p) for p in parts[:-2]):
-            found = (info.path, [parse_partition_dir(p)[0] for p in parts[:-2]])
-            break
+        acid = parse_acid_dir(parts[-2])
+        if acid is not None and all(parse_partition_dir(p) for p in parts[:-2]):
+            found = found or (info.path, [parse_partition_dir(p)[0] for p in parts[:-2]])
+            if acid.kind != "delete_delta":  # a delete delta's row struct may be empty
+                found = (info.path, found[1])
+                break
     if found is None:
         return None
     fmt = file_format or "orc"
@@ -221,6 +224,19 @@ def read_unit(fs: pafs.FileSystem, path: str, state: AcidState, bucket: int, *, 
                                        f"identities only to full-ACID tables")
         return read_insert_only(fs, path, state, bucket, file_format)
     return read_bucket(fs, path, state, bucket, write_ids=write_ids, row_id=row_id)
+
+
+def check_files(fs: pafs.FileSystem, plan: Any) -> None:
+    """Refuse, on the driver and before any task runs, a full-ACID plan's files that Hive 3 would
+    refuse (:func:`~bucketkit.acidread.check_versions`): the error names the file."""
+    if plan.acid_kind != FULL:
+        return
+    paths = []
+    for p in plan.partitions:
+        for b in p.bucket_files:
+            bf = bucket_files(p.acid, b)
+            paths += [posixpath.join(p.path, rel) for rel in bf.inserts + bf.deletes]
+    check_versions(fs, paths)
 
 
 def units(plan: Any) -> list[ReadUnit]:

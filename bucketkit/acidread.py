@@ -38,7 +38,7 @@ from bucketkit.errors import AcidStateError, CorruptTableError
 from bucketkit.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = ["ACID_COLUMNS", "BucketFiles", "bucket_files", "state_buckets", "read_bucket", "read_snapshot",
-           "read_insert_only", "list_partition",
+           "read_insert_only", "list_partition", "check_versions",
            "snapshot"]
 
 ACID_COLUMNS = ("operation", "originalTransaction", "bucket", "rowId", "currentTransaction", "row")
@@ -130,6 +130,23 @@ def _check_acid_version(fs: pafs.FileSystem, path: str, orc: po.ORCFile) -> None
         f"Hive transactional tables are supported since Hive 3.0. Expected `hive.acid.version` in ORC metadata in "
         f"{path} to be >=2 but was {shown}. If you have upgraded from an older version of Hive, make sure a major "
         f"compaction has been run at least once after the upgrade.")
+
+
+def check_versions(fs: pafs.FileSystem, paths: Sequence[str]) -> None:
+    """Refuse ACID data files Hive 3 would refuse (ACID v1) before reading any: a directory's
+    ``_orc_acid_version`` saying 2 or more vouches for its files (read once per directory), else
+    each file's footer must.
+
+    Raises:
+        AcidStateError: naming the first such file (Trino's message).
+    """
+    versions: dict[str, int] = {}
+    for path in paths:
+        directory = posixpath.dirname(path)
+        if directory not in versions:
+            versions[directory] = _dir_acid_version(fs, directory)
+        if versions[directory] < 2:
+            _check_acid_version(fs, path, _open_orc(fs, path))
 
 
 def _read_acid_file(fs: pafs.FileSystem, path: str, write_ids: ValidWriteIdList, delete: bool) -> pa.Table:

@@ -127,6 +127,17 @@ class History:
         return f"{self.txn}:{2**63 - 1}::{','.join(map(str, aborted))}"
 
 
+def replay(root, history):
+    """The :class:`History` of ``history``'s steps (writes and compactions), written under ``root``."""
+    h = History(root)
+    for step in history:
+        if step[0] == "compact":
+            h.compact(step[1], step[2])
+        else:
+            h.write(*step)
+    return h
+
+
 writes = st.tuples(st.sampled_from(["committed"] * 4 + ["aborted", "open"]),
                    st.sampled_from(["insert", "insert", "delete", "update"]),
                    st.lists(st.integers(0, 50), max_size=6), st.lists(st.integers(0, 100), max_size=4))
@@ -138,12 +149,7 @@ steps = st.lists(st.one_of(writes, st.tuples(st.just("compact"), st.booleans(), 
 @given(history=steps)
 def test_reader_matches_the_reference_merge(tmp_path_factory, history):
     root = tmp_path_factory.mktemp("acid")
-    h = History(root)
-    for step in history:
-        if step[0] == "compact":
-            h.compact(step[1], step[2])
-        else:
-            h.write(*step)
+    h = replay(root, history)
     fs = pafs.LocalFileSystem()
     state = snapshot(fs, str(root), h.write_ids(), h.txns())
     table = read_snapshot(fs, str(root), state, write_ids=h.write_ids(), row_id=True)

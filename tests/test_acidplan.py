@@ -16,16 +16,7 @@ from bucketkit.acidplan import FULL, INSERT_ONLY, UNBUCKETED, transactional_kind
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.pruning import plan_scan
 from bucketkit.table import open_table
-
-ENGINE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "engine-files")
-if not os.path.isdir(ENGINE):
-    ENGINE = "/work/shared/data/engine-files"
-needs_engine = pytest.mark.skipif(not os.path.isdir(ENGINE), reason="../shared/data/engine-files is absent "
-                                  "(real Hive 3 / Trino ACID files live outside the repository)")
-
-
-def engine(rel):
-    return os.path.join(ENGINE, rel)
+from engine_files import engine, needs_engine
 
 
 @needs_engine

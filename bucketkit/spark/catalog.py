@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from bucketkit.acidplan import UNBUCKETED, WRITER_IDS, transactional_kind
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.metadata import TableSpec, bucketing_version_from_properties
@@ -112,6 +113,9 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
     a Hive table (``provider=hive``) is placed by Hive's hash with its ``bucketing_version``
     property (missing -> 1, Trino's rule) and its format comes from the serde; a data source table
     (``USING parquet/orc``, Spark's ``bucketBy``) is placed by Spark's own hash (``hash_family="spark"``).
+    A Hive ACID table (``transactional=true``; ``transactional_properties=insert_only``) is read
+    from its snapshots (:attr:`BucketedTable.transactional`); without ``CLUSTERED BY`` (Hive 3's
+    default managed table) it is read unbucketed, its ``bucket_N`` files being writer ids.
 
     Raises:
         TableNotFoundError: no such table.
@@ -124,10 +128,10 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
     if not table_exists(spark, name):
         raise TableNotFoundError(f"table {name!r} is not in the session catalog")
     ct = _catalog_table(spark, name)
-    if not ct.bucketSpec().isDefined():
-        raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
-    bucket_spec = ct.bucketSpec().get()
     props = dict(spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters.asJava(ct.properties()))
+    acid = transactional_kind(props)
+    if not ct.bucketSpec().isDefined() and acid is None:
+        raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
     schema = StructType.fromJson(json.loads(ct.schema().json()))
     types = {f.name: hive_type_of_spark(f) for f in schema.fields}
     partitioned_by = _seq(ct.partitionColumnNames())
@@ -141,16 +145,22 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
         where, family, version = f"provider {provider!r}", "spark", 1
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
-    bucketed_by = _seq(bucket_spec.bucketColumnNames())
+    columns = [f.name for f in schema.fields if f.name not in partitioned_by]
+    if ct.bucketSpec().isDefined():
+        bucket_spec = ct.bucketSpec().get()
+        bucketed_by, count = _seq(bucket_spec.bucketColumnNames()), int(bucket_spec.numBuckets())
+        sorted_by, unbucketed = tuple(_seq(bucket_spec.sortColumnNames())), None
+    else:  # an unbucketed ACID table: bucket_N are writer ids; a stand-in spec, never hashed
+        bucketed_by, count, sorted_by, unbucketed = columns[:1], WRITER_IDS, (), UNBUCKETED
     spec = TableSpec(
         bucketed_by=tuple(bucketed_by), bucket_types=tuple(types[c] for c in bucketed_by),
-        bucket_count=int(bucket_spec.numBuckets()), bucketing_version=version, hash_family=family,
-        sorted_by=tuple(_seq(bucket_spec.sortColumnNames())), partitioned_by=tuple(partitioned_by),
+        bucket_count=count, bucketing_version=version, hash_family=family,
+        sorted_by=sorted_by, partitioned_by=tuple(partitioned_by),
         partition_types=tuple(types[c] for c in partitioned_by),
         columns=tuple((f.name, types[f.name]) for f in schema.fields if f.name not in partitioned_by),
         file_format=fmt)
     fs, root = resolve_filesystem(hadoop_to_uri(ct.location().toString()))
-    return BucketedTable(root, spec, fs, name)
+    return BucketedTable(root, spec, fs, name, unbucketed_reason=unbucketed, transactional=acid)
 
 
 def create_table(spark: Any, name: str, spec: TableSpec, location: str, *,

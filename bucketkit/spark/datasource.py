@@ -13,7 +13,12 @@ Options: ``path`` (via ``load``); for a table without bucketkit metadata ``bucke
 (``"a,b"``), ``bucket_count``, ``bucketing_version`` (or ``hash_family=spark``), ``bucket_types`` (``"bigint,string"``),
 ``partitioned_by``, ``partition_types``, ``columns`` (``"k bigint, s string"``), ``file_format``;
 or ``spec`` (a :class:`~bucketkit.metadata.TableSpec` as JSON), which :func:`read_table` uses for
-catalog tables.
+catalog tables (with ``transactional`` and ``unbucketed_reason``).
+
+A Hive ACID table is read by (partition, bucket) unit, one input partition each, exactly as
+:func:`bucketkit.scan` reads it (:func:`bucketkit.spark.acidscan.unit_reader`); options
+``write_ids`` (Hive's ValidWriteIdList string: the snapshot) and ``row_id`` (``true``: add Hive's
+``row__id``).
 """
 
 from __future__ import annotations
@@ -45,7 +50,8 @@ def table_from_options(options: dict[str, str]) -> BucketedTable:
             f"bucketkit.spark.datasource.read_table(spark, {opts['table']!r}) instead")
     if "spec" in opts:
         fs, root = resolve_filesystem(path)
-        return BucketedTable(root, TableSpec.from_json(opts["spec"]), fs)
+        return BucketedTable(root, TableSpec.from_json(opts["spec"]), fs, unbucketed_reason=opts.get("unbucketed_reason"),
+                             transactional=opts.get("transactional"))
 
     def listed(key: str) -> list[str] | None:
         return split_top_level(opts[key]) if opts.get(key) else None
@@ -80,11 +86,25 @@ class FilePartition(InputPartition):
         self.path, self.bucket, self.values = path, bucket, dict(values)
 
 
+class AcidPartition(InputPartition):
+    """One input partition of a Hive ACID read: one bucket of one partition's snapshot."""
+
+    def __init__(self, unit: Any, kind: str, write_ids: Any) -> None:
+        self.unit, self.kind, self.write_ids = unit, kind, write_ids
+
+
+def _flag(options: dict[str, str], key: str) -> bool:
+    value = {k.lower(): v for k, v in options.items()}.get(key, "false").strip().lower()
+    if value not in ("true", "false"):
+        raise InvalidArgumentError(f"format('bucketkit'): option {key}={value!r}: expected true or false")
+    return value == "true"
+
+
 class BucketkitReader(DataSourceReader):
     """Plans with bucket/partition pruning from the pushed filters; reads files with pyarrow."""
 
-    def __init__(self, table: BucketedTable, schema: Any) -> None:
-        self.table, self.schema = table, schema
+    def __init__(self, table: BucketedTable, schema: Any, write_ids: str | None = None, row_id: bool = False) -> None:
+        self.table, self.schema, self.write_ids, self.row_id = table, schema, write_ids, row_id
         self.pushed: list[tuple] = []
 
     def pushFilters(self, filters: list) -> Iterator:
@@ -98,21 +118,31 @@ class BucketkitReader(DataSourceReader):
         """The :class:`~bucketkit.pruning.ScanPlan` for the filters pushed so far."""
         from bucketkit.pruning import plan_scan
 
-        return plan_scan(self.table, [self.pushed] if self.pushed else None)
+        return plan_scan(self.table, [self.pushed] if self.pushed else None, write_ids=self.write_ids)
 
-    def partitions(self) -> list[FilePartition]:
+    def partitions(self) -> list[InputPartition]:
         plan = self.plan()
         if plan.acid:
-            raise InvalidArgumentError(f"{plan.table}: a Hive ACID table (base_/delta_ directories); its rows "
-                                       f"need ACID merging, which format('bucketkit') does not do")
+            from bucketkit.acidplan import check_files, units
+
+            check_files(self.table.filesystem, plan)
+            return [AcidPartition(u, plan.acid_kind, plan.write_ids) for u in units(plan)] or [FilePartition("", -1, {})]
+        if self.row_id:
+            raise InvalidArgumentError(f"format('bucketkit'): option row_id=true: {self.table} is not a Hive ACID table")
         parts = [FilePartition(f, b, p.values) for p in plan.partitions for b, fs in sorted(p.bucket_files.items())
                  for f in fs if p.sizes.get(f, 1) > 0]
         return parts or [FilePartition("", -1, {})]  # Spark wants at least one partition
 
-    def read(self, partition: FilePartition) -> Iterator:
-        if not partition.path:
-            return
-        yield from _read_file(self.table, self.schema, partition)
+    def read(self, partition: InputPartition) -> Iterator:
+        if isinstance(partition, AcidPartition):
+            from pyspark.sql.pandas.types import to_arrow_schema
+
+            from bucketkit.spark.acidscan import unit_reader
+
+            target = to_arrow_schema(self.schema, timezone="UTC")
+            yield from unit_reader(self.table, partition.kind, partition.write_ids, target, self.row_id)(partition.unit)
+        elif partition.path:
+            yield from _read_file(self.table, self.schema, partition)
 
 
 def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> Iterator:
@@ -148,12 +178,15 @@ class BucketkitDataSource(DataSource):
         return table
 
     def schema(self) -> Any:
+        from bucketkit.spark.acidscan import ROW_ID_DDL
         from bucketkit.spark.scan import spark_ddl
 
-        return spark_ddl(self._table())  # DDL text: no JVM in the data source's Python worker
+        row_id = f", `row__id` {ROW_ID_DDL}" if _flag(self.options, "row_id") else ""
+        return spark_ddl(self._table()) + row_id  # DDL text: no JVM in the data source's Python worker
 
     def reader(self, schema: Any) -> BucketkitReader:
-        return BucketkitReader(self._table(), schema)
+        opts = {k.lower(): v for k, v in self.options.items()}
+        return BucketkitReader(self._table(), schema, opts.get("write_ids") or None, _flag(self.options, "row_id"))
 
 
 def read_table(spark: Any, name: str) -> Any:
@@ -161,7 +194,11 @@ def read_table(spark: Any, name: str) -> Any:
     from bucketkit.spark.catalog import load_table
 
     table = load_table(spark, name)
-    return spark.read.format("bucketkit").option("spec", table.spec.to_json()).load(table.location)
+    reader = spark.read.format("bucketkit").option("spec", table.spec.to_json())
+    for key in ("transactional", "unbucketed_reason"):
+        if getattr(table, key):
+            reader = reader.option(key, getattr(table, key))
+    return reader.load(table.location)
 
 
 def register_data_sources(spark: Any) -> None:

@@ -15,9 +15,9 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
-from bucketkit import pruning
+from bucketkit import acidplan, pruning
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.io import positional_names, read_schema, spark_uri
+from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning import ScanPlan
 from bucketkit.spark import filters as spark_filters
 from bucketkit.spark.filters import SparkFilters
@@ -60,7 +60,7 @@ def with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> 
     from bucketkit.hivetypes import hive_type_of_arrow
 
     for f in plan_files:
-        schema = read_schema(table.filesystem, f, table.spec.file_format)
+        schema = acidplan.data_schema(table.filesystem, f, table.spec.file_format)
         names = [fld.name for fld in schema if fld.name not in table.spec.partitioned_by]
         if positional_names(names):
             raise InvalidArgumentError(
@@ -72,7 +72,7 @@ def with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> 
 
 # -- entry points -------------------------------------------------------------------------------------
 def _plan(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str] | None,
-          spec_options: dict) -> tuple[ScanPlan, list[Any]]:
+          spec_options: dict, write_ids: Any = None) -> tuple[ScanPlan, list[Any]]:
     """(the scan's plan, predicates Spark applies besides it)."""
     if (path is None) == (table is None):
         raise InvalidArgumentError(f"pass exactly one of table= (a table reference) or path= (a directory); "
@@ -82,21 +82,24 @@ def _plan(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str
     if spark is None and spark_filters.is_spark_filter(filters):
         raise InvalidArgumentError(f"filters={filters!r}: a SQL predicate or Column needs Spark; pass spark=")
     dnf, predicates = spark_filters.split(spark, filters, bt.spec)
-    return pruning.plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns), predicates
+    plan = pruning.plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns, write_ids=write_ids)
+    return plan, predicates
 
 
 def plan_scan(table: TableRef | None = None, filters: SparkFilters = None, *, columns: Sequence[str] | None = None,
-              spark: SparkSession | None = None, path: str | None = None, **spec_options: Any) -> ScanPlan:
+              spark: SparkSession | None = None, path: str | None = None, write_ids: str | None = None,
+              **spec_options: Any) -> ScanPlan:
     """What :func:`scan` reads, without reading: partitions, buckets and files, and why.
 
     Arguments as for :func:`scan`; ``spark`` is needed only for a catalog table name or a SQL
     predicate / Column filter. Returns plain data (print ``.explain()``); only directories are listed.
     """
-    return _plan(spark, table, path, filters, columns, spec_options)[0]
+    return _plan(spark, table, path, filters, columns, spec_options, write_ids)[0]
 
 
 def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None = None,
-         filters: SparkFilters = None, columns: Sequence[str] | None = None, **spec_options: Any) -> DataFrame:
+         filters: SparkFilters = None, columns: Sequence[str] | None = None, write_ids: str | None = None,
+         row_id: bool = False, **spec_options: Any) -> DataFrame:
     """Read a bucketed table as a Spark DataFrame, reading only the files ``filters`` can hit.
 
     Args:
@@ -113,26 +116,41 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             ``hash_family``, ``filesystem``: the spec of a directory without bucketkit metadata
             (see :func:`bucketkit.table.open_table`). Give ``bucketing_version`` (or
             ``hash_family="spark"`` for a Spark ``bucketBy`` table): without it the table is read
-            unbucketed, never guessed.
+            unbucketed, never guessed. A Hive ACID directory needs none of them when unbucketed.
+        write_ids: for a Hive ACID table, the snapshot to read: Hive's ValidWriteIdList string
+            (``db.table:<high watermark>:<min open>:<open ids>:<aborted ids>``); default: every
+            write id found in the directory names is committed.
+        row_id: for a full-ACID table, add Hive's ``row__id`` struct<writeid:bigint,bucketid:int,rowid:bigint>.
 
     Returns:
-        A DataFrame with exactly the rows of the table matching ``filters``.
+        A DataFrame with exactly the rows of the table matching ``filters`` (of a Hive ACID table:
+        exactly the rows of its snapshot, as Hive returns them).
+
+    Raises:
+        AcidStateError: a Hive ACID file Hive 3 would refuse (ACID v1; the message names it), or
+            no base usable for the snapshot.
     """
-    plan, predicates = _plan(spark, table, path, filters, columns, spec_options)
-    return read_plan(spark, plan, predicates)
+    plan, predicates = _plan(spark, table, path, filters, columns, spec_options, write_ids)
+    return read_plan(spark, plan, predicates, row_id=row_id)
 
 
-def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = ()) -> DataFrame:
-    """Execute a :class:`~bucketkit.pruning.ScanPlan` with Spark's native reader.
+def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (), *,
+              row_id: bool = False) -> DataFrame:
+    """Execute a :class:`~bucketkit.pruning.ScanPlan` with Spark's native reader (a Hive ACID
+    plan: one Spark task per (partition, bucket), see :mod:`bucketkit.spark.acidscan`).
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.
     """
-    if plan.acid:
-        raise InvalidArgumentError(f"{plan.table}: a Hive ACID table (base_/delta_ directories); its rows need "
-                                   f"ACID merging, which bucketkit.scan does not do: read it with Hive or Trino")
     bt = with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
-    if not plan.files:
+    if plan.acid:
+        from bucketkit.spark.acidscan import read_acid
+
+        df = read_acid(spark, plan, bt, row_id=row_id)
+    elif row_id:
+        raise InvalidArgumentError(f"row_id=True: {plan.table} is not a Hive ACID table; only full-ACID tables "
+                                   f"have Hive's row__id")
+    elif not plan.files:
         df = spark.createDataFrame([], spark_schema(bt))
     else:
         reader = spark.read.format(spec.file_format).schema(spark_ddl(bt))
