@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from bucketkit.acid import parse_acid_dir
-from bucketkit.acidread import ACID_COLUMNS, bucket_files, check_versions, list_partition, read_bucket, read_insert_only
+from bucketkit.acidread import (ACID_COLUMNS, bucket_files, check_versions, list_partition, read_bucket,
+                                read_insert_only, state_buckets)
 from bucketkit.acidstate import AcidState, acid_state, file_bucket
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import hive_type_of_arrow
@@ -33,7 +34,7 @@ from bucketkit.partitions import parse_partition_dir
 from bucketkit.writeids import ValidWriteIdList
 
 __all__ = ["FULL", "INSERT_ONLY", "WRITER_IDS", "UNBUCKETED", "ROW_ID_TYPE", "transactional_kind", "coerce_write_ids",
-           "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary", "explain_partition", "conform",
+           "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary", "explain_partition", "describe_partition", "conform",
            "read_unit", "ReadUnit", "units", "check_files"]
 
 FULL, INSERT_ONLY = "full", "insert_only"
@@ -179,6 +180,30 @@ def explain_partition(where: str, scan: Any, limit: int = 8) -> list[str]:
     if len(scan.bucket_files) > limit:
         lines.append(f"    ... (+{len(scan.bucket_files) - limit} buckets)")
     return lines
+
+
+def describe_partition(fs: pafs.FileSystem, path: str, write_ids: ValidWriteIdList | str | None = None,
+                       row_count: Callable[[str], int | None] | None = None) -> dict[str, Any]:
+    """Plain data for ``bucketkit inspect``: one ACID partition's snapshot (chosen, obsolete and
+    aborted directories) and, per bucket id found, its files of each kind; with ``row_count`` (a
+    file path -> footer rows), the rows of its original/base/delta files (before deletes) and its
+    delete events (rows of its delete-delta files: each deletes one row version, possibly one
+    an earlier event already deleted).
+    """
+    entries, metadata = list_partition(fs, path)
+    state = acid_state(entries, coerce_write_ids(write_ids), metadata=metadata)
+    buckets: dict[int, dict[str, Any]] = {}
+    for b in state_buckets(state):
+        info: dict[str, Any] = dict(bucket_summary(state, b))
+        if row_count is not None:
+            bf = bucket_files(state, b)
+            counts = [[row_count(posixpath.join(path, p)) for p in group]
+                      for group in (bf.originals + bf.inserts, bf.deletes)]
+            info["rows"], info["delete_events"] = (None if None in c else sum(c) for c in counts)
+        buckets[b] = info
+    return {"base": state.base, "deltas": list(state.deltas), "delete_deltas": list(state.delete_deltas),
+            "original_files": list(state.original_files), "obsolete": list(state.obsolete),
+            "aborted": list(state.aborted), "buckets": buckets}
 
 
 # -- reading one unit -----------------------------------------------------------------------------

@@ -5,6 +5,9 @@ Subcommands (each also takes ``--json``):
 * ``bucketkit inspect PATH [--bucket-count N] [--partition k=v ...] [--plot FILE.png]``: per
   partition the naming scheme detected, files, bytes and rows (from ORC/Parquet footers) per
   bucket, empty buckets, skew; unfinished writes (and leftover staging directories) as warnings.
+  For a Hive ACID table (``--write-ids`` for a snapshot; an unbucketed one needs no
+  ``--bucket-count``) per partition the chosen base/deltas/delete deltas, obsolete and aborted
+  directories, and per bucket its files of each kind, rows and delete events.
 * ``bucketkit recover PATH [--dry-run]``: finish or undo writes whose writer died
   (:func:`bucketkit.commit.recover`).
 * ``bucketkit validate PATH [--sample FRACTION | --every N]``: re-hash the bucket columns of every
@@ -70,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only partitions with this value (repeatable)")
     p.add_argument("--no-rows", action="store_true", help="skip reading row counts from file footers")
     p.add_argument("--plot", metavar="FILE.png", help="bar charts of files/bytes/rows per bucket")
+    p.add_argument("--write-ids", metavar="LIST",
+                   help="Hive ACID snapshot: Hive's ValidWriteIdList 'db.table:hwm:minOpen:open:aborted' "
+                        "(default: every write id found is committed)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_inspect)
 
@@ -128,6 +134,11 @@ def _resolve(args: argparse.Namespace):
         read_spec(root, fs)
     except TableNotFoundError:
         if args.bucket_count is None:
+            from bucketkit.acidplan import WRITER_IDS, unbucketed_spec
+
+            if unbucketed_spec(fs, root, partitioned_by=partitioned_by) is not None:
+                return None, WRITER_IDS, partitioned_by, "Hive ACID directories; bucket_N are writer ids"
+        if args.bucket_count is None:
             raise TableNotFoundError(f"{args.path}: no bucketkit metadata; pass --bucket-count N for a table written "
                                      f"by Hive, Trino or Spark") from None
         return None, args.bucket_count, partitioned_by, "command-line flags"
@@ -166,8 +177,12 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                       partitioned_by=partitioned_by, partition_filter=_partition_filter(args.partition))
     fs = layout.filesystem
     parts = []
+    acid = any(p.scheme == "acid" for p in layout.partition_layouts)
     for p in layout.partition_layouts:
         info = p.summary()
+        if acid:
+            parts.append(_inspect_acid(fs, p.path, info, args, bucket_count, source.startswith("Hive ACID")))
+            continue
         if not args.no_rows:
             rows = {b: [_row_count(fs, f.path, f.size) for f in files] for b, files in p.buckets.items()}
             known = all(r is not None for rs in rows.values() for r in rs)
@@ -193,22 +208,67 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _inspect_acid(fs, path: str, info: dict[str, Any], args: argparse.Namespace, bucket_count: int,
+                  unbucketed: bool) -> dict[str, Any]:
+    """An ACID partition: its snapshot; rows and skew from its base/delta/original files only."""
+    from bucketkit.acidplan import describe_partition
+
+    counter = None if args.no_rows else (lambda f: _row_count(fs, f, fs.get_file_info(f).size))
+    info["acid"] = acid = describe_partition(fs, path, args.write_ids, counter)
+    if unbucketed:  # bucket ids are writer ids: no per-bucket-id lists over 4096 ids
+        for key in ("files_per_bucket", "bytes_per_bucket", "empty_buckets"):
+            info.pop(key)
+    rows = [b.get("rows") for b in acid["buckets"].values()]
+    if not args.no_rows and None not in rows:
+        info["rows"] = sum(rows)
+        if not unbucketed:
+            info["rows_per_bucket"] = [acid["buckets"].get(b, {}).get("rows", 0) for b in range(bucket_count)]
+    basis = "rows" if info.get("rows") is not None else "bytes"
+    info["skew"] = None if unbucketed else _skew(info[f"{basis}_per_bucket"])
+    info["skew_basis"] = basis
+    return info
+
+
+def _acid_text(acid: dict[str, Any]) -> list[str]:
+    def names(items: Sequence[str]) -> str:
+        return (", ".join(items[:8]) + (f" ... (+{len(items) - 8})" if len(items) > 8 else "")) if items else "none"
+
+    lines = [f"  Hive ACID snapshot: base {acid['base'] or 'none'}; deltas {names(acid['deltas'])}; delete deltas "
+             f"{names(acid['delete_deltas'])}; {len(acid['original_files'])} original file(s)"]
+    if acid["obsolete"]:
+        lines.append(f"  obsolete (not read): {names(acid['obsolete'])}")
+    if acid["aborted"]:
+        lines.append(f"  aborted (not read): {names(acid['aborted'])}")
+    for b, info in acid["buckets"].items():
+        files = ", ".join(f"{info[k]} {k}" for k in ("original", "base", "delta", "delete_delta"))
+        rows = "" if info.get("rows") is None else f"; {info['rows']} rows, {info['delete_events']} delete events"
+        lines.append(f"  bucket {b}: {files} file(s){rows}")
+    return lines
+
+
 def _inspect_text(data: dict[str, Any]) -> str:
     by = f", partitioned by ({', '.join(data['partitioned_by'])})" if data["partitioned_by"] else ""
-    lines = [f"{data['root']}: {data['bucket_count']} buckets{by} (spec from {data['spec_source']}), "
+    buckets = "unbucketed" if data["spec_source"].startswith("Hive ACID") else f"{data['bucket_count']} buckets"
+    lines = [f"{data['root']}: {buckets}{by} (spec from {data['spec_source']}), "
              f"{len(data['partitions'])} partition(s)"]
     for part in data["partitions"]:
         name = "/".join(f"{k}={v}" for k, v in part["values"].items()) or "(unpartitioned)"
         rows = "" if part.get("rows") is None else f", {part['rows']} rows"
-        empty = part["empty_buckets"]
+        empty = part.get("empty_buckets", [])
         skew = "" if part["skew"] is None else f", skew {part['skew']:.2f}x by {part['skew_basis']} (max/mean)"
-        lines.append(f"{name}: scheme {part['scheme']}, {part['files']} files, {format_bytes(part['bytes'])}{rows}, "
-                     f"{len(empty)} empty bucket(s){' ' + str(empty) if 0 < len(empty) <= 16 else ''}{skew}")
+        empties = (f", {len(empty)} empty bucket(s){' ' + str(empty) if 0 < len(empty) <= 16 else ''}"
+                   if "empty_buckets" in part else "")
+        lines.append(f"{name}: scheme {part['scheme']}, {part['files']} files, {format_bytes(part['bytes'])}{rows}"
+                     f"{empties}{skew}")
+        if "acid" in part:
+            lines += _acid_text(part["acid"])
+        if "files_per_bucket" not in part:
+            continue
         lines.append(f"  files per bucket: {' '.join(map(str, part['files_per_bucket']))}")
         lines.append(f"  bytes per bucket: {' '.join(map(str, part['bytes_per_bucket']))}")
         if part.get("rows_per_bucket") is not None:
             lines.append(f"  rows per bucket:  {' '.join(map(str, part['rows_per_bucket']))}")
-        if part["obsolete"]:
+        if part["obsolete"] and "acid" not in part:
             lines.append(f"  obsolete (ACID, superseded): {len(part['obsolete'])}: "
                          + ", ".join(p.rsplit('/', 1)[-1] for p in part["obsolete"][:8]))
     lines += [f"warning: {w}" for w in data["warnings"]]

@@ -15,6 +15,7 @@ import pytest
 from bucketkit.cli import main
 from bucketkit.hashing import BucketFunction
 from bucketkit.metadata import TableSpec, write_spec
+from engine_files import engine, needs_engine
 
 QID = "20190526_072952_00009_fn7s5"
 UUID = "9a8b7c6d-1111-2222-3333-444455556666"
@@ -90,6 +91,26 @@ def test_inspect_acid_tree(tmp_path, capsys):
     assert data["partitioned_by"] == ["p"] and part["scheme"] == "acid" and part["files_per_bucket"] == [1, 1]
     assert [p.rsplit("/", 1)[1] for p in part["obsolete"]] == ["000000_0"]
     assert "rows" not in part and part["skew_basis"] == "bytes"
+
+
+@needs_engine
+def test_inspect_acid_snapshots_of_real_hive_files(capsys):
+    # Trino's TestOrcDeletedRows: one delete event, in bucket 0; TestOriginalFilesUtils: bucket 2's
+    # third original file starts at row id 8 (its first two files hold 8 rows)
+    data = inspect_json(capsys, engine("trino/dummy_id_data_orc"))
+    assert data["spec_source"].startswith("Hive ACID")
+    acid = data["partitions"][0]["acid"]
+    assert acid["delete_deltas"] == ["delete_delta_10000001_10000001_0000"] and len(acid["original_files"]) == 5
+    assert {b: (v["original"], v["delete_delta"], v["delete_events"]) for b, v in acid["buckets"].items()} == \
+        {"0": (1, 1, 1), "1": (1, 0, 0), "2": (3, 0, 0)}
+    assert acid["buckets"]["2"]["rows"] - 4 == 8
+    # Trino's TestOrcPageSourceFactory: 25,000 rows, two delete deltas of 1,000 nation rows each
+    data = inspect_json(capsys, engine("composed/nation_acid_with_delete_deltas"), "--bucket-count", 1)
+    bucket = data["partitions"][0]["acid"]["buckets"]["0"]
+    assert (bucket["delta"], bucket["delete_delta"], bucket["rows"], bucket["delete_events"]) == (1, 2, 25000, 2000)
+    code, out, _ = run(capsys, "inspect", engine("hive/test_hcube_2.db/tbl1"), "--write-ids",
+                       "test_hcube_2.tbl1:3:9223372036854775807::3")
+    assert code == 0 and "aborted (not read): delta_0000003_0000003_0000" in out and "unbucketed" in out
 
 
 def test_inspect_partitions_filter_staging_warning_and_plot(tmp_path, capsys):
