@@ -371,11 +371,12 @@ def _map_partition(values: dict[str, str], path: str, relpath: str,
         for name, kind in kinds:
             directory = posixpath.join(path, name)
             kids = children_of(name)
-            nested = [c for c in kids if c[1]]
-            if nested:
-                raise CorruptTableError(f"{nested[0][3]}: visible sub-directory inside Hive ACID directory "
-                                        f"{directory}; expected only bucket files")
-            data = sorted(c for c in kids if not is_acid_side_file(c[0]))
+            for sub in [c for c in kids if c[1]]:  # UNION ALL into an insert-only table writes sub-directories
+                if not sub[0].startswith("HIVE_UNION_SUBDIR_"):
+                    raise CorruptTableError(f"{sub[3]}: visible sub-directory inside Hive ACID directory "
+                                            f"{directory}; expected only bucket files (or HIVE_UNION_SUBDIR_N)")
+                kids = kids + children_of(posixpath.join(name, sub[0]))
+            data = sorted(c for c in kids if not c[1] and not is_acid_side_file(c[0]))
             mapped += _assign(data, bucket_count, directory, kind, allow_fallback=False)[1]
         obsolete += [posixpath.join(path, d) for d in state.obsolete]
     for f in mapped:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 
+import pyarrow as pa
 import pyarrow.orc as po
 import pytest
 from hypothesis import given, settings
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.acid import encode_bucket_property
-from bucketkit.errors import AcidStateError
+from bucketkit.errors import AcidStateError, InvalidArgumentError
 from bucketkit.hashing import BucketFunction
 from bucketkit.spark.datasource import register_data_sources
 from bucketkit.spark.scan import plan_scan, read_plan, scan
@@ -98,6 +99,39 @@ def test_acid_v1_file_fails_with_acid_state_error_naming_it(spark, tmp_path):
     register_data_sources(spark)
     with pytest.raises(Exception, match="delta_0000002_0000002_0000/bucket_00001 to be >=2"):
         spark.read.format("bucketkit").load(str(tmp_path)).collect()
+
+
+@needs_engine
+def test_partitioned_table_with_typed_partition_column(spark, tmp_path):
+    src = engine("composed/nation_acid_with_delete_deltas")
+    for p in ("p=1", "p=2"):
+        shutil.copytree(src, tmp_path / p)
+    # p=2: the delta became an INSERT OVERWRITE base; an older delta under it is obsolete
+    os.rename(tmp_path / "p=2/delta_0000002_0000002_0000", tmp_path / "p=2/base_0000002")
+    shutil.copytree(src + "/delta_0000002_0000002_0000", tmp_path / "p=2/delta_0000001_0000001_0000")
+    expected = sorted(n for n in nations() for _ in range(1000) if n[0] not in (5, 19))
+    df = scan(spark, path=str(tmp_path), filters="p = 2 AND n_regionkey = 1", partition_types=["int"])
+    assert df.schema["p"].dataType.simpleString() == "int"
+    assert rows(df) == [n + (2,) for n in expected if n[2] == 1]
+    assert scan(spark, path=str(tmp_path), partition_types=["int"]).count() == 2 * len(expected)
+
+
+def test_insert_only_table(spark, tmp_path):
+    def put(rel, values):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        po.write_table(pa.table({"x": pa.array(values, pa.int64())}), str(tmp_path / rel))
+
+    put("000000_0", [1])  # original, superseded by base_2
+    put("base_0000002/000000_0", [10])
+    put("base_0000002/000001_0", [11])
+    put("delta_0000003_0000003_0000/000000_0", [30])
+    put("delta_0000004_0000004_0000/000001_0", [40])  # aborted in the snapshot below
+    put("delta_0000005_0000005_0000/HIVE_UNION_SUBDIR_1/000000_0", [50])
+    ids = "db.t:5:9223372036854775807::4"
+    assert plan_scan(path=str(tmp_path), write_ids=ids).acid_kind == "insert_only"
+    assert rows(scan(spark, path=str(tmp_path), write_ids=ids)) == [(10,), (11,), (30,), (50,)]
+    with pytest.raises(InvalidArgumentError, match="insert-only"):
+        scan(spark, path=str(tmp_path), row_id=True)
 
 
 def _bucketed_acid_table(root):
