@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.acid import parse_acid_dir
+from bucketkit.acid import is_acid_side_file, parse_acid_dir
 from bucketkit.acidread import (ACID_COLUMNS, bucket_files, check_versions, list_partition, read_bucket,
                                 read_insert_only, state_buckets)
 from bucketkit.acidstate import AcidState, acid_state, file_bucket
@@ -117,6 +117,45 @@ def data_schema(fs: pafs.FileSystem, path: str, file_format: str) -> pa.Schema:
     return schema
 
 
+def _acid_files_in(fs: pafs.FileSystem, directory: str, keys: list[str], recursive: bool) -> list[tuple]:
+    """``(is a delete delta, file, partition keys)`` of data files in ACID directories below ``directory``."""
+    out = []
+    for info in fs.get_file_info(pafs.FileSelector(directory, recursive=recursive)):
+        parts = posixpath.relpath(info.path, directory).split("/")
+        if (info.type != pafs.FileType.File or is_hidden_path("/".join(parts)) or len(parts) < 2
+                or is_acid_side_file(parts[-1])):
+            continue
+        acid = next((parse_acid_dir(p) for p in parts[:-1] if parse_acid_dir(p)), None)
+        above = parts[:next(i for i, p in enumerate(parts) if parse_acid_dir(p))] if acid else []
+        if acid is not None and all(parse_partition_dir(p) for p in above):
+            out.append((acid.kind == "delete_delta", info.path, keys + [parse_partition_dir(p)[0] for p in above]))
+    return out
+
+
+def _first_acid_file(fs: pafs.FileSystem, root: str) -> tuple[str, list[str]] | None:
+    """``(a data file in an ACID directory, the partition keys above it)``, base/delta files before
+    delete-delta ones (a delete delta's ``row`` struct may be empty). Looks down the first ``k=v``
+    directory of each level first, and lists the whole table only if that finds none."""
+    directory, keys = root, []
+    while True:
+        children = sorted((i for i in fs.get_file_info(pafs.FileSelector(directory))
+                           if i.type == pafs.FileType.Directory and not is_hidden_path(i.base_name)),
+                          key=lambda i: i.path)
+        found = [(parse_acid_dir(i.base_name).kind == "delete_delta", f.path) for i in children
+                 if parse_acid_dir(i.base_name) for f in fs.get_file_info(pafs.FileSelector(i.path, recursive=True))
+                 if f.type == pafs.FileType.File and not is_hidden_path(posixpath.relpath(f.path, i.path))
+                 and not is_acid_side_file(f.base_name)]
+        if found:
+            return min(found)[1], keys
+        kv = [i for i in children if parse_partition_dir(i.base_name)]
+        if not kv:
+            break
+        directory = kv[0].path
+        keys.append(parse_partition_dir(kv[0].base_name)[0])
+    found = _acid_files_in(fs, root, [], True)
+    return (min(found)[1], min(found)[2]) if found else None
+
+
 def unbucketed_spec(fs: pafs.FileSystem, root: str, *, partitioned_by: Sequence[str] | None = None,
                     partition_types: Sequence[str] | None = None, table_columns: Mapping[str, str] | None = None,
                     file_format: str | None = None) -> TableSpec | None:
@@ -127,18 +166,7 @@ def unbucketed_spec(fs: pafs.FileSystem, root: str, *, partitioned_by: Sequence[
     first column stands in as bucket column of :data:`WRITER_IDS` buckets; readers read such a
     table unbucketed (:data:`UNBUCKETED`), so no hash is ever computed on it.
     """
-    found = None
-    for info in fs.get_file_info(pafs.FileSelector(root, recursive=True)):
-        rel = posixpath.relpath(info.path, root)
-        parts = rel.split("/")
-        if info.type != pafs.FileType.File or is_hidden_path(rel) or len(parts) < 2:
-            continue
-        acid = parse_acid_dir(parts[-2])
-        if acid is not None and all(parse_partition_dir(p) for p in parts[:-2]):
-            found = found or (info.path, [parse_partition_dir(p)[0] for p in parts[:-2]])
-            if acid.kind != "delete_delta":  # a delete delta's row struct may be empty
-                found = (info.path, found[1])
-                break
+    found = _first_acid_file(fs, root)
     if found is None:
         return None
     fmt = file_format or "orc"
