@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.acid import encode_bucket_property
+from bucketkit.acidplan import UNBUCKETED
 from bucketkit.errors import AcidStateError, InvalidArgumentError
 from bucketkit.hashing import BucketFunction
 from bucketkit.spark.datasource import register_data_sources
@@ -36,6 +37,13 @@ def rows(df):
 
 def plain(rel):
     return [tuple(r.values()) for r in po.ORCFile(engine(rel)).read().to_pylist()]
+
+
+def dummy_rows():
+    """Trino's dummy_id_data_orc snapshot: its original files' rows but row 2 of bucket 0 (TestOrcDeletedRows)."""
+    originals = [plain(f"trino/dummy_id_data_orc/{n}")
+                 for n in ("000000_0", "000001_0", "000002_0", "000002_0_copy_1", "000002_0_copy_2")]
+    return sorted(r for i, f in enumerate(originals) for j, r in enumerate(f) if (i, j) != (0, 2))
 
 
 def nations():
@@ -75,6 +83,7 @@ def test_row_id_gives_hives_identities_of_original_files(spark):
     df = scan(spark, path=engine("trino/dummy_id_data_orc"), row_id=True)
     assert df.schema["row__id"].dataType.simpleString() == "struct<writeid:bigint,bucketid:int,rowid:bigint>"
     got = {r["id"]: r["row__id"].asDict() for r in df.collect()}
+    assert rows(df.drop("row__id")) == dummy_rows()
     copy2_first = plain("trino/dummy_id_data_orc/000002_0_copy_2")[0][0]
     assert got[copy2_first] == {"writeid": 0, "bucketid": 537001984, "rowid": 8}  # TestOriginalFilesUtils
     bucket0 = plain("trino/dummy_id_data_orc/000000_0")
@@ -183,9 +192,7 @@ def test_catalog_table_with_transactional_property(spark, tmp_path):
         shutil.copytree(engine("trino/dummy_id_data_orc"), target)  # a tmp copy in the test warehouse
         table = bucketkit.resolve_table(spark, "acid_dummy")
         assert table.transactional == "full"
-        originals = [plain(f"trino/dummy_id_data_orc/{n}")
-                     for n in ("000000_0", "000001_0", "000002_0", "000002_0_copy_1", "000002_0_copy_2")]
-        expected = sorted(r for i, f in enumerate(originals) for j, r in enumerate(f) if (i, j) != (0, 2))
+        expected = dummy_rows()
         assert rows(scan(spark, "acid_dummy")) == expected
         from bucketkit.spark.datasource import read_table
 
@@ -193,6 +200,26 @@ def test_catalog_table_with_transactional_property(spark, tmp_path):
         assert rows(read_table(spark, "acid_dummy")) == expected
     finally:
         spark.sql("DROP TABLE IF EXISTS acid_dummy")
+
+
+@needs_engine
+def test_unbucketed_catalog_table_is_read_unbucketed(spark, tmp_path, monkeypatch):
+    # Hive 2.3's metastore (Spark's) refuses transactional=true without CLUSTERED BY, so the table is
+    # created plain and the catalog's answer for its properties stands in for Hive 3's
+    import bucketkit.spark.catalog as catalog
+
+    shutil.copytree(engine("trino/dummy_id_data_orc"), tmp_path / "t")
+    spark.sql("DROP TABLE IF EXISTS acid_unbucketed")
+    spark.sql(f"CREATE TABLE acid_unbucketed (id int, data string, comment string) STORED AS ORC "
+              f"LOCATION '{tmp_path / 't'}'")
+    monkeypatch.setattr(catalog, "transactional_kind", lambda props: "full")
+    try:
+        plan = plan_scan("acid_unbucketed", spark=spark)
+        assert plan.acid and plan.unbucketed == UNBUCKETED and sorted(plan.partitions[0].bucket_files) == [0, 1, 2]
+        expected = dummy_rows()
+        assert rows(scan(spark, "acid_unbucketed")) == expected
+    finally:
+        spark.sql("DROP TABLE IF EXISTS acid_unbucketed")
 
 
 no_aborted_compactor = st.lists(st.one_of(writes, st.tuples(st.just("compact"), st.booleans(), st.just(False))),
