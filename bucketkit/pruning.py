@@ -336,7 +336,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     dnf = _resolve_columns(normalize(filters), table)
     if columns is not None:
         columns = tuple(columns)
-        known = [n for n, _ in spec.columns] + list(spec.partitioned_by)
+        known = [n for n, _ in spec.columns] + list(spec.partitioned_by) + ["row__id"]  # row__id: ACID, row_id=True
         missing = [c for c in columns if spec.columns and c not in known]
         if missing:
             raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")

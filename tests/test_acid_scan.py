@@ -84,6 +84,8 @@ def test_row_id_gives_hives_identities_of_original_files(spark):
     assert df.schema["row__id"].dataType.simpleString() == "struct<writeid:bigint,bucketid:int,rowid:bigint>"
     got = {r["id"]: r["row__id"].asDict() for r in df.collect()}
     assert rows(df.drop("row__id")) == dummy_rows()
+    ids = scan(spark, path=engine("trino/dummy_id_data_orc"), columns=["row__id", "id"], row_id=True)
+    assert sorted((r["id"], r["row__id"].asDict()) for r in ids.collect()) == sorted(got.items())
     copy2_first = plain("trino/dummy_id_data_orc/000002_0_copy_2")[0][0]
     assert got[copy2_first] == {"writeid": 0, "bucketid": 537001984, "rowid": 8}  # TestOriginalFilesUtils
     bucket0 = plain("trino/dummy_id_data_orc/000000_0")

@@ -141,6 +141,9 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.
     """
+    if "row__id" in (plan.columns or ()) and not row_id:
+        raise InvalidArgumentError(f"columns={list(plan.columns)}: row__id is Hive's ACID row identity; pass row_id=True "
+                                   f"(full-ACID tables only)")
     bt = with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
     if plan.acid:
