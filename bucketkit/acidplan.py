@@ -33,7 +33,7 @@ from bucketkit.metadata import TableSpec
 from bucketkit.partitions import parse_partition_dir
 from bucketkit.writeids import ValidWriteIdList
 
-__all__ = ["FULL", "INSERT_ONLY", "WRITER_IDS", "UNBUCKETED", "ROW_ID_TYPE", "transactional_kind", "coerce_write_ids",
+__all__ = ["FULL", "INSERT_ONLY", "WRITER_IDS", "UNBUCKETED", "transactional_kind", "coerce_write_ids",
            "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary", "explain_partition", "describe_partition", "conform",
            "read_unit", "ReadUnit", "units", "check_files"]
 
@@ -42,8 +42,6 @@ FULL, INSERT_ONLY = "full", "insert_only"
 WRITER_IDS = 4096
 UNBUCKETED = ("an unbucketed Hive ACID table: its bucket_N files are numbered by writer, not by hash; each "
               "bucket id found is read on its own and none is pruned")
-#: Hive's ``ROW__ID`` (``row__id`` in Spark): the row's identity (writeid, bucketid, rowid).
-ROW_ID_TYPE = pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()), ("rowid", pa.int64())])
 
 
 def transactional_kind(properties: Mapping[str, str]) -> str | None:

@@ -16,7 +16,7 @@ or ``spec`` (a :class:`~bucketkit.metadata.TableSpec` as JSON), which :func:`rea
 catalog tables (with ``transactional`` and ``unbucketed_reason``).
 
 A Hive ACID table is read by (partition, bucket) unit, one input partition each, exactly as
-:func:`bucketkit.scan` reads it (:func:`bucketkit.spark.acidscan.unit_reader`); options
+:func:`bucketkit.scan` reads it (:func:`bucketkit.spark.scan.unit_reader`); options
 ``write_ids`` (Hive's ValidWriteIdList string: the snapshot) and ``row_id`` (``true``: add Hive's
 ``row__id``).
 """
@@ -137,7 +137,7 @@ class BucketkitReader(DataSourceReader):
         if isinstance(partition, AcidPartition):
             from pyspark.sql.pandas.types import to_arrow_schema
 
-            from bucketkit.spark.acidscan import unit_reader
+            from bucketkit.spark.scan import unit_reader
 
             target = to_arrow_schema(self.schema, timezone="UTC")
             yield from unit_reader(self.table, partition.kind, partition.write_ids, target, self.row_id)(partition.unit)
@@ -178,8 +178,7 @@ class BucketkitDataSource(DataSource):
         return table
 
     def schema(self) -> Any:
-        from bucketkit.spark.acidscan import ROW_ID_DDL
-        from bucketkit.spark.scan import spark_ddl
+        from bucketkit.spark.scan import ROW_ID_DDL, spark_ddl
 
         row_id = f", `row__id` {ROW_ID_DDL}" if _flag(self.options, "row_id") else ""
         return spark_ddl(self._table()) + row_id  # DDL text: no JVM in the data source's Python worker

@@ -7,13 +7,19 @@ reader on exactly the selected files. Reading the files natively, rather than th
 a full scan at Spark's own speed and a point lookup as fast as reading the matching bucket files by
 hand. The whole filter is applied again to the rows
 read, since pruning works at file granularity.
+
+Spark has no reader for Hive's ACID files (base + deltas − delete events, original files with
+synthetic row ids), so each (partition, bucket) unit of an ACID plan is read by
+:func:`bucketkit.acidplan.read_unit` (pyarrow) inside a Spark task: ``mapInArrow`` over a
+``spark.range`` with one row, and one partition, per unit. Files Hive 3 would refuse (ACID v1)
+are refused on the driver, before any task runs, with :class:`~bucketkit.errors.AcidStateError`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from bucketkit import acidplan, pruning
 from bucketkit.errors import InvalidArgumentError
@@ -27,7 +33,8 @@ from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_gi
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl", "with_columns_from_files"]
+__all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl", "with_columns_from_files", "read_acid",
+           "acid_schema", "unit_reader", "ROW_ID_DDL"]
 
 
 # -- schema -------------------------------------------------------------------------------------------
@@ -137,7 +144,7 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
 def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (), *,
               row_id: bool = False) -> DataFrame:
     """Execute a :class:`~bucketkit.pruning.ScanPlan` with Spark's native reader (a Hive ACID
-    plan: one Spark task per (partition, bucket), see :mod:`bucketkit.spark.acidscan`).
+    plan: one Spark task per (partition, bucket), see :func:`read_acid`).
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.
     """
@@ -147,8 +154,6 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
     bt = with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
     if plan.acid:
-        from bucketkit.spark.acidscan import read_acid
-
         df = read_acid(spark, plan, bt, row_id=row_id)
     elif row_id:
         raise InvalidArgumentError(f"row_id=True: {plan.table} is not a Hive ACID table; only full-ACID tables "
@@ -180,3 +185,56 @@ def _paths(plan: ScanPlan) -> list[str]:
         whole = len(p.bucket_files) == n
         paths.extend([spark_uri(bt.filesystem, f) for f in ([p.path] if whole else p.files)])
     return paths
+
+
+# -- Hive ACID plans: one Spark task per (partition, bucket) ------------------------------------------
+#: Hive's ``ROW__ID`` as Spark sees it (``row__id``, the name Hive's Spark integrations use).
+ROW_ID_DDL = "struct<writeid:bigint,bucketid:int,rowid:bigint>"
+
+
+def acid_schema(table: BucketedTable, row_id: bool) -> Any:
+    """The Spark schema of an ACID read: the table's columns, then ``row__id`` on request."""
+    from pyspark.sql.types import StructField, _parse_datatype_string
+
+    schema = spark_schema(table)
+    if row_id:
+        schema = schema.add(StructField("row__id", _parse_datatype_string(ROW_ID_DDL), True))
+    return schema
+
+
+def unit_reader(table: BucketedTable, kind: str, ids: Any, target: Any, row_id: bool) -> Any:
+    """``read(unit) -> Iterator[pa.RecordBatch]``: a picklable reader of one unit of an ACID plan
+    (of kind ``kind`` and snapshot ``ids``) as ``target`` (an Arrow schema); what both ``scan``
+    and the ``bucketkit`` data source run in their tasks."""
+    fs, spec = table.filesystem, table.spec
+    names = [n for n, _ in spec.columns]
+    fmt = spec.file_format
+
+    def read(unit: acidplan.ReadUnit) -> Iterator[Any]:
+        data = acidplan.read_unit(fs, unit.path, unit.state, unit.bucket, kind=kind, write_ids=ids, row_id=row_id,
+                                  file_format=fmt)
+        yield from acidplan.conform(data, target, names, spec.partitioned_by, unit.values).to_batches(65536)
+
+    return read
+
+
+def read_acid(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_id: bool = False) -> DataFrame:
+    """The rows of an ACID plan's snapshot as a DataFrame (filters are the caller's to apply)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if row_id and plan.acid_kind != acidplan.FULL:
+        raise InvalidArgumentError(f"row_id=True: {table} is an insert-only Hive ACID table; Hive gives ROW__ID "
+                                   f"identities only to full-ACID tables")
+    acidplan.check_files(table.filesystem, plan)
+    schema = acid_schema(table, row_id)
+    units = acidplan.units(plan)
+    if not units:
+        return spark.createDataFrame([], schema)
+    read = unit_reader(table, plan.acid_kind, plan.write_ids, to_arrow_schema(schema, timezone="UTC"), row_id)
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        for batch in batches:
+            for i in batch.column(0).to_pylist():
+                yield from read(units[i])
+
+    return spark.range(0, len(units), 1, numPartitions=len(units)).mapInArrow(run, schema)
