@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from bucketkit._murmur3 import SEED
 from bucketkit.spark.hashexpr import (HIVE_SEED_PREIMAGE, NATIVE_TYPES, native_bucket_id_column,
                                       spark_hash_seed_preimage)
-from test_hashing_hive import _PRIMITIVE_VALUES, HiveOracle
+from hive_oracle import PRIMITIVE_VALUES, HiveOracle
 
 BUCKETS = 61  # prime: every hash bit matters
 
@@ -89,7 +89,7 @@ def test_one_column_equals_hive(spark, oracle, hive_type, version):
 @st.composite
 def _tables(draw, version):
     types = draw(st.lists(st.sampled_from(sorted(NATIVE_TYPES[version])), min_size=1, max_size=3))
-    rows = draw(st.lists(st.tuples(*[st.none() | _PRIMITIVE_VALUES[t] for t in types]), min_size=1, max_size=25))
+    rows = draw(st.lists(st.tuples(*[st.none() | PRIMITIVE_VALUES[t] for t in types]), min_size=1, max_size=25))
     return types, rows
 
 

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_hashing_hive import hive_types, values_of
+from hive_oracle import hive_types, values_of
 
 from bucketkit import BucketFunction
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
