@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.acid import decode_bucket_property, encode_bucket_property
-from bucketkit.acidread import read_snapshot, snapshot
+from bucketkit.acidread import read_bucket, read_snapshot, snapshot
 
 BUCKETS = 2
 SCHEMA = ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,currentTransaction:bigint,"
@@ -157,3 +157,17 @@ def test_reader_matches_the_reference_merge(tmp_path_factory, history):
                  for r in table.to_pylist())
     want = sorted((i, row["k"], row["v"]) for i, row in h.live.items())
     assert got == want
+
+
+@settings(max_examples=25)
+@given(history=steps, upper=st.booleans())
+def test_reading_some_columns_gives_those_columns_of_the_same_rows(tmp_path_factory, history, upper):
+    root = tmp_path_factory.mktemp("acid")
+    h = replay(root, history)
+    fs = pafs.LocalFileSystem()
+    state = snapshot(fs, str(root), h.write_ids(), h.txns())
+    name = "V" if upper else "v"  # Hive's column names are case-insensitive; the caller's spelling is kept
+    got = sorted(v for b in range(BUCKETS)
+                 for v in read_bucket(fs, str(root), state, b, write_ids=h.write_ids(), columns=[name])
+                 .to_pydict().get(name, []))
+    assert got == sorted(row["v"] for row in h.live.values())
