@@ -28,10 +28,10 @@ import pyarrow.compute as pc
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
-from bucketkit.io import read_schema
 from bucketkit.joinmemory import Budget, address_space_cap, budget_error, row_width, task_budget, working_set
 from bucketkit.joinplan import BucketGroup, FileRef, JoinPlan
 from bucketkit.joinread import SideRead
+from bucketkit.joinsides import unit_schema
 from bucketkit.joinspill import SpillStats, grace_join
 
 __all__ = ["SideRead", "JoinExec", "build_exec", "execute_group", "hash_join", "merge_join", "MergeStats",
@@ -143,7 +143,7 @@ def _schema_of(table: Any, files: Sequence[FileRef]) -> pa.Schema:
     parts = [(n, arrow_type_of_hive(t)) for n, t in zip(spec.partitioned_by, spec.partition_types)]
     for f in files:
         if f.size > 0:
-            schema = read_schema(table.filesystem, f.path, spec.file_format)
+            schema = unit_schema(table.filesystem, f, spec.file_format)
             return pa.schema([fld for fld in schema if fld.name not in dict(parts)] + parts)
     raise InvalidArgumentError(f"{table}: the table spec lists no columns and no non-empty file was selected "
                                "to read them from; pass table_columns= to open_table")

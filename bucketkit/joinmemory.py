@@ -25,6 +25,7 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError, JoinMemoryError
 from bucketkit.io import footer_rows as _footer_rows
+from bucketkit.joinsides import AcidBucketRef, acid_rows
 from bucketkit.layout import format_bytes
 
 if TYPE_CHECKING:
@@ -174,21 +175,27 @@ def estimate_memory(groups: Sequence[BucketGroup], left: BucketedTable, right: B
 
     Decoded bytes = footer rows x the row width of the side's schema (:mod:`bucketkit.joinmemory`);
     a file whose footer cannot be read (or a side without a schema) counts 4 bytes per file byte.
+    An ACID bucket's rows are its base/delta/original footer rows less its delete events.
     Footers are read a few at a time, which matters on object stores.
     """
-    todo = {(side, f.path): f for g in groups for side, files in (("l", g.left_files), ("r", g.right_files))
+    todo = {(side, f.path, f.bucket): f for g in groups for side, files in (("l", g.left_files), ("r", g.right_files))
             for f in files if f.rows < 0 and f.size > 0}
     tables = {"l": left, "r": right}
+
+    def rows_of(key: tuple[str, str, int]) -> int | None:
+        f, fs = todo[key], tables[key[0]].filesystem
+        return acid_rows(fs, f) if isinstance(f, AcidBucketRef) else footer_rows(fs, tables[key[0]].spec.file_format,
+                                                                                   f.path)
+
     with ThreadPoolExecutor(max_workers=8) as pool:
-        counts = dict(zip(todo, pool.map(lambda key: footer_rows(tables[key[0]].filesystem,
-                                                                 tables[key[0]].spec.file_format, key[1]), todo)))
+        counts = dict(zip(todo, pool.map(rows_of, todo)))
     widths = {"l": row_width(left_schema) if left_schema is not None else None,
               "r": row_width(right_schema) if right_schema is not None else None}
 
     def side(key: str, files: tuple[FileRef, ...]) -> tuple[tuple[FileRef, ...], int]:
         out, memory = [], 0.0
         for f in files:
-            rows = counts.get((key, f.path))
+            rows = counts.get((key, f.path, f.bucket))
             f = replace(f, rows=rows) if rows is not None else f
             known = f.rows >= 0 and widths[key] is not None
             memory += f.rows * widths[key] if known else 4 * f.size

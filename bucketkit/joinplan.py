@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
+from bucketkit.joinsides import AcidBucketRef, FileRef, SideFiles, scan_side
 from bucketkit.layout import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
 
-__all__ = ["plan_join", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "normalize_how",
+__all__ = ["plan_join", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "AcidBucketRef", "normalize_how",
            "normalize_on", "pair_buckets", "JOIN_TYPES"]
 
 # Canonical join types, and every spelling Spark's DataFrame.join accepts for them.
@@ -75,25 +76,6 @@ def normalize_on(on: str | Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, .
 
 
 @dataclass(frozen=True)
-class FileRef:
-    """One data file of a bucket group.
-
-    Attributes:
-        path: full path inside the table's filesystem.
-        size: bytes (0 = an empty bucket file, never opened).
-        bucket: the bucket id the file belongs to.
-        partition: the partition values of its directory, ``(name, raw string)`` pairs.
-        rows: the row count in the file's footer (-1 = not read, or unreadable).
-    """
-
-    path: str
-    size: int
-    bucket: int
-    partition: tuple[tuple[str, str], ...] = ()
-    rows: int = -1
-
-
-@dataclass(frozen=True)
 class BucketGroup:
     """The buckets of both sides that one task joins.
 
@@ -101,7 +83,8 @@ class BucketGroup:
         group_id: the bucket id of the side with fewer buckets.
         left_buckets: left bucket ids read (after pruning).
         right_buckets: right bucket ids read (after pruning).
-        left_files: the left's files, across its selected partitions.
+        left_files: the left's read units across its selected partitions: files, or whole ACID buckets
+            (:class:`~bucketkit.joinsides.AcidBucketRef`).
         right_files: the right's files.
         build_side: ``"left"`` or ``"right"``: the smaller side, held in the hash table.
         left_memory, right_memory: estimated decoded (in-memory Arrow) bytes of each side's rows,
@@ -134,29 +117,6 @@ class BucketGroup:
     @property
     def bytes(self) -> int:
         return self.left_bytes + self.right_bytes
-
-
-@dataclass(frozen=True)
-class SideFiles:
-    """One side after pruning: what :func:`pair_buckets` needs, independent of how it was found.
-
-    Attributes:
-        bucket_count: the side's bucket count.
-        selected: bucket ids left after pruning (None = all).
-        files: bucket id → files of that bucket across the selected partitions (selected ids only).
-        reason: why these partitions/buckets (from the scan planner), for the printout.
-        unbucketed: why the side must be read as unbucketed (see :mod:`bucketkit.trust`), or None.
-    """
-
-    bucket_count: int
-    selected: frozenset[int] | None
-    files: dict[int, tuple[FileRef, ...]]
-    reason: str = ""
-    residual: tuple = ()
-    unbucketed: str | None = None
-
-    def is_selected(self, bucket: int) -> bool:
-        return self.selected is None or bucket in self.selected
 
 
 def pair_buckets(left: SideFiles, right: SideFiles, how: str) -> tuple[BucketGroup, ...]:
@@ -209,6 +169,9 @@ class JoinPlan:
         merge_reason: why the merge join is or is not used.
         left_schema, right_schema: Arrow schema of each side (data then partition columns).
         left_residual, right_residual: each side's normalised filters (DNF) the rows read must pass.
+        left_acid, right_acid: for a Hive ACID side, its snapshot in words (which write ids are
+            visible, which directories are read); empty for a plain side.
+        left_write_ids, right_write_ids: the ValidWriteIdList each ACID side was read with (None: all).
     """
 
     strategy: str
@@ -230,6 +193,10 @@ class JoinPlan:
     right_schema: pa.Schema | None = field(default=None, compare=False)
     left_residual: tuple = ()
     right_residual: tuple = ()
+    left_acid: str = ""
+    right_acid: str = ""
+    left_write_ids: str | None = None
+    right_write_ids: str | None = None
 
     @property
     def bucketed(self) -> bool:
@@ -274,7 +241,8 @@ class JoinPlan:
             "left": side(self.left), "right": side(self.right),
             "left_filters": _jsonable(self.left_filters), "right_filters": _jsonable(self.right_filters),
             "left_pruning": self.left_pruning, "right_pruning": self.right_pruning,
-            "merge": self.merge, "merge_reason": self.merge_reason,
+            "merge": self.merge, "merge_reason": self.merge_reason, "left_acid": self.left_acid,
+            "right_acid": self.right_acid,
             "totals": {"groups": len(self.groups), "left_files": self.left_files, "right_files": self.right_files,
                        "left_bytes": self.left_bytes, "right_bytes": self.right_bytes, "skew": round(self.skew, 3),
                        "memory_estimate": self.memory},
@@ -290,8 +258,9 @@ class JoinPlan:
         keys = ", ".join(lk if lk == rk else f"{lk}={rk}" for lk, rk in zip(self.left_keys, self.right_keys))
         lines = [f"JoinPlan: {self.how} join on ({keys}) of {self.left} and {self.right}",
                  f"  strategy: {self.strategy}", f"  reason:   {self.reason}"]
-        for name, table, pruning, filters in (("left", self.left, self.left_pruning, self.left_filters),
-                                              ("right", self.right, self.right_pruning, self.right_filters)):
+        for name, table, pruning, filters, acid in (
+                ("left", self.left, self.left_pruning, self.left_filters, self.left_acid),
+                ("right", self.right, self.right_pruning, self.right_filters, self.right_acid)):
             spec = table.spec
             by = ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
             lines.append(f"  {name + ':':6} {spec.bucket_count} buckets by ({by}), {spec.hashing}"
@@ -301,6 +270,8 @@ class JoinPlan:
                 lines.append(f"          filters: {filters}")
             if pruning:
                 lines.append(f"          pruning: {pruning}")
+            if acid:
+                lines.append(f"          acid:    {acid}")
         if self.bucketed:
             lines.append(f"  groups: {len(self.groups)}, left {self.left_files} files / {format_bytes(self.left_bytes)}, "
                          f"right {self.right_files} files / {format_bytes(self.right_bytes)}, skew {self.skew:.2f}x "
@@ -383,20 +354,6 @@ def side_schema(table: BucketedTable) -> pa.Schema | None:
     return pa.schema([(n, arrow_type_of_hive(t)) for n, t in cols])
 
 
-def _scan_side(table: BucketedTable, filters: Any, columns: Iterable[str] | None = None) -> SideFiles:
-    from bucketkit.pruning import plan_scan
-
-    scan = plan_scan(table, filters)
-    files: dict[int, list[FileRef]] = {}
-    for part in scan.partitions:
-        pvals = tuple((k, v) for k, v in part.values.items())
-        for bucket, paths in part.bucket_files.items():
-            files.setdefault(bucket, []).extend(FileRef(p, part.sizes.get(p, 1), bucket, pvals) for p in paths)
-    reason = "; ".join(r for r in (scan.partition_reason, scan.bucket_reason) if r)
-    return SideFiles(table.spec.bucket_count, scan.selected_buckets, {b: tuple(f) for b, f in files.items()},
-                     reason, scan.residual, scan.unbucketed)
-
-
 def _merge_choice(plan_left: BucketedTable, plan_right: BucketedTable, left_keys: Sequence[str],
                   right_keys: Sequence[str], schema: pa.Schema | None) -> tuple[bool, str]:
     ls, rs = plan_left.spec.sorted_by, plan_right.spec.sorted_by
@@ -426,6 +383,8 @@ def plan_join(
     right_filters: Any = None,
     left_files: SideFiles | None = None,
     right_files: SideFiles | None = None,
+    left_write_ids: str | None = None,
+    right_write_ids: str | None = None,
 ) -> JoinPlan:
     """Plan a join of two bucketed tables.
 
@@ -440,6 +399,9 @@ def plan_join(
         left_files, right_files: the files already selected for a side (None: found by
             :func:`~bucketkit.pruning.plan_scan`), for a caller that lists files its own way or a
             test that knows which file holds which bucket.
+        left_write_ids, right_write_ids: for a Hive ACID side, the snapshot to read: Hive's
+            ValidWriteIdList string (``db.t:hwm:minOpen:open:aborted``); None: every write id in
+            the directory names is committed.
 
     Returns:
         A :class:`JoinPlan`: ``"bucketed"`` with the bucket groups, or ``"shuffle"`` with the reason.
@@ -459,7 +421,7 @@ def plan_join(
                                            f"{lt if name == 'left' else rt} (columns: {schema.names})")
     common = dict(how=how, left_keys=lkeys, right_keys=rkeys, using=using, left=lt, right=rt,
                   left_filters=left_filters, right_filters=right_filters, left_schema=lschema,
-                  right_schema=rschema)
+                  right_schema=rschema, left_write_ids=left_write_ids, right_write_ids=right_write_ids)
     reason = next((f"the {side} table {t} is read unbucketed: {why}" for side, t in (("left", lt), ("right", rt))
                    if (why := t.unbucketed_reason or spec_doubt(t.spec))), None)
     reason = reason or incompatibility(lt, rt, lkeys, rkeys)
@@ -471,8 +433,8 @@ def plan_join(
                 break
     if reason is not None:
         return JoinPlan("shuffle", reason, **common)
-    lside = left_files if left_files is not None else _scan_side(lt, left_filters)
-    rside = right_files if right_files is not None else _scan_side(rt, right_filters)
+    lside = left_files if left_files is not None else scan_side(lt, left_filters, left_write_ids)
+    rside = right_files if right_files is not None else scan_side(rt, right_filters, right_write_ids)
     doubt = next((f"the {side} table {t} is read unbucketed: {sf.unbucketed}"
                   for side, t, sf in (("left", lt, lside), ("right", rt, rside)) if sf.unbucketed), None)
     if doubt is not None:
@@ -480,7 +442,9 @@ def plan_join(
     from bucketkit.joinmemory import estimate_memory
 
     groups = estimate_memory(pair_buckets(lside, rside, how), lt, rt, lschema, rschema)
-    merge, merge_reason = _merge_choice(lt, rt, lkeys, rkeys, lschema)
+    acid = next((side for side, sf in (("left", lside), ("right", rside)) if sf.acid), None)
+    merge, merge_reason = (False, f"the {acid} side is Hive ACID: a bucket is its base and deltas less the delete "
+                           "events, not a sorted file") if acid else _merge_choice(lt, rt, lkeys, rkeys, lschema)
     n, m = lt.spec.bucket_count, rt.spec.bucket_count
     ratio = "" if n == m else f"; {min(n, m)} groups: bucket i of the {min(n, m)}-bucket side pairs with " \
                               f"i, i+{min(n, m)}, ... of the {max(n, m)}-bucket side"
@@ -488,4 +452,4 @@ def plan_join(
               f"{n} and {m} buckets{ratio}")
     return JoinPlan("bucketed", reason, groups=groups, left_pruning=lside.reason, right_pruning=rside.reason,
                     merge=merge, merge_reason=merge_reason, left_residual=lside.residual,
-                    right_residual=rside.residual, **common)
+                    right_residual=rside.residual, left_acid=lside.acid, right_acid=rside.acid, **common)

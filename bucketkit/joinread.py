@@ -5,6 +5,8 @@ on the calling thread, rather than through ``pyarrow.dataset``: under a capped a
 (``spark.executor.pyspark.memory``) an allocation failure inside the dataset scanner's thread pool
 left ``AsyncScanner::ToTable`` waiting forever on a future nobody completes (issue 11). Reading here either returns a batch or raises.
 Each batch gets the file's partition values as constant columns and the side's filters applied.
+An ACID bucket (:class:`~bucketkit.joinsides.AcidBucketRef`) is read whole, its snapshot merged by
+:func:`bucketkit.acidread.read_bucket`, then cut into batches the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import pyarrow.fs as pafs
 from bucketkit.errors import ConcurrentModificationError
 from bucketkit.filters import to_pyarrow
 from bucketkit.io import HIVE_DEFAULT_PARTITION, open_data_file
-from bucketkit.joinplan import FileRef
+from bucketkit.joinsides import AcidBucketRef, FileRef, acid_batches
 
 __all__ = ["SideRead"]
 
@@ -85,7 +87,11 @@ class SideRead:
                 batch = _filter(batch, expr)
             yield batch.select(list(self.columns))
 
-    def _file_batches(self, f: FileRef, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def _file_batches(self, f: FileRef | AcidBucketRef, columns: list[str], batch_rows: int
+                      ) -> Iterator[pa.RecordBatch]:
+        if isinstance(f, AcidBucketRef):
+            yield from self._acid_batches(f, columns, batch_rows)
+            return
         try:
             data = open_data_file(self.filesystem, f.path, self.file_format)
         except FileNotFoundError as exc:
@@ -95,6 +101,14 @@ class SideRead:
         with data:
             names = data.schema.names
             yield from data.batches([c for c in columns if c in names], batch_rows)
+
+    def _acid_batches(self, f: AcidBucketRef, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from acid_batches(self.filesystem, f, columns, batch_rows)
+        except FileNotFoundError as exc:
+            raise ConcurrentModificationError(
+                f"{self.table or 'join side'}: a file of ACID bucket {f.bucket} in {f.path} vanished after the join "
+                f"was planned ({exc}): a compaction's cleaner removed it; run the join again") from exc
 
     def _complete(self, batch: pa.RecordBatch, f: FileRef, wanted: list[str]) -> pa.RecordBatch:
         """The batch with every wanted data column (missing ones NULL) cast to the schema, plus partitions."""
