@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from bucketkit.acidread import bucket_files, read_bucket, snapshot, state_buckets
 from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
 from bucketkit.io import DataFile, detect_data_file, positional_names, resolve_filesystem
 from bucketkit.layout import PartitionLayout, discover
@@ -33,21 +34,29 @@ __all__ = ["validate", "ValidationResult", "MisplacedRow", "detect_file"]
 
 @dataclass(frozen=True)
 class MisplacedRow:
-    """A row stored in the file of one bucket that its key hashes to another."""
+    """A row stored in the file of one bucket that its key hashes to another.
+
+    For a Hive ACID table, ``file`` is the partition directory, ``row_id`` Hive's identity of the
+    row (``row__id``: write id, encoded bucket, row id) and ``row`` its row id: an ACID bucket's
+    rows are a snapshot merged from several files.
+    """
 
     file: str
     row: int
     bucket: int
     expected_bucket: int
     key: tuple[Any, ...]
+    row_id: tuple[int, int, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "row": self.row, "bucket": self.bucket, "expected_bucket": self.expected_bucket,
-                "key": list(self.key)}
+        out = {"file": self.file, "row": self.row, "bucket": self.bucket, "expected_bucket": self.expected_bucket,
+               "key": list(self.key)}
+        return out if self.row_id is None else {**out, "row_id": list(self.row_id)}
 
     def __str__(self) -> str:
-        return (f"{self.file} row {self.row}: key {list(self.key)} is in bucket {self.bucket}, "
-                f"belongs in bucket {self.expected_bucket}")
+        where = f"{self.file} row {self.row}" if self.row_id is None else \
+            f"{self.file} row__id (writeid, bucketid, rowid) {self.row_id}"
+        return f"{where}: key {list(self.key)} is in bucket {self.bucket}, belongs in bucket {self.expected_bucket}"
 
 
 @dataclass(frozen=True)
@@ -107,7 +116,8 @@ def validate(table: str | os.PathLike[str] | BucketedTable, *, filesystem: pafs.
              bucketing_version: int | None = None, bucket_types: Sequence[str] | None = None,
              partitioned_by: Sequence[str] | None = None, table_columns: dict[str, str] | None = None,
              hash_family: str | None = None, partition_filter: Callable[[dict[str, str]], bool] | None = None,
-             sample: float | None = None, every: int | None = None) -> ValidationResult:
+             sample: float | None = None, every: int | None = None,
+             write_ids: str | None = None) -> ValidationResult:
     """Re-hash the bucket columns of every row and report each row stored in the wrong bucket.
 
     Args:
@@ -123,6 +133,10 @@ def validate(table: str | os.PathLike[str] | BucketedTable, *, filesystem: pafs.
         partition_filter: called with each partition's values; only partitions it accepts are checked.
         sample: check a seeded random fraction of each file's rows.
         every: check every ``every``-th row of each file.
+        write_ids: for a Hive ACID table, the snapshot to check (Hive's ValidWriteIdList string);
+            None: every write id in the directory names. An ACID partition is checked bucket by
+            bucket on its snapshot's rows (base + deltas - delete events), as readers see them:
+            deleted rows and rows of open or aborted writes are not checked.
 
     Returns:
         A :class:`ValidationResult`; ``ok`` is False when a row is in the wrong bucket.
@@ -142,7 +156,7 @@ def validate(table: str | os.PathLike[str] | BucketedTable, *, filesystem: pafs.
                                    "(on the command line: --bucketing-version 1|2 or --hash-family spark)")
     layout = discover(opened.location, opened.spec.bucket_count, filesystem=opened.filesystem,
                       partitioned_by=partitioned_by, partition_filter=partition_filter)
-    tally = _Tally(layout.filesystem, opened.spec, pick)
+    tally = _Tally(layout.filesystem, opened.spec, pick, write_ids)
     for part in layout.partition_layouts:
         tally.check_partition(part)
     return ValidationResult(layout.root, str(tally.function), source, tally.files, tally.rows, tuple(tally.misplaced),
@@ -187,6 +201,7 @@ class _Tally:
     fs: Any
     spec: TableSpec
     pick: Callable[[int], Any]
+    write_ids: str | None = None
     files: int = 0
     rows: int = 0
     misplaced: list[MisplacedRow] = field(default_factory=list)
@@ -201,10 +216,29 @@ class _Tally:
             self.skipped.append(f"{part.path}: {part.scheme} file names in a table hashed with {spec.hashing}; "
                                 "which hash placed these rows is unknown, not checked")
             return
+        if part.scheme == "acid" and any(f.name.startswith("bucket_") for fs in part.buckets.values() for f in fs):
+            self.check_acid(part.path)
+            return
         for bucket, bucket_files in part.buckets.items():
             for f in bucket_files:
                 if f.size != 0 and f.kind != "delete_delta":
                     self.check_file(f.path, bucket)
+
+    def check_acid(self, root: str) -> None:
+        """Re-hash the snapshot rows of each bucket of a full-ACID partition (what readers see)."""
+        state = snapshot(self.fs, root, self.write_ids)
+        for bucket in state_buckets(state):
+            files = bucket_files(state, bucket)
+            if not files.inserts and not files.originals:
+                continue
+            table = read_bucket(self.fs, root, state, bucket, write_ids=self.write_ids, row_id=True,
+                                columns=list(self.spec.bucketed_by))
+            self.files += len(files.inserts) + len(files.originals)
+            missing = [c for c in self.spec.bucketed_by if c not in table.column_names]
+            if missing:
+                raise BucketkitError(f"{root}: bucket column(s) {missing} not found in the ACID files' row struct")
+            self._compare(root, [table.column(c) for c in self.spec.bucketed_by], table.num_rows, bucket,
+                          table.column("row__id"))
 
     def check_file(self, path: str, bucket: int) -> None:
         reader = detect_file(self.fs, path)
@@ -214,14 +248,23 @@ class _Tally:
         with reader:
             arrays, n = _bucket_columns(reader, self.spec)
         self.files += 1
+        self._compare(path, arrays, n, bucket)
+
+    def _compare(self, where: str, arrays: list, n: int, bucket: int, row_ids: Any = None) -> None:
+        """Re-hash the picked rows of ``arrays`` (``n`` rows found in ``bucket``); keep the misplaced."""
         rows = self.pick(n)
         if len(rows) < n:
             arrays = [a.take(rows) for a in arrays]
         expected = self.function.bucket_ids(arrays)
         self.rows += len(rows)
         for i in np.flatnonzero(expected != bucket):
-            self.misplaced.append(MisplacedRow(path, int(rows[i]), bucket, int(expected[i]),
-                                               tuple(a[int(i)].as_py() for a in arrays)))
+            key = tuple(a[int(i)].as_py() for a in arrays)
+            if row_ids is None:
+                self.misplaced.append(MisplacedRow(where, int(rows[i]), bucket, int(expected[i]), key))
+                continue
+            rid = row_ids[int(rows[i])].as_py()
+            self.misplaced.append(MisplacedRow(where, rid["rowid"], bucket, int(expected[i]), key,
+                                               (rid["writeid"], rid["bucketid"], rid["rowid"])))
 
 
 def detect_file(fs: pafs.FileSystem, path: str) -> DataFile | None:
