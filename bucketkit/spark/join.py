@@ -41,7 +41,8 @@ def join_memory(spark: Any) -> int | None:
 
 def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str = "inner", *,
               left_filters: SparkFilters = None, right_filters: SparkFilters = None,
-              spark: SparkSession | None = None) -> JoinPlan:
+              spark: SparkSession | None = None, left_write_ids: str | None = None,
+              right_write_ids: str | None = None) -> JoinPlan:
     """What :func:`join` runs, without running it: bucket groups paired, or Spark's join and why.
 
     Arguments as for :func:`join`; ``spark`` is needed only for catalog table names and SQL /
@@ -49,7 +50,8 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     """
     lt, rt = resolve_table(spark, left), resolve_table(spark, right)
     plan = core_plan_join(lt, rt, on, how, left_filters=None if is_spark_filter(left_filters) else left_filters,
-                          right_filters=None if is_spark_filter(right_filters) else right_filters)
+                          right_filters=None if is_spark_filter(right_filters) else right_filters,
+                          left_write_ids=left_write_ids, right_write_ids=right_write_ids)
     spark_filters = [n for n, f in (("left", left_filters), ("right", right_filters)) if is_spark_filter(f)]
     if plan.bucketed and spark_filters:
         # A SQL string or Column may hold what pyarrow cannot evaluate exactly (UDFs, casts), and an
@@ -73,6 +75,8 @@ def join(
     left_filters: SparkFilters = None,
     right_filters: SparkFilters = None,
     columns: Sequence[Any] | None = None,
+    left_write_ids: str | None = None,
+    right_write_ids: str | None = None,
 ) -> DataFrame:
     """Join two bucketed tables; shuffle-free when they are bucketed alike on the keys.
 
@@ -89,12 +93,18 @@ def join(
             SQL string / Column (forces Spark's join, see the plan's reason).
         columns: output columns to return, in order: names (every output column of that name) or
             ``("left"|"right", name)``. Only these (plus keys and filter columns) are read.
+        left_write_ids, right_write_ids: for a Hive ACID side, the snapshot to read: Hive's
+            ValidWriteIdList string (``db.t:hwm:minOpen:open:aborted``, as the metastore gives
+            it); None: every write id in the directory names is committed. An ACID side is
+            joined bucket by bucket like any other (its buckets merged from base, deltas and
+            delete deltas).
 
     Returns:
         A DataFrame with the rows and columns of Spark's ``left_df.join(right_df, on, how)``;
         :func:`plan_join` with the same arguments gives the plan it runs.
     """
-    plan = plan_join(left, right, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark)
+    plan = plan_join(left, right, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark,
+                     left_write_ids=left_write_ids, right_write_ids=right_write_ids)
     if plan.bucketed:
         from bucketkit.spark.jointasks import read_groups
 
