@@ -184,8 +184,8 @@ def estimate_memory(groups: Sequence[BucketGroup], left: BucketedTable, right: B
 
     def rows_of(key: tuple[str, str, int]) -> int | None:
         f, fs = todo[key], tables[key[0]].filesystem
-        return acid_rows(fs, f) if isinstance(f, AcidBucketRef) else footer_rows(fs, tables[key[0]].spec.file_format,
-                                                                                   f.path)
+        fmt = tables[key[0]].spec.file_format
+        return acid_rows(fs, f, fmt) if isinstance(f, AcidBucketRef) else footer_rows(fs, fmt, f.path)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         counts = dict(zip(todo, pool.map(rows_of, todo)))

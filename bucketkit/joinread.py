@@ -104,7 +104,9 @@ class SideRead:
 
     def _acid_batches(self, f: AcidBucketRef, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         try:
-            yield from acid_batches(self.filesystem, f, columns, batch_rows)
+            parts = dict(self.partition_types)
+            target = pa.schema([fld for fld in self.schema if fld.name not in parts])
+            yield from acid_batches(self.filesystem, f, columns, target, self.file_format, batch_rows)
         except FileNotFoundError as exc:
             raise ConcurrentModificationError(
                 f"{self.table or 'join side'}: a file of ACID bucket {f.bucket} in {f.path} vanished after the join "

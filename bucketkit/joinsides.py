@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.acidread import BucketFiles, bucket_files, read_bucket, snapshot
+from bucketkit.acidplan import FULL, INSERT_ONLY, conform, data_schema
+from bucketkit.acidread import BucketFiles, bucket_files, read_bucket, read_insert_only
 from bucketkit.acidstate import AcidState
 from bucketkit.io import footer_rows, read_schema
 
@@ -63,6 +64,8 @@ class AcidBucketRef:
         state: the partition's snapshot (:func:`bucketkit.acidread.snapshot`).
         write_ids: Hive's ValidWriteIdList string the snapshot was taken with (None: every write
             id in the directory names is committed).
+        kind: ``"full"`` (ACID columns, delete deltas) or ``"insert_only"`` (plain files in the
+            snapshot's directories, :mod:`bucketkit.acidplan`).
     """
 
     path: str
@@ -72,6 +75,7 @@ class AcidBucketRef:
     rows: int = -1
     state: AcidState | None = None
     write_ids: str | None = None
+    kind: str = FULL
 
     @property
     def files(self) -> BucketFiles:
@@ -110,62 +114,30 @@ def scan_side(table: BucketedTable, filters: Any, write_ids: str | None = None) 
     """Plan one side's scan (:func:`bucketkit.pruning.plan_scan`) and list its read units."""
     from bucketkit.pruning import plan_scan
 
-    scan = plan_scan(table, filters, **({"write_ids": write_ids} if write_ids is not None else {}))
-    write_ids = _write_ids_text(scan, write_ids)
+    scan = plan_scan(table, filters, write_ids=write_ids)
+    ids = None if scan.write_ids is None else str(scan.write_ids)
     files: dict[int, list[Any]] = {}
-    states = []
     for part in scan.partitions:
         pvals = tuple((k, v) for k, v in part.values.items())
-        state = _partition_state(table, scan, part, write_ids)
-        if state is not None:
-            states.append((part.path, state))
-            for bucket in part.bucket_files:
-                ref = _acid_ref(part, pvals, state, bucket, write_ids)
-                if ref is not None:
-                    files.setdefault(bucket, []).append(ref)
-            continue
         for bucket, paths in part.bucket_files.items():
-            files.setdefault(bucket, []).extend(FileRef(p, part.sizes.get(p, 1), bucket, pvals) for p in paths)
+            if part.acid is None:
+                files.setdefault(bucket, []).extend(FileRef(p, part.sizes.get(p, 1), bucket, pvals) for p in paths)
+            elif bucket_files(part.acid, bucket).inserts or bucket_files(part.acid, bucket).originals:
+                size = sum(part.sizes.get(p, 1) for p in paths)  # delete events alone delete nothing here
+                files.setdefault(bucket, []).append(AcidBucketRef(part.path, size, bucket, pvals, -1, part.acid, ids,
+                                                                  scan.acid_kind or FULL))
     reason = "; ".join(r for r in (scan.partition_reason, scan.bucket_reason) if r)
+    acid = describe_acid([(p.path, p.acid) for p in scan.partitions], ids, scan.acid_kind) if scan.acid else ""
     return SideFiles(table.spec.bucket_count, scan.selected_buckets, {b: tuple(f) for b, f in files.items()},
-                     reason, scan.residual, scan.unbucketed, describe_acid(states, write_ids) if states else "")
+                     reason, scan.residual, scan.unbucketed, acid)
 
 
-def _write_ids_text(scan: ScanPlan, given: str | None) -> str | None:
-    ids = getattr(scan, "write_ids", None)
-    return str(ids) if ids is not None else given
-
-
-def _partition_state(table: BucketedTable, scan: ScanPlan, part: PartitionScan,
-                     write_ids: str | None) -> AcidState | None:
-    """The partition's ACID snapshot, None for a plain partition."""
-    state = getattr(part, "acid", None)
-    if state is None and scan.acid is True and _has_acid_dirs(part):
-        state = snapshot(table.filesystem, part.path, write_ids)
-    return state
-
-
-def _has_acid_dirs(part: PartitionScan) -> bool:
-    prefixes = ("base_", "delta_", "delete_delta_")
-    return any(posixpath.relpath(f, part.path).startswith(prefixes) for fs in part.bucket_files.values() for f in fs)
-
-
-def _acid_ref(part: PartitionScan, pvals: tuple, state: AcidState, bucket: int,
-              write_ids: str | None) -> AcidBucketRef | None:
-    files = bucket_files(state, bucket)
-    rels = files.inserts + files.deletes + files.originals
-    if not files.inserts and not files.originals:
-        return None  # delete events alone delete nothing in this snapshot
-    size = sum(part.sizes.get(posixpath.join(part.path, r), 1) for r in rels)
-    return AcidBucketRef(part.path, size, bucket, pvals, -1, state, write_ids)
-
-
-def acid_rows(filesystem: pafs.FileSystem, ref: AcidBucketRef) -> int | None:
+def acid_rows(filesystem: pafs.FileSystem, ref: AcidBucketRef, file_format: str = "orc") -> int | None:
     """Estimated rows of an ACID bucket: its base/delta/original files' footer rows less its delete
     events (each deletes at most one row), None when a footer cannot be read."""
     files = ref.files
     try:
-        inserted = sum(footer_rows(filesystem, posixpath.join(ref.path, p), "orc")
+        inserted = sum(footer_rows(filesystem, posixpath.join(ref.path, p), file_format)
                        for p in files.inserts + files.originals)
         deleted = sum(footer_rows(filesystem, posixpath.join(ref.path, p), "orc") for p in files.deletes)
     except (OSError, pa.ArrowException):
@@ -173,10 +145,15 @@ def acid_rows(filesystem: pafs.FileSystem, ref: AcidBucketRef) -> int | None:
     return max(0, inserted - deleted)
 
 
-def acid_batches(filesystem: pafs.FileSystem, ref: AcidBucketRef, columns: Sequence[str],
-                 batch_rows: int) -> Iterator[pa.RecordBatch]:
-    """The snapshot rows of an ACID bucket (only ``columns``; those no file has are left out)."""
-    table = read_bucket(filesystem, ref.path, ref.state, ref.bucket, write_ids=ref.write_ids, columns=columns)
+def acid_batches(filesystem: pafs.FileSystem, ref: AcidBucketRef, columns: Sequence[str], target: pa.Schema,
+                 file_format: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The snapshot rows of an ACID bucket: ``columns`` of the table's data columns ``target``
+    (a full-ACID bucket leaves out those no file has; insert-only files get them as nulls)."""
+    if ref.kind == INSERT_ONLY:
+        data = read_insert_only(filesystem, ref.path, ref.state, ref.bucket, file_format)
+        table = conform(data, target, target.names, (), {}).select(list(columns)) if data.num_columns else data
+    else:
+        table = read_bucket(filesystem, ref.path, ref.state, ref.bucket, write_ids=ref.write_ids, columns=columns)
     yield from table.to_batches(max_chunksize=batch_rows)
 
 
@@ -186,14 +163,10 @@ def unit_schema(filesystem: pafs.FileSystem, ref: FileRef | AcidBucketRef, file_
     if not isinstance(ref, AcidBucketRef):
         return read_schema(filesystem, ref.path, file_format)
     files = ref.files
-    first = posixpath.join(ref.path, (files.inserts + files.originals)[0])
-    schema = read_schema(filesystem, first, "orc")
-    if files.inserts and "row" in schema.names:
-        return pa.schema(list(schema.field("row").type))
-    return schema
+    return data_schema(filesystem, posixpath.join(ref.path, (files.inserts + files.originals)[0]), file_format)
 
 
-def describe_acid(states: Sequence[tuple[str, AcidState]], write_ids: str | None) -> str:
+def describe_acid(states: Sequence[tuple[str, AcidState]], write_ids: str | None, kind: str | None = FULL) -> str:
     """An ACID side's snapshot in words: which write ids are visible and which directories it reads."""
     visible = (f"write ids visible per ValidWriteIdList {write_ids}" if write_ids else
                "every write id in the directory names visible (no ValidWriteIdList given)")
@@ -206,4 +179,5 @@ def describe_acid(states: Sequence[tuple[str, AcidState]], write_ids: str | None
         counts = [(s.base is not None, len(s.deltas), len(s.delete_deltas)) for _, s in states]
         read = (f"{len(states)} partitions read {sum(c[0] for c in counts)} base(s), {sum(c[1] for c in counts)} "
                 f"delta(s), {sum(c[2] for c in counts)} delete delta(s)")
-    return f"Hive ACID (full): {visible}; {read}; each bucket is base + deltas - delete events"
+    merged = "base + deltas - delete events" if kind != INSERT_ONLY else "base + deltas (insert-only)"
+    return f"Hive ACID ({kind or FULL}): {visible}; {read}; each bucket is {merged}"

@@ -51,6 +51,7 @@ class AcidTable:
             row = {"k": k, "v": f"v{k}@{w}"}
             by_bucket[b].append((INSERT, *ident, w, (k, row["v"])))
             added[ident] = row
+        (self.root / f"delta_{w:07d}_{w:07d}_0000").mkdir(parents=True)  # an empty write still leaves its directory
         for b, events in by_bucket.items():
             write_acid_file(self.root / f"delta_{w:07d}_{w:07d}_0000" / f"bucket_{b:05d}", events)
         if committed:
