@@ -1,7 +1,7 @@
 """Run the whole benchmark suite and record it: ``python -m benchmarks.run [--scale S] [--only a,b]``.
 
 Runs ``benchmarks/bench_<topic>.py``'s ``run(scale)`` for each topic in order (hashing, planning,
-write, scan, join, join_memory), prints one table of bucketkit's times and their ratios to the Spark baseline
+write, scan, join, join_memory, acid), prints one table of bucketkit's times and their ratios to the Spark baseline
 measured in the same run, and rewrites ``benchmarks/RESULTS.md``: machine, date, command, the figures
 of this run against the issues' goals (topics an ``--only`` run skips keep their earlier figures),
 and a history section to which every run appends a dated block (earlier blocks are kept). A topic whose module is missing or fails is reported and skipped;
@@ -24,7 +24,7 @@ from typing import Sequence
 
 from benchmarks.common import BenchResult, format_results, jvm_pid, machine_info, peak_rss_mb
 
-TOPICS = ("hashing", "planning", "write", "scan", "join", "join_memory")
+TOPICS = ("hashing", "planning", "write", "scan", "join", "join_memory", "acid")
 
 # What each issue asks of its benchmark, quoted in RESULTS.md next to the figures.
 GOALS = {
@@ -42,6 +42,8 @@ GOALS = {
             "256 buckets and a left outer join; peak memory recorded.",
     "join_memory": "20M x 20M rows, 4 buckets, `spark.executor.pyspark.memory=600m`: bucketkit.join completes, "
                    "within 0.8x of Spark's join time on the same data, peak Python worker RSS within the cap.",
+    "acid": "10M-row bucketed Hive ACID table (64 buckets), 10% of rows deleted over 3 delete deltas: full read "
+            "<= 1.5x Spark reading the same surviving rows from a plain ORC table; a point lookup reads one bucket.",
 }
 
 RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
