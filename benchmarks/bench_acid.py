@@ -25,8 +25,7 @@ import time
 from typing import Any
 
 from benchmarks import acid_data
-from benchmarks.bench_join import _children
-from benchmarks.common import (BenchResult, bench_session, data_dir, jvm_pid, peak_rss_mb, print_results, scaled,
+from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, spark_peak_memory,
                                timed_interleaved)
 
 SPEC = dict(bucketed_by="key", bucket_count=acid_data.BUCKETS, bucketing_version=2, table_columns=acid_data.COLUMNS)
@@ -97,10 +96,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                     f"{len(plan.files)} files of bucket {bucket} read ({plan.bytes_selected / 2**10:.0f} KiB)",
                     {"rows": n, "files_read": len(plan.files), "bytes_read": plan.bytes_selected}),
     ]
-    pid = jvm_pid(spark)
-    workers = _children(pid) if pid else []
-    memory = {"jvm_peak_rss_mb": round(peak_rss_mb(pid), 1) if pid else None,
-              "python_workers_peak_rss_mb_max": round(max((peak_rss_mb(p) for p in workers), default=0.0), 1)}
+    memory = spark_peak_memory(spark)
     for r in results:
         r.extra.update(memory)
     return results

@@ -17,33 +17,13 @@ Peak memory: VmHWM of the JVM and of the Python worker processes. A profile of t
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 
-from benchmarks.common import (BenchResult, bench_session, data_dir, jvm_pid, peak_rss_mb, print_results, scaled,
+from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, spark_peak_memory,
                                timed_interleaved)
 
 BUCKETS, MULTIPLE = 64, 256
-
-
-def _children(pid: int) -> list[int]:
-    """Every descendant of ``pid`` (the JVM's Python daemon and workers)."""
-    out, frontier = [], [pid]
-    procs = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    procs[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-    while frontier:
-        parent = frontier.pop()
-        kids = [p for p, pp in procs.items() if pp == parent]
-        out += kids
-        frontier += kids
-    return out
 
 
 def _rows_df(spark: Any, n: int, seed: int) -> Any:
@@ -156,10 +136,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                                "Spark shuffle join, same files", notes, {"rows": n}))
     results.append(BenchResult(f"join left outer+agg {BUCKETS}x{BUCKETS}", t_ours_left, t_native_left,
                                "Spark bucketed join (bucketBy copies)", notes, {"rows": n}))
-    pid = jvm_pid(spark)
-    workers = _children(pid) if pid else []
-    memory = {"jvm_peak_rss_mb": round(peak_rss_mb(pid), 1) if pid else None,
-              "python_workers_peak_rss_mb_max": round(max((peak_rss_mb(p) for p in workers), default=0.0), 1)}
+    memory = spark_peak_memory(spark)
     for r in results:
         r.extra.update(memory)
     return results

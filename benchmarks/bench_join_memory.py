@@ -24,9 +24,9 @@ import tempfile
 import time
 from typing import Any
 
-from benchmarks.bench_join import _agg, _children, _rows_df
-from benchmarks.common import (BenchResult, bench_session, data_dir, jvm_pid, peak_rss_mb, print_results, scaled,
-                               timed_interleaved)
+from benchmarks.bench_join import _agg, _rows_df
+from benchmarks.common import (BenchResult, bench_session, data_dir, descendants, jvm_pid, peak_rss_mb, print_results,
+                               scaled, timed_interleaved)
 
 BUCKETS = 4
 PYSPARK_MEMORY = "600m"
@@ -80,8 +80,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     assert first[0] == _agg(shuffle())[0], "bucketkit and Spark disagree on the row count"
     t_ours, t_shuffle = timed_interleaved([lambda: _agg(ours()), lambda: _agg(shuffle())], repeat=3)
     pid = jvm_pid(spark)
-    workers = _children(pid) if pid else []
-    worker_peak = max((peak_rss_mb(p) for p in workers), default=0.0)
+    worker_peak = max((peak_rss_mb(p) for p in descendants(pid)), default=0.0) if pid else 0.0
     extra = {"rows": n, "first_run_s": round(first_s, 2), "pyspark_memory": PYSPARK_MEMORY,
              "python_workers_peak_rss_mb_max": round(worker_peak, 1),
              "jvm_peak_rss_mb": round(peak_rss_mb(pid), 1) if pid else None,

@@ -38,6 +38,8 @@ __all__ = [
     "format_results",
     "peak_rss_mb",
     "jvm_pid",
+    "descendants",
+    "spark_peak_memory",
     "scaled",
     "BENCH_ROOT",
 ]
@@ -208,6 +210,33 @@ def peak_rss_mb(pids: int | Iterable[int] | None = None) -> float:
         except (FileNotFoundError, ProcessLookupError, PermissionError):
             continue
     return total_kb / 1024
+
+
+def descendants(pid: int) -> list[int]:
+    """Every descendant of ``pid`` (the JVM's Python daemon and workers)."""
+    out, frontier = [], [pid]
+    procs = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    procs[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    while frontier:
+        parent = frontier.pop()
+        kids = [p for p, pp in procs.items() if pp == parent]
+        out += kids
+        frontier += kids
+    return out
+
+
+def spark_peak_memory(spark: Any) -> dict[str, float | None]:
+    """Peak RSS (MiB) of the session's JVM and of its largest Python worker so far."""
+    pid = jvm_pid(spark)
+    workers = descendants(pid) if pid else []
+    return {"jvm_peak_rss_mb": round(peak_rss_mb(pid), 1) if pid else None,
+            "python_workers_peak_rss_mb_max": round(max((peak_rss_mb(p) for p in workers), default=0.0), 1)}
 
 
 def scaled(n: int, scale: float, minimum: int = 1000) -> int:
