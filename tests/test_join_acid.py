@@ -111,3 +111,20 @@ def test_pruned_acid_join_reads_only_the_selected_buckets(tmp_path):
     assert unit.bucket == bucket and all(f"bucket_{bucket:05d}" in p for p in unit.files.inserts + unit.files.deletes)
     ex, got = joined(plan)
     assert got == [(7, "v7@1", "x")]
+
+
+def test_partitioned_acid_table_joins_with_its_partition_values(tmp_path):
+    from bucketkit.table import open_table
+
+    parts = {1: build(tmp_path / "t" / "p=1", 2, [([1, 2, 3], [], True), ([], [1], True)]),
+             2: build(tmp_path / "t" / "p=2", 2, [([1, 5], [], True)])}
+    table = open_table(str(tmp_path / "t"), bucketed_by="k", bucket_count=2, bucketing_version=2,
+                       table_columns={"k": "int", "v": "string"}, partitioned_by=["p"], partition_types=["int"])
+    plain, _ = write_table(str(tmp_path / "q"), {"k": [1, 2, 5], "w": ["a", "b", "c"]}, {"k": "int", "w": "string"},
+                           ["k"], 2)
+    plan = plan_join(table, plain, "k", left_filters=[("p", "in", [1, 2])])
+    assert plan.strategy == "bucketed" and "2 partitions read" in plan.left_acid
+    ex, got = joined(plan)
+    left = [dict(r, p=p) for p, t in parts.items() for r in t.rows()]
+    assert got == reference(left, [{"k": 1, "w": "a"}, {"k": 2, "w": "b"}, {"k": 5, "w": "c"}], "inner", ex)
+    assert sorted((r[0], r[2]) for r in got) == [(1, 2), (2, 1), (5, 2)]
