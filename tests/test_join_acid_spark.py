@@ -40,3 +40,20 @@ def test_acid_join_has_no_exchange_and_equals_sparks_join(spark, tmp_path):
         theirs = expected_left.join(spark.read.orc(str(tmp_path / "right")), "k", how)
         assert ours.columns == theirs.columns
         assert collected(ours) == collected(theirs), how
+
+
+def test_an_acid_side_that_cannot_be_paired_is_joined_by_spark_over_its_snapshot(spark, tmp_path):
+    acid = AcidTable(tmp_path / "acid", 4)
+    (tmp_path / "acid").mkdir()
+    acid.write(list(range(20)))
+    acid.write([], [3, 4])
+    acid.write([5], [], committed=False)
+    right = spark.createDataFrame([(k, f"r{k}") for k in range(10)], "k int, w string")
+    bucketkit.write(right, "k", 3, path=str(tmp_path / "right"), bucketing_version=2)  # 4 and 3: no pairing
+    ours = bucketkit.join(spark, acid.open_table(), str(tmp_path / "right"), "k", "left",
+                          left_write_ids=acid.write_ids())
+    plan = bucketkit.plan_join(acid.open_table(), str(tmp_path / "right"), "k", "left",
+                               left_write_ids=acid.write_ids())
+    assert plan.strategy == "shuffle" and "neither divides the other" in plan.reason
+    expected_left = spark.createDataFrame([(r["k"], r["v"]) for r in acid.rows()], "k int, v string")
+    assert collected(ours) == collected(expected_left.join(spark.read.orc(str(tmp_path / "right")), "k", "left"))

@@ -121,8 +121,8 @@ def _spark_join(spark: Any, plan: JoinPlan, columns: Sequence[Any] | None) -> An
     """The fallback: Spark's own join over bucketkit.scan of both sides."""
     from bucketkit.spark.scan import scan
 
-    ldf = scan(spark, table=plan.left, filters=plan.left_filters)
-    rdf = scan(spark, table=plan.right, filters=plan.right_filters)
+    ldf = scan(spark, table=plan.left, filters=plan.left_filters, write_ids=plan.left_write_ids)
+    rdf = scan(spark, table=plan.right, filters=plan.right_filters, write_ids=plan.right_write_ids)
     how = plan.how  # the canonical join types are Spark's own names
     if plan.using:
         joined = ldf.join(rdf, list(plan.left_keys), how)
