@@ -10,8 +10,9 @@ Subcommands (each also takes ``--json``):
   directories, and per bucket its files of each kind, rows and delete events.
 * ``bucketkit recover PATH [--dry-run]``: finish or undo writes whose writer died
   (:func:`bucketkit.commit.recover`).
-* ``bucketkit validate PATH [--sample FRACTION | --every N]``: re-hash the bucket columns of every
-  row with the table's bucket function; report each row stored in the wrong bucket.
+* ``bucketkit validate PATH [--sample FRACTION | --every N] [--write-ids LIST]``: re-hash the bucket
+  columns of every row with the table's bucket function; report each row stored in the wrong bucket
+  (a Hive ACID table: the rows of its snapshot, bucket by bucket).
 * ``bucketkit plan-join LEFT RIGHT --on k [--how inner]``: print the join plan.
 
 The spec comes from bucketkit's metadata file when the table has one; for tables written by
@@ -87,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     how.add_argument("--sample", type=float, metavar="FRACTION", help="check a random fraction of each file's rows")
     how.add_argument("--every", type=int, metavar="N", help="check every N-th row")
     p.add_argument("--max-report", type=int, default=20, metavar="N", help="rows listed in text output (default 20)")
+    p.add_argument("--write-ids", metavar="LIST",
+                   help="Hive ACID snapshot to check: Hive's ValidWriteIdList 'db.table:hwm:minOpen:open:aborted' "
+                        "(default: every write id found is committed)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_validate)
 
@@ -303,7 +307,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     result = validate(args.path, bucketed_by=_split_types(args.bucketed_by), bucket_count=args.bucket_count,
                       bucketing_version=args.bucketing_version, bucket_types=_split_types(args.bucket_types),
                       partitioned_by=_split_types(args.partitioned_by), hash_family=args.hash_family,
-                      partition_filter=_partition_filter(args.partition), sample=args.sample, every=args.every)
+                      partition_filter=_partition_filter(args.partition), sample=args.sample, every=args.every,
+                      write_ids=args.write_ids)
     if result.spec_source == "arguments":
         result = dataclasses.replace(result, spec_source="command-line flags")
     _emit(args, result.to_dict(), result.format(args.max_report))

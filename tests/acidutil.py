@@ -74,3 +74,20 @@ class AcidTable:
 
         return open_table(str(self.root), bucketed_by="k", bucket_count=self.n, bucketing_version=self.version,
                           table_columns=COLUMNS)
+
+
+def misplaced_acid_table(root: Path) -> tuple[Path, int]:
+    """A 4-bucket Hive v1 ACID table (int key k belongs in bucket k % 4, Hive's v1 hash of an int
+    is the int) with one misplaced row in its snapshot: write 1 inserts 0..39, write 2 deletes 8,
+    write 3 puts keys 12 and 16 into bucket 1's file, write 4 deletes 16 again, write 5 (open in
+    ``db.acid:5:5:5:``) puts 20 there. Returns the root and bucket 1's encoded bucket property."""
+    root.mkdir(parents=True)
+    acid = AcidTable(root, 4, version=1)
+    acid.write(list(range(40)))
+    acid.write([], [8])
+    prop = encode_bucket_property(1)
+    write_acid_file(root / "delta_0000003_0000003_0000/bucket_00001", [(INSERT, 3, prop, 0, 3, (12, "x")),
+                                                                      (INSERT, 3, prop, 1, 3, (16, "y"))])
+    write_acid_file(root / "delete_delta_0000004_0000004_0000/bucket_00001", [(DELETE, 3, prop, 1, 4, None)])
+    write_acid_file(root / "delta_0000005_0000005_0000/bucket_00001", [(INSERT, 5, prop, 0, 5, (20, "z"))])
+    return root, prop

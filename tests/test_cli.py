@@ -169,6 +169,19 @@ def test_validate_finds_misplaced_rows(tmp_path, capsys):
     assert code == 1
 
 
+def test_validate_checks_an_acid_snapshot(tmp_path, capsys):
+    from acidutil import misplaced_acid_table
+
+    root, prop = misplaced_acid_table(tmp_path / "acid")
+    flags = ["--bucket-count", 4, "--bucketed-by", "k", "--bucket-types", "int", "--bucketing-version", 1, "--json"]
+    code, out, _ = run(capsys, "validate", root, *flags, "--write-ids", "db.acid:5:5:5:")
+    data = json.loads(out)
+    assert code == 1 and data["misplaced"] == [{"file": str(root), "row": 0, "bucket": 1, "expected_bucket": 0,
+                                                "key": [12], "row_id": [3, prop, 0]}]
+    code, out, _ = run(capsys, "validate", root, *flags)  # every write id committed: write 5's key 20 too
+    assert code == 1 and sorted(m["key"] for m in json.loads(out)["misplaced"]) == [[12], [20]]
+
+
 def test_validate_detects_spark_v1_insert_into_v2_table(spark, tmp_path, capsys):
     spark.sql(f"CREATE TABLE bk_cli_v2 (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
               f"LOCATION '{tmp_path}/v2' TBLPROPERTIES ('bucketing_version'='2')")

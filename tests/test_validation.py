@@ -113,21 +113,9 @@ def test_a_spark_bucketby_table_is_rehashed_with_sparks_hash(tmp_path):
 
 def test_an_acid_table_is_checked_on_its_snapshot_rows(tmp_path):
     """Hive v1 puts int key k in bucket k % n; a misplaced row counts only while the snapshot has it."""
-    from acidutil import AcidTable
-    from test_acid_history import INSERT, write_acid_file
-    from bucketkit.acid import encode_bucket_property
+    from acidutil import misplaced_acid_table
 
-    root = tmp_path / "acid"
-    root.mkdir()
-    acid = AcidTable(root, 4, version=1)
-    acid.write(list(range(40)))
-    acid.write([], [8])
-    prop = encode_bucket_property(1)
-    # write 3 puts keys 12 and 16 (bucket 0) into bucket 1's file; write 4 deletes 16 again; write 5 (open) adds 20 there
-    write_acid_file(root / "delta_0000003_0000003_0000/bucket_00001", [(INSERT, 3, prop, 0, 3, (12, "x")),
-                                                                      (INSERT, 3, prop, 1, 3, (16, "y"))])
-    write_acid_file(root / "delete_delta_0000004_0000004_0000/bucket_00001", [(2, 3, prop, 1, 4, None)])
-    write_acid_file(root / "delta_0000005_0000005_0000/bucket_00001", [(INSERT, 5, prop, 0, 5, (20, "z"))])
+    root, prop = misplaced_acid_table(tmp_path / "acid")
     result = bucketkit.validate(str(root), **FOREIGN_V1, write_ids="db.acid:5:5:5:")
     assert [(m.key, m.bucket, m.expected_bucket, m.row_id) for m in result.misplaced] == [((12,), 1, 0, (3, prop, 0))]
     assert result.rows_checked == 40 - 1 + 1 and result.files_checked == 5
