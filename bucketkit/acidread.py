@@ -63,16 +63,29 @@ class BucketFiles:
     originals: tuple[str, ...]
 
 
-def _of_bucket(paths: Sequence[str], bucket: int) -> tuple[str, ...]:
-    return tuple(p for p in paths if file_bucket(p) == bucket)
+def _by_bucket(state: AcidState) -> dict[tuple[str, int | None], tuple[str, ...]]:
+    """``(kind, bucket) -> files`` of ``state`` in read order, computed once per state and kept on it:
+    a read of every bucket asks once per bucket, and name parsing over all files each time cost
+    0.1 s of a 1.8 s read of 64 buckets x 4 directories."""
+    index = state.__dict__.get("_bucket_index")
+    if index is None:
+        built: dict[tuple[str, int | None], list[str]] = {}
+        dirs = [("insert", d) for d in ([state.base] if state.base else []) + list(state.deltas)]
+        for kind, d in dirs + [("delete", d) for d in state.delete_deltas]:
+            for p in state.files[d]:
+                built.setdefault((kind, file_bucket(p)), []).append(p)
+        for p in state.original_files:
+            built.setdefault(("original", file_bucket(p)), []).append(p)
+        index = {k: tuple(v) for k, v in built.items()}
+        object.__setattr__(state, "_bucket_index", index)  # a cache, not a field: equality ignores it
+    return index
 
 
 def bucket_files(state: AcidState, bucket: int) -> BucketFiles:
     """The files of ``bucket`` in ``state`` (what a pruned read of one bucket opens)."""
-    dirs = ([state.base] if state.base else []) + list(state.deltas)
-    inserts = [p for d in dirs for p in _of_bucket(state.files[d], bucket)]
-    deletes = [p for d in state.delete_deltas for p in _of_bucket(state.files[d], bucket)]
-    return BucketFiles(bucket, tuple(inserts), tuple(deletes), _of_bucket(state.original_files, bucket))
+    index = _by_bucket(state)
+    return BucketFiles(bucket, index.get(("insert", bucket), ()), index.get(("delete", bucket), ()),
+                       index.get(("original", bucket), ()))
 
 
 def state_buckets(state: AcidState) -> list[int]:
@@ -242,8 +255,11 @@ def _remove_deleted(rows: pa.Table, deletes: pa.Table | None) -> pa.Table:
     row_ids = rows["rowId"].to_numpy()
     if otid is not None and bucket is not None and rows["rowId"].null_count == 0 and bool(
             (row_ids[1:] > row_ids[:-1]).all()):
-        mine = deletes.filter(pc.and_(pc.equal(deletes["originalTransaction"], otid),
-                                      pc.equal(deletes["bucket"], bucket)))["rowId"].to_numpy()
+        if _single(deletes["originalTransaction"]) == otid and _single(deletes["bucket"]) == bucket:
+            mine = deletes["rowId"].to_numpy()  # every event is of this write and bucket: nothing to select
+        else:
+            mine = deletes.filter(pc.and_(pc.equal(deletes["originalTransaction"], otid),
+                                          pc.equal(deletes["bucket"], bucket)))["rowId"].to_numpy()
         at = np.searchsorted(row_ids, mine)
         inside = at < len(row_ids)
         hit = at[inside][row_ids[at[inside]] == mine[inside]]
