@@ -144,7 +144,7 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
 def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (), *,
               row_id: bool = False) -> DataFrame:
     """Execute a :class:`~bucketkit.pruning.ScanPlan` with Spark's native reader (a Hive ACID
-    plan: one Spark task per (partition, bucket), see :func:`read_acid`).
+    plan: (partition, bucket) units packed into a task per core, see :func:`read_acid`).
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.
     """
@@ -187,7 +187,7 @@ def _paths(plan: ScanPlan) -> list[str]:
     return paths
 
 
-# -- Hive ACID plans: one Spark task per (partition, bucket) ------------------------------------------
+# -- Hive ACID plans: (partition, bucket) units read in a few Spark tasks -----------------------------------
 #: Hive's ``ROW__ID`` as Spark sees it (``row__id``, the name Hive's Spark integrations use).
 ROW_ID_DDL = "struct<writeid:bigint,bucketid:int,rowid:bigint>"
 #: File bytes a task reads at least, when there are enough. A Spark task costs more than merging a
