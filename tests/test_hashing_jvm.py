@@ -325,3 +325,18 @@ def test_sql_calls_equal_python_and_hive(probe, oracle, hive_type, sql_type, dat
         got = [r[f"b{version}"] for r in rows]
         assert got == [bucket_number(hive_hash(v, hive_type, version), n) for v in values]
         assert got == [bucket_number(h, n) for h in hive_hashes(oracle, hive_type, version, values)]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_nan_payloads_hash_as_the_canonical_nan(oracle, version):
+    """Java's floatToIntBits/doubleToLongBits (Hive's, and HiveHash's) fold every NaN bit pattern into
+    one; both Python paths must too (JSON and py4j carry only the canonical NaN, so Java is held to
+    Hive above on that one)."""
+    import numpy as np
+
+    floats = np.array([0x7FC00001, 0xFFC00000, 0x7F800001, 0xFFFFFFFF], np.uint32).view(np.float32)
+    doubles = np.array([0x7FF8000000000001, 0xFFF8000000000000, 0x7FF0000000000001], np.uint64).view(np.float64)
+    for hive_type, values in (("float", floats), ("double", doubles)):
+        canonical = oracle.v1([math.nan], [hive_type]) if version == 1 else oracle.v2([math.nan], [hive_type])
+        assert list(hash_arrays([pa.array(values)], [hive_type], version)) == [canonical] * len(values)
+        assert [hive_hash(float(v), hive_type, version) for v in values] == [canonical] * len(values)
