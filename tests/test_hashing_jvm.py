@@ -340,3 +340,21 @@ def test_nan_payloads_hash_as_the_canonical_nan(oracle, version):
         canonical = oracle.v1([math.nan], [hive_type]) if version == 1 else oracle.v2([math.nan], [hive_type])
         assert list(hash_arrays([pa.array(values)], [hive_type], version)) == [canonical] * len(values)
         assert [hive_hash(float(v), hive_type, version) for v in values] == [canonical] * len(values)
+
+
+@pytest.mark.parametrize("table", ["named_v1_8", "named_v2_16"])
+def test_join_with_unbucketed_side_shuffles_it_by_our_function(probe, table):
+    """With spark.sql.sources.v2.bucketing.shuffle.enabled Spark shuffles only the other side, placing
+    its rows by HiveBucketFunction (evaluated in tasks): every key must still meet its match."""
+    probe.range(-20, 220).selectExpr("id AS k", "id * 2 AS w").createOrReplaceTempView("other_side")
+    probe.conf.set("spark.sql.sources.v2.bucketing.shuffle.enabled", "true")
+    probe.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        rows, plan = executed(probe, f"SELECT a.k, o.w FROM probe.{table} a JOIN other_side o USING (k)")
+    finally:
+        probe.conf.unset("spark.sql.sources.v2.bucketing.shuffle.enabled")
+        probe.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert sorted((r.k, r.w) for r in rows) == [(k, 2 * k) for k in range(200)]
+    final = plan.split("== Initial Plan ==")[0]
+    assert final.count("Exchange") == 1, plan  # the other side only, placed by our function
+    assert f"bucketkit.hive_v{table[7]}(bigint)[{table.rsplit('_', 1)[1]}]" in final.split("Exchange", 1)[1], plan
