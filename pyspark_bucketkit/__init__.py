@@ -24,9 +24,16 @@ class WholeTableReader(BucketkitReader):
 
     pushFilters = DataSourceReader.pushFilters  # Spark's own default: no filter is pushed
 
+    @classmethod
+    def like(cls, reader: BucketkitReader) -> "WholeTableReader":
+        """The same reader (table, schema, options), minus push-down."""
+        whole = cls.__new__(cls)
+        whole.__dict__.update(reader.__dict__)
+        return whole
+
 
 class DefaultSource(BucketkitDataSource):
     """The ``bucketkit`` format as Spark registers it by itself (see the module docstring)."""
 
     def reader(self, schema):
-        return WholeTableReader(self._table(), schema)
+        return WholeTableReader.like(super().reader(schema))
