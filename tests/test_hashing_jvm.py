@@ -9,6 +9,10 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
+import pathlib
+import subprocess
+import zipfile
 
 import pyarrow as pa
 import pytest
@@ -19,6 +23,8 @@ from hypothesis import strategies as st
 from bucketkit.errors import UnsupportedTypeError
 from bucketkit.hashing import bucket_number, check_bucketable, hash_arrays, hive_hash
 from bucketkit.hivetypes import arrow_type_of_hive, parse_hive_type
+from bucketkit.javacheck import java_tool
+from bucketkit.jvmbuild import JAR, pyspark_jars
 
 TYPES = [*sorted(PRIMITIVE_VALUES), "array<int>", "array<varchar(12)>", "map<string,double>",
          "map<date,array<bigint>>"]
@@ -245,3 +251,110 @@ def test_unbucketable_types_refused_by_both(jvm, hive_type):
         check_bucketable("k", hive_type)
     with pytest.raises(Exception, match="Hive/Trino cannot bucket on"):
         jvm.io.bucketkit.hive.HiveHash.Type.parse(hive_type)
+
+
+# --------------------------------------------------------------------------- through Spark SQL
+
+PROBE = pathlib.Path(__file__).resolve().parent / "jvm"
+
+
+@pytest.fixture(scope="module")
+def probe(spark, tmp_path_factory):
+    """A test-only in-memory catalog ``probe`` (tests/jvm) whose tables report Hive bucketing through
+    HiveBucketFunction: Spark's own planner decides what it makes of the function."""
+    out = tmp_path_factory.mktemp("probe")
+    sources = sorted(map(str, PROBE.rglob("*.java")))
+    classpath = f"{pyspark_jars() / '*'}{os.pathsep}{JAR}"
+    subprocess.run([java_tool("javac") or "javac", "--release", "17", "-nowarn", "-cp", classpath,
+                    "-d", str(out / "classes"), *sources], check=True, capture_output=True)
+    jar = out / "probe.jar"
+    with zipfile.ZipFile(jar, "w") as z:
+        for cls in (out / "classes").rglob("*.class"):
+            z.write(cls, cls.relative_to(out / "classes").as_posix())
+    spark.sql(f"ADD JAR '{jar}'")
+    spark.conf.set("spark.sql.catalog.probe", "io.bucketkit.probe.ProbeCatalog")
+    return spark
+
+
+def executed(spark, query):
+    df = spark.sql(query)
+    rows = df.collect()
+    return rows, df._jdf.queryExecution().executedPlan().toString()
+
+
+@pytest.mark.parametrize("left, right, compatible, shuffles", [
+    ("named_v2_8", "named_v2_8_b", False, False),   # same function: storage-partitioned join
+    ("named_v1_8", "named_v1_8_b", False, False),
+    ("named_v2_8", "named_v1_8", False, True),      # v2 vs v1: never co-partitioned
+    ("named_v2_8", "named_v2_16", False, True),     # 8 vs 16 without compatible transforms
+    ("named_v2_8", "named_v2_16", True, False),     # reduced by b % 8
+    ("named_v2_16", "named_v2_8", True, False),
+    ("named_v1_4", "named_v1_12", True, False),
+    ("named_v2_8", "named_v2_12", True, True),      # 12 is no multiple of 8
+    ("bucket_v2_8", "bucket_v2_8_b", False, False),  # Spark's bucket(n, col) form (one version per catalog)
+])
+def test_joins_planned_by_spark(probe, left, right, compatible, shuffles):
+    probe.conf.set("spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled", str(compatible).lower())
+    try:
+        rows, plan = executed(probe, f"SELECT a.k, a.v, b.v FROM probe.{left} a JOIN probe.{right} b USING (k)")
+    finally:
+        probe.conf.unset("spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled")
+    assert sorted(r.k for r in rows) == list(range(200))  # every key meets its match, shuffled or not
+    assert ("Exchange" in plan) == shuffles, plan
+
+
+def test_group_by_bucket_key_needs_no_exchange(probe):
+    rows, plan = executed(probe, "SELECT k, count(*) AS c FROM probe.named_v1_8 GROUP BY k")
+    assert "Exchange" not in plan, plan
+    assert sorted((r.k, r.c) for r in rows) == [(k, 1) for k in range(200)]
+
+
+@pytest.mark.parametrize("hive_type, sql_type", [("int", "INT"), ("bigint", "BIGINT"), ("string", "STRING"),
+                                                 ("date", "DATE"), ("smallint", "SMALLINT"),
+                                                 ("boolean", "BOOLEAN"), ("array<int>", "ARRAY<INT>")])
+@settings(max_examples=2)
+@given(data=st.data(), n=st.integers(1, 64))
+def test_sql_calls_equal_python_and_hive(probe, oracle, hive_type, sql_type, data, n):
+    """The catalog's functions called from SQL, as Spark evaluates them (and as it shuffles the other
+    side of a join with spark.sql.sources.v2.bucketing.shuffle.enabled); one query for v1 and v2."""
+    values = data.draw(st.lists(values_of(hive_type), min_size=1, max_size=10))
+    df = probe.createDataFrame(list(enumerate(values)), f"i INT, c {sql_type}")
+    rows = df.selectExpr("i", f"probe.hive_v1_bucket_{n}(c) AS b1", f"probe.hive_v2_bucket_{n}(c) AS b2") \
+        .orderBy("i").collect()
+    for version in (1, 2):
+        got = [r[f"b{version}"] for r in rows]
+        assert got == [bucket_number(hive_hash(v, hive_type, version), n) for v in values]
+        assert got == [bucket_number(h, n) for h in hive_hashes(oracle, hive_type, version, values)]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_nan_payloads_hash_as_the_canonical_nan(oracle, version):
+    """Java's floatToIntBits/doubleToLongBits (Hive's, and HiveHash's) fold every NaN bit pattern into
+    one; both Python paths must too (JSON and py4j carry only the canonical NaN, so Java is held to
+    Hive above on that one)."""
+    import numpy as np
+
+    floats = np.array([0x7FC00001, 0xFFC00000, 0x7F800001, 0xFFFFFFFF], np.uint32).view(np.float32)
+    doubles = np.array([0x7FF8000000000001, 0xFFF8000000000000, 0x7FF0000000000001], np.uint64).view(np.float64)
+    for hive_type, values in (("float", floats), ("double", doubles)):
+        canonical = oracle.v1([math.nan], [hive_type]) if version == 1 else oracle.v2([math.nan], [hive_type])
+        assert list(hash_arrays([pa.array(values)], [hive_type], version)) == [canonical] * len(values)
+        assert [hive_hash(float(v), hive_type, version) for v in values] == [canonical] * len(values)
+
+
+@pytest.mark.parametrize("table", ["named_v1_8", "named_v2_16"])
+def test_join_with_unbucketed_side_shuffles_it_by_our_function(probe, table):
+    """With spark.sql.sources.v2.bucketing.shuffle.enabled Spark shuffles only the other side, placing
+    its rows by HiveBucketFunction (evaluated in tasks): every key must still meet its match."""
+    probe.range(-20, 220).selectExpr("id AS k", "id * 2 AS w").createOrReplaceTempView("other_side")
+    probe.conf.set("spark.sql.sources.v2.bucketing.shuffle.enabled", "true")
+    probe.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        rows, plan = executed(probe, f"SELECT a.k, o.w FROM probe.{table} a JOIN other_side o USING (k)")
+    finally:
+        probe.conf.unset("spark.sql.sources.v2.bucketing.shuffle.enabled")
+        probe.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+    assert sorted((r.k, r.w) for r in rows) == [(k, 2 * k) for k in range(200)]
+    final = plan.split("== Initial Plan ==")[0]
+    assert final.count("Exchange") == 1, plan  # the other side only, placed by our function
+    assert f"bucketkit.hive_v{table[7]}(bigint)[{table.rsplit('_', 1)[1]}]" in final.split("Exchange", 1)[1], plan

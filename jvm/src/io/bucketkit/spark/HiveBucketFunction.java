@@ -194,6 +194,12 @@ public final class HiveBucketFunction implements UnboundFunction {
       return "bucketkit.hive_v" + version + "(" + type.hashClass(version) + ")" + (numBuckets < 0 ? "" : "[" + numBuckets + "]");
     }
 
+    /** What EXPLAIN shows for the transform, e.g. {@code bucketkit.hive_v2(bigint)[8]}. */
+    @Override
+    public String toString() {
+      return canonicalName();
+    }
+
     /* No magic invoke(...) methods: Spark calls them with primitive arguments, where a NULL key
        cannot be told from 0, and Hive's v2 hash of 0 is not NULL's 0. */
     @Override

@@ -1,0 +1,54 @@
+"""``spark.read.format("bucketkit")`` in a plain session that never imported bucketkit: Spark 4 finds
+the top-level ``pyspark_bucketkit`` module's ``DefaultSource`` itself (issue 14, item 4). It reads
+every bucket (Spark's default session has Python filter push-down off); ``bucketkit.configure``
+then registers the pruning source over it."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from scan_support import write_arrow_table
+from test_scan import SPEC, rows_for
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master("local[1]").appName("plain")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .getOrCreate())
+    assert "bucketkit" not in sys.modules  # nothing but Spark's own lookup may bring it in
+    df = spark.read.format("bucketkit").load(sys.argv[1])
+    print("ROWS", df.count(), sorted(df.columns))
+    one = lambda: spark.read.format("bucketkit").load(sys.argv[1]).where("k = 42")
+    print("PLAIN", one().count(), one().rdd.getNumPartitions())
+    import bucketkit.spark.session
+    bucketkit.spark.session.configure(spark)
+    print("CONFIGURED", one().count(), one().rdd.getNumPartitions())
+    spark.stop()
+""")
+
+
+@pytest.mark.spark
+def test_plain_session_reads_format_bucketkit(tmp_path):
+    table = write_arrow_table(str(tmp_path / "t"), SPEC.with_(bucketing_version=2), rows_for())
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    out = subprocess.run([sys.executable, "-c", SCRIPT, table],
+                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    expected = sorted({*(n for n, _ in SPEC.columns), *SPEC.partitioned_by})
+    assert f"ROWS {len(rows_for())} {expected}" in out.stdout, out.stdout
+    counts = {line.split()[0]: tuple(map(int, line.split()[1:])) for line in out.stdout.splitlines()
+              if line.startswith(("PLAIN", "CONFIGURED"))}
+    matching = sum(1 for r in rows_for() if r["k"] == 42)
+    assert counts["PLAIN"][0] == counts["CONFIGURED"][0] == matching > 0
+    assert counts["CONFIGURED"][1] < counts["PLAIN"][1]  # pruned to k=42's bucket once configured
