@@ -11,7 +11,8 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "bucketkit needs Python 3.11 or newer; found " + sys.version.split()[0])'
 	@echo "setting up $(VENV) from pyproject.toml (first run downloads pyspark, ~0.5 GB) ..."
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	@# compat: a plain path in a .pth, so Spark's scan for pyspark_* data source modules finds ours
+	@$(PY) -m pip install -q --disable-pip-version-check -e '.[test]' --config-settings editable_mode=compat
 	@touch $(STAMP)
 
 # Java first, with the system Python (javacheck needs only the standard library): a machine
