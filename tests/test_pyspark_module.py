@@ -52,3 +52,12 @@ def test_plain_session_reads_format_bucketkit(tmp_path):
     matching = sum(1 for r in rows_for() if r["k"] == 42)
     assert counts["PLAIN"][0] == counts["CONFIGURED"][0] == matching > 0
     assert counts["CONFIGURED"][1] < counts["PLAIN"][1]  # pruned to k=42's bucket once configured
+
+
+def test_the_installed_package_is_visible_to_sparks_module_scan(tmp_path):
+    """As installed (wheel, or `make`'s compat editable install) and without PYTHONPATH, the module
+    scan Spark runs in its worker (pkgutil.iter_modules over sys.path) lists pyspark_bucketkit."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", "import pkgutil; print(sorted(m.name for m in pkgutil.iter_modules() "
+                          "if m.name.startswith('pyspark_')))"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert "pyspark_bucketkit" in out.stdout, out.stderr
