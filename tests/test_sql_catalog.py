@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bucketkit
-from bucketkit.naming import bucket_of
+from bucketkit.naming import bucket_of, is_spark_hive_insert
 
 SWITCH = "spark.bucketkit.catalog.enabled"
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
@@ -244,6 +244,7 @@ NAMES = st.one_of(
     st.from_regex(r"\A\d{8}_\d{6}_\d{5}_[a-z0-9]{5}_bucket-\d{1,6}([-_.][a-z0-9]{0,6})?\Z"),
     st.from_regex(r"\Abucket_\d{1,6}(_\d{1,3})?\Z"),
     st.from_regex(r"\Apart-\d{5}-[0-9a-f-]{8}_\d{5}\.c000(\.snappy)?\.orc\Z"),
+    st.from_regex(r"\A\d{5}_0_part-\d{5}-[0-9a-f-]{34,37}_\d{5}\.c00\d(\.zstd)?\.orc\Z"),
     st.text(st.sampled_from("0123456789_-.abcopyuket\n\u0085\u2028é٣"), max_size=24),
 )
 
@@ -251,9 +252,10 @@ NAMES = st.one_of(
 @settings(max_examples=300)
 @given(name=NAMES)
 def test_java_file_to_bucket_mapping_equals_python(spark, name):
-    java = spark._jvm.io.bucketkit.spark.BucketFiles.bucketOf(name)
+    files = spark._jvm.io.bucketkit.spark.BucketFiles
     python = bucket_of(name)
-    assert java == (None if python is None else str(python))
+    assert files.bucketOf(name) == (None if python is None else str(python))
+    assert files.isSparkHiveInsert(name) == is_spark_hive_insert(name)
 
 
 def test_java_layout_rules_equal_python_layout(spark, tmp_path):
@@ -277,3 +279,16 @@ def test_java_layout_rules_equal_python_layout(spark, tmp_path):
     for f in ("a.orc", "b.orc"):
         (d / f).write_bytes(b"x")
     assert spark._jvm.io.bucketkit.spark.BucketFiles.describe(str(d), 4, 1)[0].startswith("doubt:")
+
+
+def test_configure_builder_adds_the_jar_beside_other_jars_and_the_catalog():
+    from pyspark.sql import SparkSession
+
+    from bucketkit.jvmbuild import jar_path
+    from bucketkit.spark.session import CATALOG_CONF, configure_builder
+
+    options = configure_builder(SparkSession.builder.config("spark.jars", "/opt/other.jar"))._options
+    assert options["spark.jars"] == f"/opt/other.jar,{jar_path()}"
+    assert {k: options[k] for k in CATALOG_CONF} == CATALOG_CONF
+    only_jar = configure_builder(SparkSession.builder, catalog=False)._options
+    assert "spark.sql.catalog.spark_catalog" not in only_jar and only_jar["spark.jars"] == str(jar_path())

@@ -38,7 +38,7 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * One input partition per bucket, holding that bucket's files in every selected table partition,
- * keyed by the bucket id and reported as key-grouped by {@link HiveBucketTransform}: Spark then
+ * keyed by the bucket id and reported as key-grouped by the table's {@link HiveBucketFunction} transform: Spark then
  * joins and aggregates on the bucket column without an Exchange. Spark's own ORC/Parquet reader
  * factory (vectorised, column pruning, row-group filters) reads each bucket's files.
  */
@@ -123,7 +123,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportStat
       return new UnknownPartitioning(partitions.size());
     }
     return new KeyGroupedPartitioning(new org.apache.spark.sql.connector.expressions.Expression[] {
-        HiveBucketTransform.transform(table.version, table.buckets, table.bucketColumn)}, partitions.size());
+        table.bucketTransform()}, partitions.size());
   }
 
   @Override

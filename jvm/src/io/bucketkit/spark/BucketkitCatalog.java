@@ -25,6 +25,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  */
 public class BucketkitCatalog extends DelegatingCatalogExtension {
   static final String ENABLED = "spark.bucketkit.catalog.enabled";
+  private int bucketVersion = 2;
   private static final String RELATION_RESOLUTION = "org.apache.spark.sql.catalyst.analysis.RelationResolution";
 
   /**
@@ -66,12 +67,23 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
         f.getClassName().equals(RELATION_RESOLUTION) && f.getMethodName().startsWith("resolveRelation")));
   }
 
+  /** Catalog option {@code bucketing-version}: the hash of {@code bucket(n, col)} (default 2, Hive 3 and Trino's). */
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    super.initialize(name, options);
+    bucketVersion = Integer.parseInt(options.getOrDefault("bucketing-version", "2").trim());
+    io.bucketkit.hive.HiveHash.checkVersion(bucketVersion);
+  }
+
   @Override
   public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
     if (ident.namespace().length == 0) {
-      HiveBucketTransform f = HiveBucketTransform.forName(ident.name());
-      if (f != null) {
-        return f;
+      if (ident.name().equalsIgnoreCase(HiveBucketFunction.BUCKET)) {
+        return new HiveBucketFunction(bucketVersion);
+      }
+      HiveBucketFunction named = HiveBucketFunction.forName(ident.name());
+      if (named != null) {
+        return named;
       }
     }
     return super.loadFunction(ident);

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
+import io.bucketkit.hive.HiveHash;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.catalog.BucketSpec;
@@ -42,6 +43,8 @@ public final class HiveBucketedTable implements SupportsRead {
   final int buckets;
   final String bucketColumn;
   final DataType bucketType;
+  final String bucketHiveType;
+  final HiveBucketFunction.Bound function;
   final StructType dataSchema;
   final StructType partitionSchema;
   final List<TablePartition> partitions;
@@ -59,14 +62,16 @@ public final class HiveBucketedTable implements SupportsRead {
     }
   }
 
-  private HiveBucketedTable(CatalogTable table, String format, int version, String bucketColumn,
-                            DataType bucketType, List<TablePartition> partitions) {
+  private HiveBucketedTable(CatalogTable table, String format, int version, StructField bucketColumn,
+                            List<TablePartition> partitions) {
     this.table = table;
     this.format = format;
     this.version = version;
     this.buckets = ((BucketSpec) table.bucketSpec().get()).numBuckets();
-    this.bucketColumn = bucketColumn;
-    this.bucketType = bucketType;
+    this.bucketColumn = bucketColumn.name().toLowerCase(Locale.ROOT);
+    this.bucketType = bucketColumn.dataType();
+    this.bucketHiveType = hiveType(bucketColumn);
+    this.function = bind(version, bucketColumn, buckets);
     this.dataSchema = table.dataSchema();
     this.partitionSchema = table.partitionSchema();
     this.partitions = partitions;
@@ -102,12 +107,25 @@ public final class HiveBucketedTable implements SupportsRead {
     if (field == null) {
       return "bucket column " + spec.bucketColumnNames().head() + " is not a data column";
     }
-    if (field.metadata().contains(CHAR_VARCHAR) || !HiveBucketTransform.hashable(field.dataType())) {
-      return "bucket column " + field.name() + " of type "
-          + (field.metadata().contains(CHAR_VARCHAR) ? field.metadata().getString(CHAR_VARCHAR)
-             : field.dataType().catalogString()) + " has no Hive hash in bucketkit's catalog";
+    try {
+      bind(Integer.parseInt(version.trim()), field, spec.numBuckets());
+    } catch (UnsupportedOperationException | IllegalArgumentException e) {
+      return "bucket column " + field.name() + ": " + e.getMessage();
     }
     return null;
+  }
+
+  /** The column's Hive type: char/varchar from the metadata Spark keeps them in, else from its Spark type. */
+  private static String hiveType(StructField field) {
+    return field.metadata().contains(CHAR_VARCHAR) ? field.metadata().getString(CHAR_VARCHAR)
+        : HiveHash.Type.fromSpark(field.dataType()).toString();
+  }
+
+  /** The bucket function Spark will bind for the table's transform, bound here first (it may refuse the type). */
+  private static HiveBucketFunction.Bound bind(int version, StructField field, int buckets) {
+    String name = HiveBucketFunction.nameFor(version, hiveType(field), buckets);
+    return (HiveBucketFunction.Bound) HiveBucketFunction.forName(name)
+        .bind(new StructType().add("_0", field.dataType(), field.nullable()));
   }
 
   private static String format(CatalogTable t) {
@@ -155,13 +173,16 @@ public final class HiveBucketedTable implements SupportsRead {
       LOG.info("bucketkit: {} is read by Spark as an unbucketed table: {}", t.identifier(), doubt);
       return null;
     }
-    StructField field = bucketField(t);
-    return new HiveBucketedTable(t, format(t), version, field.name().toLowerCase(Locale.ROOT), field.dataType(),
-        parts);
+    return new HiveBucketedTable(t, format(t), version, bucketField(t), parts);
   }
 
   int bucketOf(Object value) {
-    return HiveBucketTransform.bucketOf(version, bucketType, value, buckets);
+    return function.bucketOf(value, buckets);
+  }
+
+  /** The partitioning transform of the table's bucketing, {@code hive_v<version>[_varchar]_bucket_<n>(k)}. */
+  org.apache.spark.sql.connector.expressions.Transform bucketTransform() {
+    return HiveBucketFunction.transform(version, bucketHiveType, buckets, bucketColumn);
   }
 
   @Override
@@ -189,7 +210,7 @@ public final class HiveBucketedTable implements SupportsRead {
     for (String c : partitionSchema.fieldNames()) {
       out.add(org.apache.spark.sql.connector.expressions.Expressions.identity(c));
     }
-    out.add(HiveBucketTransform.transform(version, buckets, bucketColumn));
+    out.add(bucketTransform());
     return out.toArray(new org.apache.spark.sql.connector.expressions.Transform[0]);
   }
 
