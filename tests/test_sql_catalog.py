@@ -292,3 +292,14 @@ def test_configure_builder_adds_the_jar_beside_other_jars_and_the_catalog():
     assert {k: options[k] for k in CATALOG_CONF} == CATALOG_CONF
     only_jar = configure_builder(SparkSession.builder, catalog=False)._options
     assert "spark.sql.catalog.spark_catalog" not in only_jar and only_jar["spark.jars"] == str(jar_path())
+
+
+def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables):
+    """Spark's Hive INSERT places rows by the v1 hash whatever bucketing_version says (trust.py)."""
+    spark.sql("DROP TABLE IF EXISTS sqlc_v2_spark_insert")
+    spark.sql("CREATE TABLE sqlc_v2_spark_insert (k INT, v STRING) CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql("INSERT INTO sqlc_v2_spark_insert SELECT k, v FROM sqlc_ins8a")
+    rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_v2_spark_insert WHERE k = 3")
+    assert rows == golden and rows
+    assert not scans(plan)
