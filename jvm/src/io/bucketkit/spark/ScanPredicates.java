@@ -167,7 +167,13 @@ final class ScanPredicates {
   /** Whether a partition with values {@code row} may hold rows matching every bound predicate. */
   static boolean mayMatch(List<org.apache.spark.sql.catalyst.expressions.Expression> bound, InternalRow row) {
     for (org.apache.spark.sql.catalyst.expressions.Expression e : bound) {
-      if (!Boolean.TRUE.equals(e.eval(row))) {
+      Object result;
+      try {
+        result = e.eval(row);
+      } catch (RuntimeException error) {  // e.g. an ANSI cast error: Spark's own filter will say so; keep the partition
+        continue;
+      }
+      if (!Boolean.TRUE.equals(result)) {
         return false;
       }
     }
