@@ -21,13 +21,47 @@ from bucketkit.jvmbuild import jar_path
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["get_session", "configure", "BUCKETKIT_CONF"]
+__all__ = ["get_session", "configure", "configure_builder", "BUCKETKIT_CONF", "CATALOG_CONF"]
 
 # Runtime settings bucketkit relies on; applied to user sessions too by configure().
 BUCKETKIT_CONF = {
     "spark.sql.python.filterPushdown.enabled": "true",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
 }
+
+
+# The SQL catalog (docs/sql.md): Spark's session catalog wrapped so that Hive bucketed tables report
+# their bucketing to the planner, and the storage-partitioned-join settings it relies on.
+CATALOG_CONF = {
+    "spark.sql.catalog.spark_catalog": "io.bucketkit.spark.BucketkitCatalog",
+    "spark.sql.sources.v2.bucketing.enabled": "true",
+    "spark.sql.sources.v2.bucketing.pushPartValues.enabled": "true",
+    "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled": "true",
+}
+
+
+def configure_builder(builder: Any, *, catalog: bool = True) -> Any:
+    """Add bucketkit's jar and SQL catalog to a ``SparkSession.builder`` (as deltalake's
+    ``configure_spark_with_delta_pip`` does); returns the builder.
+
+    The jar joins any ``spark.jars`` already set on the builder. With ``catalog=False`` only the
+    jar is added (the catalog class can then be configured later, or not at all).
+
+    Raises:
+        JvmBuildError: the jar is missing and cannot be built (no Java sources, or javac failed).
+    """
+    from bucketkit.errors import JvmBuildError
+
+    jar = jar_path()
+    if jar is None:
+        raise JvmBuildError("bucketkit's jar is missing and jvm/src is not there to build it; "
+                            "reinstall bucketkit (the wheel ships bucketkit/jars/bucketkit-spark.jar)")
+    current = builder._options.get("spark.jars") if hasattr(builder, "_options") else None
+    builder = builder.config("spark.jars", ",".join(filter(None, [current, str(jar)])))
+    if catalog:
+        for key, value in CATALOG_CONF.items():
+            builder = builder.config(key, value)
+    return builder
 
 
 def configure(spark: Any) -> Any:
@@ -49,6 +83,7 @@ def get_session(
     shuffle_partitions: int = 8,
     log_level: str = "ERROR",
     conf: dict[str, str] | None = None,
+    catalog: bool = True,
 ) -> SparkSession:
     """Get (or create) a SparkSession configured for bucketkit.
 
@@ -61,7 +96,9 @@ def get_session(
         warehouse: ``spark.sql.warehouse.dir``; a fresh temporary directory by default.
         shuffle_partitions: ``spark.sql.shuffle.partitions``.
         log_level: Spark's log level once started.
-        conf: extra Spark settings.
+        conf: extra Spark settings (they win over bucketkit's).
+        catalog: wrap the session catalog with bucketkit's (``CATALOG_CONF``; docs/sql.md), so
+            Spark SQL plans Hive bucketing; the jar is on the classpath either way.
 
     Raises:
         JavaNotFoundError: no Java 17+ runtime (one clear line instead of a Py4J trace).
@@ -89,11 +126,12 @@ def get_session(
         .config("spark.executorEnv.PYSPARK_PYTHON", sys.executable)
     )
     settings = {**BUCKETKIT_CONF, **(conf or {})}
-    jar = jar_path()
-    if jar is not None:  # bucketkit's JVM part (Spark SQL catalog), beside any jars the caller adds
-        settings["spark.jars"] = ",".join(filter(None, [settings.get("spark.jars"), str(jar)]))
     for key, value in settings.items():
         builder = builder.config(key, value)
+    if jar_path() is not None:  # bucketkit's JVM part, beside any jars the caller adds
+        builder = configure_builder(builder, catalog=catalog)
+        for key in CATALOG_CONF.keys() & (conf or {}).keys():  # the caller's settings win
+            builder = builder.config(key, conf[key])
     if hive:
         builder = builder.enableHiveSupport()
     spark = builder.getOrCreate()

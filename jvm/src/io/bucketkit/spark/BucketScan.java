@@ -1,0 +1,217 @@
+package io.bucketkit.spark;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.paths.SparkPath;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.read.Batch;
+import org.apache.spark.sql.connector.read.HasPartitionKey;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.PartitionReader;
+import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportPartitioning;
+import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning;
+import org.apache.spark.sql.connector.read.partitioning.Partitioning;
+import org.apache.spark.sql.connector.read.partitioning.UnknownPartitioning;
+import org.apache.spark.sql.connector.read.VariantExtraction;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.InMemoryFileIndex;
+import org.apache.spark.sql.execution.datasources.NoopCache$;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.v2.orc.OrcScan;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * One input partition per bucket, holding that bucket's files in every selected table partition,
+ * keyed by the bucket id and reported as key-grouped by the table's {@link HiveBucketFunction} transform: Spark then
+ * joins and aggregates on the bucket column without an Exchange. Spark's own ORC/Parquet reader
+ * factory (vectorised, column pruning, row-group filters) reads each bucket's files.
+ */
+final class BucketScan implements SupportsReportPartitioning, SupportsReportStatistics, Batch {
+  private final HiveBucketedTable table;
+  private final StructType readData;
+  private final StructType readPartition;
+  private final Filter[] dataFilters;
+  private final CaseInsensitiveStringMap options;
+  private final List<BucketPartition> partitions = new ArrayList<>();
+  private final String selection;
+  private long bytes;
+  private int files;
+
+  BucketScan(HiveBucketedTable table, StructType readData, StructType readPartition, BitSet buckets,
+             List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters, Filter[] dataFilters,
+             CaseInsensitiveStringMap options) {
+    this.table = table;
+    this.readData = readData;
+    this.readPartition = readPartition;
+    this.dataFilters = dataFilters;
+    this.options = options;
+    int[] projection = new int[readPartition.length()];
+    List<String> all = ScanPredicates.fieldNames(table.partitionSchema);
+    for (int i = 0; i < projection.length; i++) {
+      projection[i] = all.indexOf(readPartition.fields()[i].name().toLowerCase(java.util.Locale.ROOT));
+    }
+    TreeMap<Integer, List<PartitionedFile>> byBucket = new TreeMap<>();
+    int selectedParts = 0;
+    for (HiveBucketedTable.TablePartition part : table.partitions) {
+      if (!ScanPredicates.mayMatch(partitionFilters, part.values)) {
+        continue;
+      }
+      selectedParts++;
+      InternalRow values = project(part.values, projection, table.partitionSchema);
+      for (BucketFiles.BucketFile f : part.files) {
+        if (buckets != null && !buckets.get(f.bucket)) {
+          continue;
+        }
+        byBucket.computeIfAbsent(f.bucket, b -> new ArrayList<>()).add(new PartitionedFile(values,
+            SparkPath.fromPath(new Path(f.path)), 0L, f.size, new String[0], f.modificationTime, f.size,
+            scala.collection.immutable.Map$.MODULE$.empty()));
+        bytes += f.size;
+        files++;
+      }
+    }
+    byBucket.forEach((b, fs) -> partitions.add(new BucketPartition(b, fs.toArray(new PartitionedFile[0]))));
+    this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
+        + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + table.partitions.size()
+        + ", files=" + files;
+  }
+
+  private static InternalRow project(InternalRow row, int[] projection, StructType schema) {
+    Object[] values = new Object[projection.length];
+    for (int i = 0; i < projection.length; i++) {
+      int j = projection[i];
+      values[i] = row.isNullAt(j) ? null : row.get(j, schema.fields()[j].dataType());
+    }
+    return new GenericInternalRow(values);
+  }
+
+  @Override
+  public StructType readSchema() {
+    return HiveBucketedTable.dataThenPartition(readData, readPartition);
+  }
+
+  @Override
+  public String description() {
+    return "bucketkit " + table.name() + " (Hive bucketing v" + table.version + ", " + table.format + ") "
+        + selection;
+  }
+
+  @Override
+  public Batch toBatch() {
+    return this;
+  }
+
+  @Override
+  public Partitioning outputPartitioning() {
+    // The key must be a column of the scan's output, or Spark cannot resolve the transform.
+    if (!ScanPredicates.fieldNames(readData).contains(table.bucketColumn)) {
+      return new UnknownPartitioning(partitions.size());
+    }
+    return new KeyGroupedPartitioning(new org.apache.spark.sql.connector.expressions.Expression[] {
+        table.bucketTransform()}, partitions.size());
+  }
+
+  @Override
+  public Statistics estimateStatistics() {
+    // As Spark's FileScan: file bytes, scaled by the share of the columns read.
+    double share = (double) readSchema().defaultSize() / Math.max(1, table.schema().defaultSize());
+    long size = (long) (bytes * Math.min(1.0, share));
+    return new Statistics() {
+      @Override
+      public OptionalLong sizeInBytes() {
+        return OptionalLong.of(Math.max(1L, size));
+      }
+
+      @Override
+      public OptionalLong numRows() {
+        return OptionalLong.empty();
+      }
+    };
+  }
+
+  @Override
+  public InputPartition[] planInputPartitions() {
+    return partitions.toArray(new InputPartition[0]);
+  }
+
+  @Override
+  public PartitionReaderFactory createReaderFactory() {
+    SparkSession spark = SparkSession.active();
+    InMemoryFileIndex noFiles = new InMemoryFileIndex(spark, CollectionConverters.asScala(new ArrayList<Path>())
+        .toList(), scala.collection.immutable.Map$.MODULE$.empty(), scala.Option.empty(), NoopCache$.MODULE$,
+        scala.Option.empty(), scala.Option.empty());
+    org.apache.hadoop.conf.Configuration conf = spark.sessionState().newHadoopConf();
+    scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
+        CollectionConverters.asScala(new ArrayList<org.apache.spark.sql.catalyst.expressions.Expression>()).toList();
+    PartitionReaderFactory delegate = table.format.equals("orc")
+        ? new OrcScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, options, scala.Option.empty(),
+            dataFilters, none, none).createReaderFactory()
+        : new ParquetScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, dataFilters, options,
+            scala.Option.empty(), none, none, new VariantExtraction[0]).createReaderFactory();
+    return new BucketReaderFactory(delegate);
+  }
+
+  /** One bucket's files. */
+  static final class BucketPartition implements HasPartitionKey {
+    final int bucket;
+    final PartitionedFile[] files;
+
+    BucketPartition(int bucket, PartitionedFile[] files) {
+      this.bucket = bucket;
+      this.files = files;
+    }
+
+    @Override
+    public InternalRow partitionKey() {
+      return new GenericInternalRow(new Object[] {bucket});
+    }
+
+    FilePartition asFilePartition() {
+      return new FilePartition(bucket, files);
+    }
+
+    @Override
+    public String[] preferredLocations() {
+      return new String[0];
+    }
+  }
+
+  /** Spark's reader factory over one bucket's files. */
+  static final class BucketReaderFactory implements PartitionReaderFactory {
+    private final PartitionReaderFactory delegate;
+
+    BucketReaderFactory(PartitionReaderFactory delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public PartitionReader<InternalRow> createReader(InputPartition p) {
+      return delegate.createReader(((BucketPartition) p).asFilePartition());
+    }
+
+    @Override
+    public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
+      return delegate.createColumnarReader(((BucketPartition) p).asFilePartition());
+    }
+
+    @Override
+    public boolean supportColumnarReads(InputPartition p) {
+      return delegate.supportColumnarReads(((BucketPartition) p).asFilePartition());
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package io.bucketkit.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
+import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableContext;
+import org.apache.spark.sql.connector.catalog.V1Table;
+import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Spark's session catalog, with Hive bucketed tables bucketkit can vouch for read as
+ * {@link HiveBucketedTable}s: their scans report Hive bucketing, so Spark SQL joins, aggregates
+ * and filters on the bucket column without an Exchange and reads only the matching buckets.
+ *
+ * <p>Configure as {@code spark.sql.catalog.spark_catalog=io.bucketkit.spark.BucketkitCatalog}. Every
+ * other table, every write (INSERT, CTAS targets), time travel and DDL see Spark's own table. Set
+ * {@code spark.bucketkit.catalog.enabled=false} in a session to turn the wrapping off at run time.
+ */
+public class BucketkitCatalog extends DelegatingCatalogExtension {
+  static final String ENABLED = "spark.bucketkit.catalog.enabled";
+  private int bucketVersion = 2;
+  private static final String RELATION_RESOLUTION = "org.apache.spark.sql.catalyst.analysis.RelationResolution";
+
+  /**
+   * Spark resolves every table through this overload. Only a relation a query reads (no time travel,
+   * no write privileges, see {@link #resolvingQueryRelation}) may be a bucketed table: writes, time
+   * travel and commands get Spark's own table and behave as without this catalog.
+   */
+  @Override
+  public Table loadTable(Identifier ident, TableContext context, CaseInsensitiveStringMap options)
+      throws NoSuchTableException {
+    if (context.timeTravel().isPresent() || !context.writePrivileges().isEmpty()) {
+      return super.loadTable(ident, context, options);
+    }
+    Table table = loadTable(ident);
+    if (!(table instanceof V1Table) || !resolvingQueryRelation()) {
+      return table;
+    }
+    SparkSession spark = SparkSession.active();
+    if (!Boolean.parseBoolean(spark.sessionState().conf().getConfString(ENABLED, "true"))) {
+      return table;
+    }
+    try {
+      HiveBucketedTable bucketed = HiveBucketedTable.load(spark, ((V1Table) table).v1Table());
+      return bucketed == null ? table : bucketed;
+    } catch (IOException e) {
+      throw new UncheckedIOException("bucketkit: listing " + ident + " failed", e);
+    }
+  }
+
+  /**
+   * Whether Spark is resolving a relation a query reads. Commands resolve their table by the same
+   * catalog call (DESCRIBE, SHOW PARTITIONS, ALTER TABLE ... PARTITION, ANALYZE, ...), and Spark runs
+   * many of them only on its own V1 tables (ResolveSessionCatalog matches V1Table); they must keep
+   * getting Spark's table. Only the analyzer's relation resolution (RelationResolution.resolveRelation
+   * in the pinned Spark) gets a bucketed one; tests hold both sides of this line.
+   */
+  static boolean resolvingQueryRelation() {
+    return StackWalker.getInstance().walk(frames -> frames.anyMatch(f ->
+        f.getClassName().equals(RELATION_RESOLUTION) && f.getMethodName().startsWith("resolveRelation")));
+  }
+
+  /** Catalog option {@code bucketing-version}: the hash of {@code bucket(n, col)} (default 2, Hive 3 and Trino's). */
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    super.initialize(name, options);
+    bucketVersion = Integer.parseInt(options.getOrDefault("bucketing-version", "2").trim());
+    io.bucketkit.hive.HiveHash.checkVersion(bucketVersion);
+  }
+
+  @Override
+  public UnboundFunction loadFunction(Identifier ident) throws NoSuchFunctionException {
+    if (ident.namespace().length == 0) {
+      if (ident.name().equalsIgnoreCase(HiveBucketFunction.BUCKET)) {
+        return new HiveBucketFunction(bucketVersion);
+      }
+      HiveBucketFunction named = HiveBucketFunction.forName(ident.name());
+      if (named != null) {
+        return named;
+      }
+    }
+    return super.loadFunction(ident);
+  }
+}

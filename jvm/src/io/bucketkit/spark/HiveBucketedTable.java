@@ -1,0 +1,239 @@
+package io.bucketkit.spark;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+import io.bucketkit.hive.HiveHash;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.catalog.BucketSpec;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A Hive bucketed catalog table whose bucketing bucketkit vouches for: one bucket column of a type
+ * it hashes, {@code bucketing_version} 1 or 2 in the table properties, ORC or Parquet, not
+ * transactional, and every file's bucket known (see {@link BucketFiles}). {@link #load} returns
+ * null with the reason logged for any other table; the catalog then hands Spark its own table.
+ *
+ * <p>The files are listed once, when the table is loaded for a query, so a query reads one listing.
+ */
+public final class HiveBucketedTable implements SupportsRead {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveBucketedTable.class);
+  static final String CHAR_VARCHAR = "__CHAR_VARCHAR_TYPE_STRING";
+
+  final CatalogTable table;
+  final String format;
+  final int version;
+  final int buckets;
+  final String bucketColumn;
+  final DataType bucketType;
+  final String bucketHiveType;
+  final HiveBucketFunction.Bound function;
+  final StructType dataSchema;
+  final StructType partitionSchema;
+  final List<TablePartition> partitions;
+
+  /** One table partition (the whole table when unpartitioned): its values and bucket files. */
+  static final class TablePartition {
+    final InternalRow values;
+    final String location;
+    final List<BucketFiles.BucketFile> files;
+
+    TablePartition(InternalRow values, String location, List<BucketFiles.BucketFile> files) {
+      this.values = values;
+      this.location = location;
+      this.files = files;
+    }
+  }
+
+  private HiveBucketedTable(CatalogTable table, String format, int version, StructField bucketColumn,
+                            List<TablePartition> partitions) {
+    this.table = table;
+    this.format = format;
+    this.version = version;
+    this.buckets = ((BucketSpec) table.bucketSpec().get()).numBuckets();
+    this.bucketColumn = bucketColumn.name().toLowerCase(Locale.ROOT);
+    this.bucketType = bucketColumn.dataType();
+    this.bucketHiveType = hiveType(bucketColumn);
+    this.function = bind(version, bucketColumn, buckets);
+    this.dataSchema = table.dataSchema();
+    this.partitionSchema = table.partitionSchema();
+    this.partitions = partitions;
+  }
+
+  /** Why bucketkit cannot vouch for the table's metadata, or null (pure: no listing). */
+  static String doubt(CatalogTable t) {
+    String provider = t.provider().isDefined() ? t.provider().get().toLowerCase(Locale.ROOT) : "hive";
+    if (!provider.equals("hive")) {
+      return "provider " + provider + " (Spark plans its own bucketBy tables)";
+    }
+    if (t.bucketSpec().isEmpty()) {
+      return "not bucketed";
+    }
+    BucketSpec spec = t.bucketSpec().get();
+    if (spec.bucketColumnNames().size() != 1) {
+      return "bucketed by " + spec.bucketColumnNames().size() + " columns; Spark's transforms take one column "
+          + "(bucketkit.join handles multi-column keys)";
+    }
+    Map<String, String> props = CollectionConverters.asJava(t.properties());
+    if ("true".equalsIgnoreCase(props.getOrDefault("transactional", "false").trim())) {
+      return "a Hive ACID table (transactional=true)";
+    }
+    String version = props.get("bucketing_version");
+    if (version == null || !(version.trim().equals("1") || version.trim().equals("2"))) {
+      return "table property bucketing_version=" + version + ", expected '1' or '2' (without it the hash "
+          + "is not known for sure)";
+    }
+    if (format(t) == null) {
+      return "serde " + t.storage().serde() + " is neither ORC nor Parquet";
+    }
+    StructField field = bucketField(t);
+    if (field == null) {
+      return "bucket column " + spec.bucketColumnNames().head() + " is not a data column";
+    }
+    try {
+      bind(Integer.parseInt(version.trim()), field, spec.numBuckets());
+    } catch (UnsupportedOperationException | IllegalArgumentException e) {
+      return "bucket column " + field.name() + ": " + e.getMessage();
+    }
+    return null;
+  }
+
+  /** The column's Hive type: char/varchar from the metadata Spark keeps them in, else from its Spark type. */
+  private static String hiveType(StructField field) {
+    return field.metadata().contains(CHAR_VARCHAR) ? field.metadata().getString(CHAR_VARCHAR)
+        : HiveHash.Type.fromSpark(field.dataType()).toString();
+  }
+
+  /** The bucket function Spark will bind for the table's transform, bound here first (it may refuse the type). */
+  private static HiveBucketFunction.Bound bind(int version, StructField field, int buckets) {
+    String name = HiveBucketFunction.nameFor(version, hiveType(field), buckets);
+    return (HiveBucketFunction.Bound) HiveBucketFunction.forName(name)
+        .bind(new StructType().add("_0", field.dataType(), field.nullable()));
+  }
+
+  private static String format(CatalogTable t) {
+    String serde = t.storage().serde().isDefined() ? t.storage().serde().get().toLowerCase(Locale.ROOT) : "";
+    return serde.contains("orc") ? "orc" : serde.contains("parquet") ? "parquet" : null;
+  }
+
+  private static StructField bucketField(CatalogTable t) {
+    String name = t.bucketSpec().get().bucketColumnNames().head().toLowerCase(Locale.ROOT);
+    for (StructField f : t.dataSchema().fields()) {
+      if (f.name().toLowerCase(Locale.ROOT).equals(name)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  /** The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way. */
+  static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
+    String doubt = doubt(t);
+    int version = doubt == null ? Integer.parseInt(CollectionConverters.asJava(t.properties())
+        .get("bucketing_version").trim()) : 0;
+    int buckets = doubt == null ? t.bucketSpec().get().numBuckets() : 0;
+    Configuration conf = spark.sessionState().newHadoopConf();
+    List<TablePartition> parts = new ArrayList<>();
+    if (doubt == null && t.partitionColumnNames().isEmpty()) {
+      String location = t.location().toString();
+      BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
+      doubt = l.doubt;
+      parts.add(new TablePartition(InternalRow.empty(), location, l.files));
+    } else if (doubt == null) {
+      String tz = spark.sessionState().conf().sessionLocalTimeZone();
+      for (CatalogTablePartition p : CollectionConverters.asJava(
+          spark.sessionState().catalog().listPartitions(t.identifier(), scala.Option.empty()))) {
+        String location = p.location().toString();
+        BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
+        if (l.doubt != null) {
+          doubt = l.doubt;
+          break;
+        }
+        parts.add(new TablePartition(p.toRow(t.partitionSchema(), tz), location, l.files));
+      }
+    }
+    if (doubt != null) {
+      LOG.info("bucketkit: {} is read by Spark as an unbucketed table: {}", t.identifier(), doubt);
+      return null;
+    }
+    return new HiveBucketedTable(t, format(t), version, bucketField(t), parts);
+  }
+
+  int bucketOf(Object value) {
+    return function.bucketOf(value, buckets);
+  }
+
+  /** The partitioning transform of the table's bucketing, {@code hive_v<version>[_varchar]_bucket_<n>(k)}. */
+  org.apache.spark.sql.connector.expressions.Transform bucketTransform() {
+    return HiveBucketFunction.transform(version, bucketHiveType, buckets, bucketColumn);
+  }
+
+  @Override
+  public String name() {
+    return table.identifier().unquotedString();
+  }
+
+  @Override
+  public StructType schema() {
+    return dataThenPartition(dataSchema, partitionSchema);
+  }
+
+  /** Hive's column order: data columns, then partition columns. */
+  static StructType dataThenPartition(StructType data, StructType partition) {
+    StructType out = data;
+    for (StructField f : partition.fields()) {
+      out = out.add(f);
+    }
+    return out;
+  }
+
+  @Override
+  public org.apache.spark.sql.connector.expressions.Transform[] partitioning() {
+    List<org.apache.spark.sql.connector.expressions.Transform> out = new ArrayList<>();
+    for (String c : partitionSchema.fieldNames()) {
+      out.add(org.apache.spark.sql.connector.expressions.Expressions.identity(c));
+    }
+    out.add(bucketTransform());
+    return out.toArray(new org.apache.spark.sql.connector.expressions.Transform[0]);
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    Map<String, String> out = new java.util.HashMap<>(CollectionConverters.asJava(table.properties()));
+    out.put(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_LOCATION, table.location().toString());
+    out.put(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_PROVIDER, "hive");
+    return out;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return EnumSet.of(TableCapability.BATCH_READ);
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    return new BucketScanBuilder(this, options);
+  }
+
+  @Override
+  public String toString() {
+    return "HiveBucketedTable(" + name() + ", " + buckets + " buckets, v" + version + ", " + format + ")";
+  }
+}

@@ -1,0 +1,305 @@
+"""Spark SQL through bucketkit's catalog (io.bucketkit.spark.BucketkitCatalog, docs/sql.md).
+
+Tables are written by Spark's own Hive INSERT and by ``bucketkit.write``; every result is compared
+with the same query planned by Spark itself with the catalog switched off
+(``spark.bucketkit.catalog.enabled=false``: Spark reads its own Hive table, with its shuffles), so
+golden rows never come from bucketkit. Plans are Spark's executed plans (after AQE).
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bucketkit
+from bucketkit.naming import bucket_of, is_spark_hive_insert
+
+SWITCH = "spark.bucketkit.catalog.enabled"
+ROWS = 400  # keys 0..59 and NULLs, several rows per key
+
+
+@contextmanager
+def catalog_off(spark):
+    spark.conf.set(SWITCH, "false")
+    try:
+        yield
+    finally:
+        spark.conf.unset(SWITCH)
+
+
+@contextmanager
+def no_broadcast(spark):
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+
+
+def run(spark, sql):
+    """(sorted rows, executed plan text) of a query, and the same rows planned by Spark alone."""
+    with no_broadcast(spark):
+        df = spark.sql(sql)
+        rows = sorted(df.collect(), key=repr)
+        plan = df._jdf.queryExecution().executedPlan().toString()
+        with catalog_off(spark):
+            golden_df = spark.sql(sql)
+            golden = sorted(golden_df.collect(), key=repr)
+            golden_plan = golden_df._jdf.queryExecution().executedPlan().toString()
+    return rows, plan, golden, golden_plan
+
+
+def source_rows(spark, salt):
+    return spark.sql(f"""
+        SELECT IF(id % 13 = 0, NULL, CAST((id * {salt}) % 60 AS INT)) AS k,
+               CONCAT('v', CAST(id AS STRING)) AS v, CAST(id % 2 AS INT) AS p
+        FROM range({ROWS})""")
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory):
+    """name -> description; every table bucketed on k (INT)."""
+    made = {}
+
+    def hive_insert(name, buckets, salt, props="TBLPROPERTIES ('bucketing_version'='1')"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} (k INT, v STRING) CLUSTERED BY (k) INTO {buckets} BUCKETS "
+                  f"STORED AS ORC {props}")
+        source_rows(spark, salt).select("k", "v").createOrReplaceTempView("sql_catalog_src")
+        spark.sql(f"INSERT INTO {name} SELECT k, v FROM sql_catalog_src")
+        made[name] = "spark-insert"
+
+    hive_insert("sqlc_ins8a", 8, 7)
+    hive_insert("sqlc_ins8b", 8, 11)
+    hive_insert("sqlc_ins16", 16, 5)
+    hive_insert("sqlc_nover", 8, 3, props="")  # no bucketing_version: bucketkit cannot vouch for it
+    for version in (1, 2):
+        for fmt in ("orc", "parquet"):
+            for part in (False, True):
+                name = f"sqlc_bk_v{version}_{fmt}{'_p' if part else ''}"
+                spark.sql(f"DROP TABLE IF EXISTS {name}")
+                df = source_rows(spark, 7 + version)
+                bucketkit.write(df if part else df.drop("p"), "k", 8, table=name, bucketing_version=version,
+                                file_format=fmt, partitioned_by="p" if part else None)
+                made[name] = "bucketkit"
+    spark.sql("DROP TABLE IF EXISTS sqlc_bk_v1_orc16")
+    bucketkit.write(source_rows(spark, 13).drop("p"), "k", 16, table="sqlc_bk_v1_orc16", bucketing_version=1)
+    return made
+
+
+def scans(plan):
+    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit .*", plan)
+
+
+def assert_shuffle_free(plan):
+    assert "Exchange" not in plan, plan
+    assert len(scans(plan)) >= 1, plan
+
+
+JOINS = ["INNER", "LEFT OUTER", "RIGHT OUTER", "FULL OUTER"]
+
+
+@pytest.mark.parametrize("how", JOINS)
+def test_join_of_spark_inserted_tables_has_no_exchange(spark, tables, how):
+    rows, plan, golden, golden_plan = run(
+        spark, f"SELECT a.k AS ak, b.k AS bk, a.v AS av, b.v AS bv FROM sqlc_ins8a a {how} JOIN sqlc_ins8b b "
+               f"ON a.k = b.k")
+    assert_shuffle_free(plan)
+    assert "Exchange" in golden_plan  # Spark alone shuffles these tables
+    assert rows == golden
+    # rows with NULL keys never match, and are kept exactly by the outer side(s)
+    assert any(r.ak is None and r.av is not None for r in rows) == (how in ("LEFT OUTER", "FULL OUTER"))
+    assert any(r.bk is None and r.bv is not None for r in rows) == (how in ("RIGHT OUTER", "FULL OUTER"))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("fmt", ["orc", "parquet"])
+def test_join_of_bucketkit_tables_has_no_exchange(spark, tables, version, fmt):
+    a, b = f"sqlc_bk_v{version}_{fmt}", f"sqlc_bk_v{version}_{fmt}_p"
+    rows, plan, golden, _ = run(spark, f"SELECT * FROM {a} FULL OUTER JOIN {b} USING (k)")
+    assert_shuffle_free(plan)
+    assert rows == golden and len(rows) > ROWS
+
+
+def test_v1_and_v2_tables_are_not_co_partitioned(spark, tables):
+    """Same column, same count, different hashes: Spark must shuffle (bucket i != bucket i)."""
+    rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_bk_v1_orc JOIN sqlc_bk_v2_orc USING (k)")
+    assert "Exchange" in plan
+    assert rows == golden
+
+
+def test_group_by_bucket_key_has_no_exchange(spark, tables):
+    for table in ("sqlc_ins8a", "sqlc_bk_v2_parquet_p"):
+        rows, plan, golden, _ = run(spark, f"SELECT k, count(*) AS n, max(v) AS m FROM {table} GROUP BY k")
+        assert_shuffle_free(plan)
+        assert rows == golden
+
+
+def test_window_on_bucket_key_has_no_exchange(spark, tables):
+    rows, plan, golden, _ = run(
+        spark, "SELECT k, v, row_number() OVER (PARTITION BY k ORDER BY v) AS r FROM sqlc_bk_v2_orc")
+    assert_shuffle_free(plan)
+    assert rows == golden
+
+
+@pytest.mark.parametrize("other", ["sqlc_ins16", "sqlc_bk_v1_orc16"])
+def test_8_by_16_buckets_join_without_exchange(spark, tables, other):
+    rows, plan, golden, _ = run(spark, f"SELECT * FROM sqlc_ins8a JOIN {other} USING (k)")
+    assert_shuffle_free(plan)
+    assert rows == golden and rows
+
+
+@pytest.mark.parametrize("shuffle_one_side", [False, True])
+def test_join_with_an_unbucketed_dataframe_stays_correct(spark, tables, shuffle_one_side):
+    spark.range(0, 80, 3).selectExpr("CAST(id AS INT) AS k", "id * 2 AS w").createOrReplaceTempView("sqlc_plain")
+    spark.conf.set("spark.sql.sources.v2.bucketing.shuffle.enabled", str(shuffle_one_side).lower())
+    try:
+        rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_bk_v2_orc_p a JOIN sqlc_plain b USING (k)")
+    finally:
+        spark.conf.unset("spark.sql.sources.v2.bucketing.shuffle.enabled")
+    assert rows == golden and rows
+    assert scans(plan)
+
+
+def buckets_holding(spark, table, where):
+    """Bucket ids of the files (named by Spark's Hive writer) holding rows matching `where`,
+    found by Spark reading the files unbucketed."""
+    location = spark.sql(f"DESCRIBE FORMATTED {table}").where("col_name = 'Location'").collect()[0][1]
+    files = (spark.read.orc(location).where(where).selectExpr("input_file_name() AS f").distinct().collect())
+    return {int(r.f.rsplit("/", 1)[-1].split("_")[0]) for r in files}
+
+
+def chosen_buckets(scan):
+    return {int(b) for b in re.search(r"buckets=\d+ of \d+ \{([^}]*)\}", scan).group(1).split(", ")}
+
+
+@pytest.mark.parametrize("where", ["k = 3", "k IN (3, 7, 17)", "k IS NULL", "k = 3 OR k <=> 44"])
+def test_point_filters_read_only_matching_buckets(spark, tables, where):
+    rows, plan, golden, _ = run(spark, f"SELECT * FROM sqlc_ins8a WHERE {where}")
+    assert rows == golden and rows
+    expected = buckets_holding(spark, "sqlc_ins8a", where)
+    (scan,) = scans(plan)
+    assert chosen_buckets(scan) == expected
+
+
+def test_partition_filter_prunes_partitions_and_buckets(spark, tables):
+    rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_bk_v2_orc_p WHERE p = 1 AND k IN (4, 9)")
+    assert rows == golden and rows
+    (scan,) = scans(plan)
+    assert "partitions=1 of 2" in scan
+    assert chosen_buckets(scan) == buckets_holding(spark, "sqlc_bk_v2_orc_p", "p = 1 AND k IN (4, 9)")
+
+
+def test_a_table_without_bucketing_version_passes_through(spark, tables):
+    rows, plan, golden, golden_plan = run(spark, "SELECT * FROM sqlc_nover a JOIN sqlc_ins8a b USING (k)")
+    assert rows == golden
+    assert "Exchange" in plan
+    assert not any("sqlc_nover" in s for s in scans(plan))
+
+
+def test_spark_bucketby_tables_pass_through(spark, tables):
+    spark.sql("DROP TABLE IF EXISTS sqlc_bucketby")
+    source_rows(spark, 7).write.bucketBy(8, "k").format("parquet").saveAsTable("sqlc_bucketby")
+    rows, plan, golden, golden_plan = run(spark, "SELECT k, count(*) FROM sqlc_bucketby GROUP BY k")
+    assert rows == golden
+    assert not scans(plan)
+
+
+def test_small_tables_still_broadcast(spark, tables):
+    df = spark.sql("SELECT * FROM sqlc_bk_v1_orc a JOIN sqlc_bk_v2_orc b USING (k)")
+    df.collect()
+    assert "BroadcastHashJoin" in df._jdf.queryExecution().executedPlan().toString()
+
+
+def test_insert_through_the_catalog_reaches_spark_table(spark, tables):
+    spark.sql("DROP TABLE IF EXISTS sqlc_insert")
+    spark.sql("CREATE TABLE sqlc_insert (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='1')")
+    spark.sql("INSERT INTO sqlc_insert VALUES (1, 'a'), (2, 'b')")
+    spark.sql("INSERT INTO sqlc_insert VALUES (3, 'c')")
+    assert sorted(r.k for r in spark.sql("SELECT k FROM sqlc_insert").collect()) == [1, 2, 3]
+    assert scans(spark.sql("SELECT * FROM sqlc_insert")._jdf.queryExecution().executedPlan().toString())
+
+
+def test_commands_see_sparks_own_table(spark, tables):
+    """DDL runs on Spark's V1 table (ResolveSessionCatalog), as without the catalog."""
+    described = {r.col_name: r.data_type for r in spark.sql("DESCRIBE FORMATTED sqlc_bk_v2_orc_p").collect()}
+    assert described["Num Buckets"] == "8" and described["Bucket Columns"] == "[`k`]"
+    assert len(spark.sql("SHOW PARTITIONS sqlc_bk_v2_orc_p").collect()) == 2
+    spark.sql("ANALYZE TABLE sqlc_bk_v2_orc_p COMPUTE STATISTICS")
+    spark.sql("ALTER TABLE sqlc_bk_v2_orc_p ADD IF NOT EXISTS PARTITION (p=7)")
+    assert len(spark.sql("SHOW PARTITIONS sqlc_bk_v2_orc_p").collect()) == 3
+    spark.sql("ALTER TABLE sqlc_bk_v2_orc_p DROP PARTITION (p=7)")
+    (scan,) = scans(spark.sql("SELECT * FROM sqlc_bk_v2_orc_p")._jdf.queryExecution().executedPlan().toString())
+    assert "partitions=2 of 2" in scan
+
+
+NAMES = st.one_of(
+    st.from_regex(r"\A\d{1,7}_\d{1,3}(_copy_\d{1,2})?([_.][a-z0-9._-]{0,12})?\Z"),
+    st.from_regex(r"\A\d{8}_\d{6}_\d{5}_[a-z0-9]{5}_bucket-\d{1,6}([-_.][a-z0-9]{0,6})?\Z"),
+    st.from_regex(r"\Abucket_\d{1,6}(_\d{1,3})?\Z"),
+    st.from_regex(r"\Apart-\d{5}-[0-9a-f-]{8}_\d{5}\.c000(\.snappy)?\.orc\Z"),
+    st.from_regex(r"\A\d{5}_0_part-\d{5}-[0-9a-f-]{34,37}_\d{5}\.c00\d(\.zstd)?\.orc\Z"),
+    st.text(st.sampled_from("0123456789_-.abcopyuket\n\u0085\u2028é٣"), max_size=24),
+)
+
+
+@settings(max_examples=300)
+@given(name=NAMES)
+def test_java_file_to_bucket_mapping_equals_python(spark, name):
+    files = spark._jvm.io.bucketkit.spark.BucketFiles
+    python = bucket_of(name)
+    assert files.bucketOf(name) == (None if python is None else str(python))
+    assert files.isSparkHiveInsert(name) == is_spark_hive_insert(name)
+
+
+def test_java_layout_rules_equal_python_layout(spark, tmp_path):
+    from bucketkit.layout import discover
+
+    cases = {
+        "hive": ["000000_0", "000003_0_copy_1", "000003_0", "_SUCCESS", ".crc"],
+        "original": ["a.orc", "b.orc", "c.orc", "d.orc"],
+    }
+    for name, files in cases.items():
+        d = tmp_path / name
+        d.mkdir()
+        for f in files:
+            (d / f).write_bytes(b"x")
+        java = sorted(spark._jvm.io.bucketkit.spark.BucketFiles.describe(str(d), 4, 1))
+        layout = discover(str(d), 4)
+        python = sorted(f"{b}:{f.name}" for b, fs in layout.partition_layouts[0].buckets.items() for f in fs)
+        assert java == python
+    d = tmp_path / "mismatch"
+    d.mkdir()
+    for f in ("a.orc", "b.orc"):
+        (d / f).write_bytes(b"x")
+    assert spark._jvm.io.bucketkit.spark.BucketFiles.describe(str(d), 4, 1)[0].startswith("doubt:")
+
+
+def test_configure_builder_adds_the_jar_beside_other_jars_and_the_catalog():
+    from pyspark.sql import SparkSession
+
+    from bucketkit.jvmbuild import jar_path
+    from bucketkit.spark.session import CATALOG_CONF, configure_builder
+
+    options = configure_builder(SparkSession.builder.config("spark.jars", "/opt/other.jar"))._options
+    assert options["spark.jars"] == f"/opt/other.jar,{jar_path()}"
+    assert {k: options[k] for k in CATALOG_CONF} == CATALOG_CONF
+    only_jar = configure_builder(SparkSession.builder, catalog=False)._options
+    assert "spark.sql.catalog.spark_catalog" not in only_jar and only_jar["spark.jars"] == str(jar_path())
+
+
+def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables):
+    """Spark's Hive INSERT places rows by the v1 hash whatever bucketing_version says (trust.py)."""
+    spark.sql("DROP TABLE IF EXISTS sqlc_v2_spark_insert")
+    spark.sql("CREATE TABLE sqlc_v2_spark_insert (k INT, v STRING) CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql("INSERT INTO sqlc_v2_spark_insert SELECT k, v FROM sqlc_ins8a")
+    rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_v2_spark_insert WHERE k = 3")
+    assert rows == golden and rows
+    assert not scans(plan)
