@@ -7,6 +7,7 @@ hypothesis values of every bucketable type. Values travel to the JVM as one JSON
 from __future__ import annotations
 
 import datetime
+from contextlib import contextmanager
 import json
 import math
 import os
@@ -276,6 +277,20 @@ def probe(spark, tmp_path_factory):
     return spark
 
 
+@contextmanager
+def spark_settings(spark, conf):
+    """Set Spark settings for a block and put back what was there (the shared session's
+    allowCompatibleTransforms=true must survive: other test files rely on it)."""
+    before = {key: spark.conf.get(key, None) for key in conf}
+    for key, value in conf.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            spark.conf.unset(key) if value is None else spark.conf.set(key, value)
+
+
 def executed(spark, query):
     df = spark.sql(query)
     rows = df.collect()
@@ -294,11 +309,9 @@ def executed(spark, query):
     ("bucket_v2_8", "bucket_v2_8_b", False, False),  # Spark's bucket(n, col) form (one version per catalog)
 ])
 def test_joins_planned_by_spark(probe, left, right, compatible, shuffles):
-    probe.conf.set("spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled", str(compatible).lower())
-    try:
+    compatible_conf = {"spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled": str(compatible).lower()}
+    with spark_settings(probe, compatible_conf):
         rows, plan = executed(probe, f"SELECT a.k, a.v, b.v FROM probe.{left} a JOIN probe.{right} b USING (k)")
-    finally:
-        probe.conf.unset("spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled")
     assert sorted(r.k for r in rows) == list(range(200))  # every key meets its match, shuffled or not
     assert ("Exchange" in plan) == shuffles, plan
 
@@ -347,13 +360,9 @@ def test_join_with_unbucketed_side_shuffles_it_by_our_function(probe, table):
     """With spark.sql.sources.v2.bucketing.shuffle.enabled Spark shuffles only the other side, placing
     its rows by HiveBucketFunction (evaluated in tasks): every key must still meet its match."""
     probe.range(-20, 220).selectExpr("id AS k", "id * 2 AS w").createOrReplaceTempView("other_side")
-    probe.conf.set("spark.sql.sources.v2.bucketing.shuffle.enabled", "true")
-    probe.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    try:
+    with spark_settings(probe, {"spark.sql.sources.v2.bucketing.shuffle.enabled": "true",
+                                "spark.sql.autoBroadcastJoinThreshold": "-1"}):
         rows, plan = executed(probe, f"SELECT a.k, o.w FROM probe.{table} a JOIN other_side o USING (k)")
-    finally:
-        probe.conf.unset("spark.sql.sources.v2.bucketing.shuffle.enabled")
-        probe.conf.unset("spark.sql.autoBroadcastJoinThreshold")
     assert sorted((r.k, r.w) for r in rows) == [(k, 2 * k) for k in range(200)]
     final = plan.split("== Initial Plan ==")[0]
     assert final.count("Exchange") == 1, plan  # the other side only, placed by our function
