@@ -56,6 +56,10 @@ def configure_builder(builder: Any, *, catalog: bool = True) -> Any:
     if jar is None:
         raise JvmBuildError("bucketkit's jar is missing and jvm/src is not there to build it; "
                             "reinstall bucketkit (the wheel ships bucketkit/jars/bucketkit-spark.jar)")
+    return _with_jar(builder, jar, catalog)
+
+
+def _with_jar(builder: Any, jar: Any, catalog: bool) -> Any:
     current = builder._options.get("spark.jars") if hasattr(builder, "_options") else None
     builder = builder.config("spark.jars", ",".join(filter(None, [current, str(jar)])))
     if catalog:
@@ -128,8 +132,9 @@ def get_session(
     settings = {**BUCKETKIT_CONF, **(conf or {})}
     for key, value in settings.items():
         builder = builder.config(key, value)
-    if jar_path() is not None:  # bucketkit's JVM part, beside any jars the caller adds
-        builder = configure_builder(builder, catalog=catalog)
+    jar = jar_path()  # once: it digests jvm/src (and compiles when a source changed)
+    if jar is not None:  # bucketkit's JVM part, beside any jars the caller adds
+        builder = _with_jar(builder, jar, catalog)
         for key in CATALOG_CONF.keys() & (conf or {}).keys():  # the caller's settings win
             builder = builder.config(key, conf[key])
     if hive:
