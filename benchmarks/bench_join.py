@@ -35,6 +35,21 @@ def _rows_df(spark: Any, n: int, seed: int) -> Any:
                     (F.rand(seed) * 100).alias("d")))
 
 
+def write_pair(spark: Any, root: Any, buckets: int, n: int,
+               dirs: tuple[str, str] = ("left", "right")) -> dict[str, str]:
+    """``{"left": path, "right": path}``: ``n`` rows each (seeds 1 and 2) bucketed by ``k`` into
+    ``buckets``, written under ``root`` once per size; later runs reuse them."""
+    import bucketkit
+
+    paths = {"left": str(root / dirs[0]), "right": str(root / dirs[1])}
+    marker = root / "READY"
+    if not marker.exists():
+        for side, seed in (("left", 1), ("right", 2)):
+            bucketkit.write(_rows_df(spark, n, seed), "k", buckets, path=paths[side], mode="overwrite")
+        marker.write_text(str(n))
+    return paths
+
+
 def prepare(spark: Any, n: int) -> dict[str, str]:
     """Write the tables once per size; later runs reuse them."""
     import bucketkit

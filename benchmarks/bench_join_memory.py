@@ -24,7 +24,7 @@ import tempfile
 import time
 from typing import Any
 
-from benchmarks.bench_join import _agg, _rows_df
+from benchmarks.bench_join import _agg, write_pair
 from benchmarks.common import (BenchResult, bench_session, data_dir, descendants, jvm_pid, peak_rss_mb, print_results,
                                scaled, timed_interleaved)
 
@@ -34,16 +34,7 @@ PYSPARK_MEMORY = "600m"
 
 def prepare(spark: Any, n: int) -> dict[str, str]:
     """Write the two tables once per size; later runs reuse them."""
-    import bucketkit
-
-    root = data_dir(f"join-memory-{n}")
-    paths = {"left": str(root / "left"), "right": str(root / "right")}
-    marker = root / "READY"
-    if not marker.exists():
-        for side, seed in (("left", 1), ("right", 2)):
-            bucketkit.write(_rows_df(spark, n, seed), "k", BUCKETS, path=paths[side], mode="overwrite")
-        marker.write_text(str(n))
-    return paths
+    return write_pair(spark, data_dir(f"join-memory-{n}"), BUCKETS, n)
 
 
 def capped_session() -> Any:

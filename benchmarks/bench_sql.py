@@ -18,7 +18,7 @@ import argparse
 import math
 from typing import Any
 
-from benchmarks.bench_join import _agg, _rows_df
+from benchmarks.bench_join import _agg, write_pair
 from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved
 
 BUCKETS = 64
@@ -29,15 +29,7 @@ GROUP = "SELECT count(*), sum(n) FROM (SELECT k, count(*) AS n FROM {l} GROUP BY
 
 def prepare(spark: Any, n: int) -> dict[str, str]:
     """Write the two tables once per size and (re)register them in the catalog."""
-    import bucketkit
-
-    root = data_dir(f"sql-{n}")
-    paths = {"left": str(root / "left64"), "right": str(root / "right64")}
-    marker = root / "READY"
-    if not marker.exists():
-        for side, seed in (("left", 1), ("right", 2)):
-            bucketkit.write(_rows_df(spark, n, seed), "k", BUCKETS, path=paths[side], mode="overwrite")
-        marker.write_text(str(n))
+    paths = write_pair(spark, data_dir(f"sql-{n}"), BUCKETS, n, ("left64", "right64"))
     names = {side: f"bench_sql_{side}_{n}" for side in paths}
     for side, name in names.items():
         spark.sql(f"DROP TABLE IF EXISTS {name}")
