@@ -19,7 +19,7 @@ import contextlib
 import functools
 import posixpath
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Literal, get_args
+from typing import Callable, Iterator, Literal, Sequence, get_args
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -223,7 +223,8 @@ def aborting(tx: Transaction) -> Iterator[None]:
 
 
 def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, recovered: tuple[str, ...] = (),
-             on_committed: Callable[[list[dict[str, str]]], None] | None = None) -> WriteResult:
+             on_committed: Callable[[list[dict[str, str]]], None] | None = None,
+             also_replace: Sequence[str] = ()) -> WriteResult:
     """Name the files staged below ``<tx.staging>/data``, add empty bucket files if asked, commit.
 
     Args:
@@ -233,13 +234,16 @@ def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, rec
         recovered: what recovery did before the write (carried into the result).
         on_committed: called with the values of the partitions written once the new version is
             live (the Spark writer updates the catalog there).
+        also_replace: partition paths the write covers even without rows in them (a SQL
+            ``INSERT ... PARTITION (p='x')``, whose partition exists, and is emptied by an overwrite,
+            whether or not the query returned rows).
     """
     with aborting(tx):
         groups = staged_groups(tx.fs, posixpath.join(tx.staging, STAGED_DATA))
         files = _named_files(tx.fs, tx.spec, tx.write_id, groups)
         if options.create_empty_bucket_files:
             files.update(_empty_bucket_files(tx, groups, next((f.path for f in files.values()), None)))
-    written = sorted({p for p, _ in groups} | ({""} if not tx.spec.partitioned_by else set()))
+    written = sorted({p for p, _ in groups} | set(also_replace) | ({""} if not tx.spec.partitioned_by else set()))
     tx.extra["partitions"] = [parse_partition_path(p) for p in written if p]
     replace = None if options.replaces_table else written
     done = functools.partial(on_committed, tx.extra["partitions"]) if on_committed else None

@@ -18,6 +18,7 @@ from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.metadata import TableSpec, write_spec
 from bucketkit.naming import HIVE
 from bucketkit.partitions import partition_path
+from sparkown import spark_insert
 
 
 def write_arrow_table(root: str, spec: TableSpec, rows: Sequence[dict[str, Any]], *, hive_names: bool = False,
@@ -67,6 +68,6 @@ def write_spark_hive_table(spark: Any, name: str, spec: TableSpec, rows: Sequenc
     df.createOrReplaceTempView(f"{name}_src")
     spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     partition = f"PARTITION ({', '.join(spec.partitioned_by)})" if spec.partitioned_by else ""
-    spark.sql(f"INSERT INTO {name} {partition} SELECT {', '.join(f'`{n}`' for n in names)} FROM {name}_src")
+    spark_insert(spark, f"INSERT INTO {name} {partition} SELECT {', '.join(f'`{n}`' for n in names)} FROM {name}_src")
     location = spark.sql(f"DESCRIBE FORMATTED {name}").where("col_name = 'Location'").collect()[0].data_type
     return location.replace("file:", "", 1) if location.startswith("file:") else location

@@ -18,6 +18,7 @@ from bucketkit._murmur3 import SEED
 from bucketkit.spark.hashexpr import (HIVE_SEED_PREIMAGE, NATIVE_TYPES, native_bucket_id_column,
                                       spark_hash_seed_preimage)
 from hive_oracle import PRIMITIVE_VALUES, HiveOracle
+from sparkown import spark_insert
 
 BUCKETS = 61  # prime: every hash bit matters
 
@@ -121,7 +122,7 @@ def test_spark_hive_writer_files_rebucket_identically(spark, tmp_path):
              datetime.date(1970, 1, 1) + datetime.timedelta(days=rng.randint(-100000, 100000))) for _ in range(2000)]
     rows += [(None, None, None), (1, None, None), (None, -1, datetime.date(2000, 1, 1))]
     spark.createDataFrame(rows, "a int, b bigint, d date").createOrReplaceTempView("hashexpr_src")
-    spark.sql("INSERT INTO hashexpr_t SELECT * FROM hashexpr_src")
+    spark_insert(spark, "INSERT INTO hashexpr_t SELECT * FROM hashexpr_src")
     df = spark.read.orc(str(tmp_path)).withColumn("file", F.input_file_name())
     bucket = native_bucket_id_column(["a", "b", "d"], ["int", "bigint", "date"], 1, BUCKETS)
     got = df.select(F.regexp_extract(F.element_at(F.split("file", "/"), -1), r"^(\d+)_", 1).cast("int").alias("f"),

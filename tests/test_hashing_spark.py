@@ -18,6 +18,7 @@ import pytest
 
 from bucketkit.hashing import bucket_ids, bucket_number, hive_hash
 from bucketkit.spark.hashcol import with_bucket_id
+from sparkown import spark_insert
 
 N_BUCKETS = 7
 _FILE = re.compile(r"^(\d+)_\d+_part-")
@@ -51,7 +52,7 @@ def _write_spark_hive_table(spark, name: str, columns_ddl: str, rows: list[tuple
     keys = ", ".join(c.split()[0] for c in columns_ddl.split(", ") if c.split()[0] != "rid")
     spark.sql(f"CREATE TABLE {name} ({columns_ddl}) CLUSTERED BY ({keys}) INTO {N_BUCKETS} BUCKETS STORED AS ORC")
     spark.createDataFrame(rows, columns_ddl.replace("VARCHAR(10)", "STRING")).createOrReplaceTempView(f"{name}_src")
-    spark.sql(f"INSERT INTO {name} SELECT * FROM {name}_src")
+    spark_insert(spark, f"INSERT INTO {name} SELECT * FROM {name}_src")
     location = spark.sql(f"DESCRIBE FORMATTED {name}").where("col_name = 'Location'").collect()[0].data_type
     return Path(location.removeprefix("file:"))
 

@@ -9,6 +9,7 @@ import bucketkit
 from bucketkit.joinplan import JOIN_TYPES
 
 from joinutil import sort_key, write_table
+from sparkown import spark_insert
 
 COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
 SPARK_SCHEMA = "k bigint, s string, v double"
@@ -130,7 +131,7 @@ def test_spark_hive_writer_table_joins_bucketkit_written_table(spark, tmp_path):
     spark.sql("DROP TABLE IF EXISTS join_hive_side")
     spark.sql("CREATE TABLE join_hive_side (k bigint, s string, v double) CLUSTERED BY (k) INTO 4 BUCKETS "
               "STORED AS ORC")
-    spark.sql("INSERT INTO join_hive_side SELECT * FROM join_src")
+    spark_insert(spark, "INSERT INTO join_hive_side SELECT * FROM join_src")
     rrows = rows_of(list(range(0, 60, 3)) + [None], "r")
     rdf = as_df(spark, rrows)
     bucketkit.write(rdf, "k", 8, path=str(tmp_path / "bk"), bucketing_version=1)

@@ -11,6 +11,7 @@ import pyarrow.orc as orc
 import pytest
 
 from bucketkit import discover
+from sparkown import spark_insert
 
 N = 4
 
@@ -47,8 +48,8 @@ def test_unpartitioned_table_written_by_spark(spark, hive, tmp_path, spark_table
     spark_tables.append("bk_layout_plain")
     spark.sql(f"CREATE TABLE bk_layout_plain (k INT, v STRING) CLUSTERED BY (k) INTO {N} BUCKETS STORED AS ORC "
               f"LOCATION '{tmp_path}/plain'")
-    spark.sql("INSERT INTO bk_layout_plain SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(200)")
-    spark.sql("INSERT INTO bk_layout_plain SELECT CAST(id AS INT), 'again' FROM range(50)")  # append: more files
+    spark_insert(spark, "INSERT INTO bk_layout_plain SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(200)")
+    spark_insert(spark, "INSERT INTO bk_layout_plain SELECT CAST(id AS INT), 'again' FROM range(50)")  # append: more files
     layout = discover(f"{tmp_path}/plain", N)
     part = layout.partition_layouts[0]
     assert layout.partitions == [{}] and part.scheme == "hive"
@@ -62,7 +63,7 @@ def test_partitioned_table_written_by_spark(spark, hive, tmp_path, spark_tables)
     spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
     spark.sql(f"CREATE TABLE bk_layout_parts (k INT, v STRING) PARTITIONED BY (p STRING) "
               f"CLUSTERED BY (k) INTO {N} BUCKETS STORED AS ORC LOCATION '{tmp_path}/parts'")
-    spark.sql("INSERT INTO bk_layout_parts PARTITION (p) SELECT CAST(id AS INT), 'x', "
+    spark_insert(spark, "INSERT INTO bk_layout_parts PARTITION (p) SELECT CAST(id AS INT), 'x', "
               "CASE WHEN id % 3 = 0 THEN 'a/b=c' WHEN id % 3 = 1 THEN 'plain' ELSE NULL END FROM range(120)")
     layout = discover(f"{tmp_path}/parts", N)
     assert layout.partitioned_by == ("p",)

@@ -17,18 +17,9 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.naming import bucket_of, is_spark_hive_insert
+from sparkown import SWITCH, catalog_off, spark_insert
 
-SWITCH = "spark.bucketkit.catalog.enabled"
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
-
-
-@contextmanager
-def catalog_off(spark):
-    spark.conf.set(SWITCH, "false")
-    try:
-        yield
-    finally:
-        spark.conf.unset(SWITCH)
 
 
 @contextmanager
@@ -71,7 +62,7 @@ def tables(spark, tmp_path_factory):
         spark.sql(f"CREATE TABLE {name} (k INT, v STRING) CLUSTERED BY (k) INTO {buckets} BUCKETS "
                   f"STORED AS ORC {props}")
         source_rows(spark, salt).select("k", "v").createOrReplaceTempView("sql_catalog_src")
-        spark.sql(f"INSERT INTO {name} SELECT k, v FROM sql_catalog_src")
+        spark_insert(spark, f"INSERT INTO {name} SELECT k, v FROM sql_catalog_src")
         made[name] = "spark-insert"
 
     hive_insert("sqlc_ins8a", 8, 7)
@@ -216,7 +207,7 @@ def test_small_tables_still_broadcast(spark, tables):
     assert "BroadcastHashJoin" in df._jdf.queryExecution().executedPlan().toString()
 
 
-def test_insert_through_the_catalog_reaches_spark_table(spark, tables):
+def test_insert_through_the_catalog_is_read_bucketed(spark, tables):
     spark.sql("DROP TABLE IF EXISTS sqlc_insert")
     spark.sql("CREATE TABLE sqlc_insert (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
               "TBLPROPERTIES ('bucketing_version'='1')")
@@ -299,7 +290,7 @@ def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables)
     spark.sql("DROP TABLE IF EXISTS sqlc_v2_spark_insert")
     spark.sql("CREATE TABLE sqlc_v2_spark_insert (k INT, v STRING) CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC "
               "TBLPROPERTIES ('bucketing_version'='2')")
-    spark.sql("INSERT INTO sqlc_v2_spark_insert SELECT k, v FROM sqlc_ins8a")
+    spark_insert(spark, "INSERT INTO sqlc_v2_spark_insert SELECT k, v FROM sqlc_ins8a")
     rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_v2_spark_insert WHERE k = 3")
     assert rows == golden and rows
     assert not scans(plan)

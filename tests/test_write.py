@@ -17,6 +17,7 @@ from bucketkit.hashing import bucket_number, hive_hash
 from bucketkit.metadata import read_spec
 from bucketkit.naming import bucket_of
 from bucketkit.spark.writer import routing_keys
+from sparkown import spark_insert
 
 N = 600
 
@@ -98,7 +99,7 @@ def test_v1_placement_matches_sparks_own_hive_bucketed_insert(spark, source, tmp
     spark.sql(f"CREATE TABLE spark_v1 (k bigint, s string, d double, p string) CLUSTERED BY (k) INTO 8 BUCKETS "
               f"STORED AS ORC LOCATION '{tmp_path / 'spark'}'")
     source.createOrReplaceTempView("src")
-    spark.sql("INSERT INTO spark_v1 SELECT * FROM src")
+    spark_insert(spark, "INSERT INTO spark_v1 SELECT * FROM src")
     theirs = {r["k"]: bucket_of(r["file"].rsplit("/", 1)[-1]) for r in read_back(spark, str(tmp_path / "spark"), "orc")}
     bucketkit.write(source, "k", 8, path=str(tmp_path / "ours"), bucketing_version=1)
     ours = {r["k"]: bucket_of(r["file"].rsplit("/", 1)[-1]) for r in read_back(spark, str(tmp_path / "ours"), "orc")}
@@ -236,7 +237,7 @@ def test_cost_follows_rows_not_bucket_count(spark, tmp_path):
     spark.sql(f"CREATE TABLE wide_v1 (k bigint, s string) CLUSTERED BY (k) INTO 99999 BUCKETS STORED AS ORC "
               f"LOCATION '{tmp_path / 'spark'}'")
     df.createOrReplaceTempView("wide_src")
-    spark.sql("INSERT INTO wide_v1 SELECT * FROM wide_src")
+    spark_insert(spark, "INSERT INTO wide_v1 SELECT * FROM wide_src")
     theirs = {r["k"]: bucket_of(r["file"].rsplit("/", 1)[-1]) for r in read_back(spark, str(tmp_path / "spark"), "orc")}
     start = time.perf_counter()
     result = bucketkit.write(df, "k", 99999, path=str(tmp_path / "ours"), bucketing_version=1)

@@ -36,7 +36,7 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
   @Override
   public Table loadTable(Identifier ident, TableContext context, CaseInsensitiveStringMap options)
       throws NoSuchTableException {
-    if (context.timeTravel().isPresent() || !context.writePrivileges().isEmpty()) {
+    if (context.timeTravel().isPresent()) {
       return super.loadTable(ident, context, options);
     }
     Table table = loadTable(ident);
@@ -46,6 +46,10 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
     SparkSession spark = SparkSession.active();
     if (!Boolean.parseBoolean(spark.sessionState().conf().getConfString(ENABLED, "true"))) {
       return table;
+    }
+    if (!context.writePrivileges().isEmpty()) {  // an INSERT's target: hashed with the table's own version
+      HiveBucketedTable target = HiveBucketedTable.forWrite(((V1Table) table).v1Table());
+      return target == null ? table : target;
     }
     try {
       HiveBucketedTable bucketed = HiveBucketedTable.load(spark, ((V1Table) table).v1Table());

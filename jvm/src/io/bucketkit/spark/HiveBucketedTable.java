@@ -16,8 +16,11 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -33,7 +36,7 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>The files are listed once, when the table is loaded for a query, so a query reads one listing.
  */
-public final class HiveBucketedTable implements SupportsRead {
+public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveBucketedTable.class);
   static final String CHAR_VARCHAR = "__CHAR_VARCHAR_TYPE_STRING";
 
@@ -47,7 +50,7 @@ public final class HiveBucketedTable implements SupportsRead {
   final HiveBucketFunction.Bound function;
   final StructType dataSchema;
   final StructType partitionSchema;
-  final List<TablePartition> partitions;
+  final List<TablePartition> partitions;  // null: loaded for a write (not listed)
 
   /** One table partition (the whole table when unpartitioned): its values and bucket files. */
   static final class TablePartition {
@@ -176,6 +179,38 @@ public final class HiveBucketedTable implements SupportsRead {
     return new HiveBucketedTable(t, format(t), version, bucketField(t), parts);
   }
 
+  /**
+   * The bucketkit table an INSERT writes through, or null when Spark's own INSERT should run (the
+   * table is not a Hive bucketed table bucketkit can vouch for, and its rows would be placed by the
+   * v1 hash Spark writes anyway). A {@code bucketing_version=2} table bucketkit cannot write is
+   * refused: Spark's own INSERT would place its rows by the v1 hash, which Hive 3 and Trino read wrong.
+   */
+  static HiveBucketedTable forWrite(CatalogTable t) {
+    String doubt = doubt(t);
+    if (doubt == null) {
+      for (StructField f : t.partitionSchema().fields()) {
+        if (!PartitionPaths.supported(f.dataType())) {
+          doubt = "partition column " + f.name() + " has type " + f.dataType().catalogString()
+              + " (bucketkit's SQL INSERT writes string, integer, boolean and date partitions)";
+        }
+      }
+    }
+    if (doubt == null) {
+      int version = Integer.parseInt(CollectionConverters.asJava(t.properties()).get("bucketing_version").trim());
+      return new HiveBucketedTable(t, format(t), version, bucketField(t), null);
+    }
+    String version = CollectionConverters.asJava(t.properties()).getOrDefault("bucketing_version", "").trim();
+    boolean acid = "true".equalsIgnoreCase(CollectionConverters.asJava(t.properties())
+        .getOrDefault("transactional", "false").trim());
+    if (version.equals("2") && t.bucketSpec().isDefined() && !acid) {
+      throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
+          + " (bucketing_version=2): " + doubt + ". Spark's own INSERT would place its rows by the v1 hash, which "
+          + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...), or set "
+          + BucketkitCatalog.ENABLED + "=false to let Spark write it anyway");
+    }
+    return null;
+  }
+
   int bucketOf(Object value) {
     return function.bucketOf(value, buckets);
   }
@@ -224,12 +259,21 @@ public final class HiveBucketedTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    return partitions != null ? EnumSet.of(TableCapability.BATCH_READ) : EnumSet.of(TableCapability.BATCH_WRITE,
+        TableCapability.TRUNCATE, TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
   }
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    if (partitions == null) {
+      throw new IllegalStateException("bucketkit: " + name() + " was loaded for a write, not listed for reading");
+    }
     return new BucketScanBuilder(this, options);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new BucketWriteBuilder(this, info);
   }
 
   @Override

@@ -1,0 +1,153 @@
+package io.bucketkit.spark;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.spark.sql.classic.SparkSession;
+
+/**
+ * The Python process that commits a SQL INSERT ({@code python -m bucketkit.sqlcommit}): it owns the
+ * write's journal and runs bucketkit's commit protocol, so a SQL INSERT and {@code bucketkit.write}
+ * share one implementation of staging, naming, the directory switch and recovery. Started when
+ * Spark plans the write's batch, asked to commit or abort when the job ends; if the driver dies,
+ * the process reads the end of its input and rolls the write back.
+ */
+final class CommitCoordinator implements AutoCloseable {
+  static final String PYTHON = "spark.bucketkit.python";
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {};
+
+  private final Process process;
+  private final Writer in;
+  private final BufferedReader out;
+  private final String what;
+  final Map<String, Object> begun;
+
+  private CommitCoordinator(Process process, String what) throws IOException {
+    this.process = process;
+    this.what = what;
+    this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+    this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    this.begun = null;
+  }
+
+  private CommitCoordinator(CommitCoordinator c, Map<String, Object> begun) {
+    this.process = c.process;
+    this.what = c.what;
+    this.in = c.in;
+    this.out = c.out;
+    this.begun = begun;
+  }
+
+  /** The Python that runs bucketkit: {@code spark.bucketkit.python}, else PySpark's driver Python, else python3. */
+  static String python(SparkSession spark) {
+    String conf = spark.conf().get(PYTHON, "");
+    if (!conf.isEmpty()) {
+      return conf;
+    }
+    for (String env : new String[] {"PYSPARK_DRIVER_PYTHON", "PYSPARK_PYTHON"}) {
+      String v = System.getenv(env);
+      if (v != null && !v.isEmpty()) {
+        return v;
+      }
+    }
+    String pyspark = spark.conf().get("spark.pyspark.driver.python", spark.conf().get("spark.pyspark.python", ""));
+    return pyspark.isEmpty() ? "python3" : pyspark;
+  }
+
+  /** Start the process and begin the write described by {@code request}; returns once it is begun. */
+  static CommitCoordinator begin(SparkSession spark, String what, Map<String, Object> request) {
+    String python = python(spark);
+    Process p;
+    try {
+      p = new ProcessBuilder(python, "-m", "bucketkit.sqlcommit")
+          .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    } catch (IOException e) {
+      throw new IllegalStateException("bucketkit: " + what + " commits through Python with bucketkit installed; "
+          + "starting '" + python + "' failed (" + e.getMessage() + "); set " + PYTHON + " to that Python", e);
+    }
+    CommitCoordinator c;
+    try {
+      c = new CommitCoordinator(p, what);
+      return new CommitCoordinator(c, c.ask(request));
+    } catch (RuntimeException e) {
+      p.destroyForcibly();
+      throw e;
+    } catch (IOException e) {
+      p.destroyForcibly();
+      throw new IllegalStateException("bucketkit: " + what + ": talking to '" + python + " -m bucketkit.sqlcommit' "
+          + "failed: " + e.getMessage(), e);
+    }
+  }
+
+  private Map<String, Object> ask(Map<String, Object> message) throws IOException {
+    in.write(JSON.writeValueAsString(message));
+    in.write('\n');
+    in.flush();
+    String line = out.readLine();
+    if (line == null) {
+      throw new IllegalStateException("bucketkit: " + what + ": the commit process (python -m bucketkit.sqlcommit) "
+          + "exited without an answer; its error is in the driver's stderr (is bucketkit installed in that Python?)");
+    }
+    Map<String, Object> reply = JSON.readValue(line, MAP);
+    if (reply.containsKey("error")) {
+      throw new IllegalStateException("bucketkit: " + what + " failed: " + reply.get("error") + ": " + reply.get("message"));
+    }
+    return reply;
+  }
+
+  String staging() {
+    return (String) begun.get("staging");
+  }
+
+  @SuppressWarnings("unchecked")
+  static List<Map<String, String>> partitions(Map<String, Object> reply, String key) {
+    return (List<Map<String, String>>) reply.getOrDefault(key, List.of());
+  }
+
+  /** Name the staged files and switch them in; returns what the commit did (rows, files, partitions). */
+  Map<String, Object> commit() {
+    try {
+      return ask(Map.of("commit", true));
+    } catch (IOException e) {
+      throw new IllegalStateException("bucketkit: " + what + ": the commit process failed: " + e.getMessage(), e);
+    } finally {
+      close();
+    }
+  }
+
+  /** Discard the staged files (the process does it; ending its input does it too). */
+  void abort() {
+    try {
+      ask(Map.of("abort", true));
+    } catch (IOException | RuntimeException e) {
+      // the process rolls back on its own when its input ends (closed below)
+    } finally {
+      close();
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      in.close();
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    } catch (IOException e) {
+      process.destroyForcibly();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+  }
+}

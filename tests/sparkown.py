@@ -1,0 +1,29 @@
+"""Spark's own behaviour beside bucketkit's catalog, for golden files and golden results.
+
+The test session runs with bucketkit's catalog (io.bucketkit.spark.BucketkitCatalog), which reads
+Hive bucketed tables as bucketed and writes INSERTs into them with bucketkit's writer. Tests that
+need what Spark itself writes or plans (Spark's Hive INSERT, with its v1 hash and its
+``00000_0_part-*`` names; Spark's unbucketed reads) switch it off for one statement.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+SWITCH = "spark.bucketkit.catalog.enabled"
+
+
+@contextmanager
+def catalog_off(spark):
+    """Spark plans and writes Hive tables its own way inside the block."""
+    spark.conf.set(SWITCH, "false")
+    try:
+        yield
+    finally:
+        spark.conf.unset(SWITCH)
+
+
+def spark_insert(spark, statement: str) -> None:
+    """Run an ``INSERT`` with Spark's own Hive writer (not bucketkit's)."""
+    with catalog_off(spark):
+        spark.sql(statement)

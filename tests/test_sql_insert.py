@@ -1,0 +1,160 @@
+"""SQL INSERT INTO / OVERWRITE through bucketkit's catalog (io.bucketkit.spark.BucketWrite, docs/sql.md).
+
+Golden data never comes from bucketkit's writer: rows are compared with the source query, file
+placement of v1 tables with Spark's own Hive INSERT of the same rows, and v2 placement with
+``validate`` (whose hashing tests/test_hashing*.py hold equal to Hive's own classes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+from sparkown import catalog_off, spark_insert
+
+import bucketkit
+from bucketkit.commit import settle
+from bucketkit.naming import bucket_of, is_spark_hive_insert
+from bucketkit.spark.catalog import load_table
+
+pytestmark = pytest.mark.spark
+
+SOURCE = """SELECT IF(id % 17 = 0, NULL, CAST((id * 7919) % 1000 AS INT)) AS k, CONCAT('v', CAST(id AS STRING)) AS v,
+                   CASE id % 4 WHEN 0 THEN 'a' WHEN 1 THEN 'b/c=d' WHEN 2 THEN 'x y' ELSE NULL END AS p
+            FROM range({n})"""
+
+
+@pytest.fixture(scope="module")
+def src(spark):
+    spark.sql(SOURCE.format(n=600)).createOrReplaceTempView("sqli_src")
+    spark.sql(SOURCE.format(n=90)).selectExpr("k + 5000 AS k", "v", "p").createOrReplaceTempView("sqli_more")
+    return "sqli_src"
+
+
+def create(spark, name, tmp_path, *, version=2, fmt="ORC", buckets=8, partitioned=False, cols="k INT, v STRING",
+           clustered="k"):
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(f"CREATE TABLE {name} ({cols}) {'PARTITIONED BY (p STRING)' if partitioned else ''} "
+              f"CLUSTERED BY ({clustered}) INTO {buckets} BUCKETS STORED AS {fmt} "
+              f"LOCATION '{tmp_path / name}' TBLPROPERTIES ('bucketing_version'='{version}')")
+    return tmp_path / name
+
+
+def rows(spark, sql):
+    with catalog_off(spark):  # Spark's own unbucketed read of the files
+        return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
+
+
+def data_files(root):
+    out = []
+    for d, dirs, files in os.walk(root):
+        dirs[:] = [x for x in dirs if not x.startswith((".", "_"))]
+        out += [os.path.relpath(os.path.join(d, f), root) for f in files if not f.startswith((".", "_"))]
+    return sorted(out)
+
+
+def assert_clean(root):
+    """No staging, journal or old version left beside or inside the table."""
+    settle()
+    parent, name = os.path.split(str(root).rstrip("/"))
+    assert [x for x in os.listdir(parent) if x.startswith(f".{name}.bucketkit") and not x.endswith(".lock")] == []
+    assert not any("_attempt" in f or "staging" in f for f in os.listdir(root))
+
+
+@pytest.mark.parametrize("fmt", ["ORC", "PARQUET"])
+def test_insert_into_v2_table_places_every_row_in_its_v2_bucket(spark, src, tmp_path, fmt):
+    root = create(spark, f"sqli_v2_{fmt.lower()}", tmp_path, fmt=fmt)
+    spark.sql(f"INSERT INTO sqli_v2_{fmt.lower()} SELECT k, v FROM {src}")
+    files = data_files(root)
+    assert len(files) == 8 and sorted(bucket_of(f) for f in files) == list(range(8))  # one Hive-named file per bucket
+    assert all(re.fullmatch(r"00000\d_0_\d{8}_\d{6}_\d{5}_[a-z0-9]{5}\." + fmt.lower(), f) for f in files), files
+    checked = bucketkit.validate(load_table(spark, f"sqli_v2_{fmt.lower()}"))
+    assert checked.ok and checked.rows_checked == 600 and checked.misplaced_rows == 0
+    assert rows(spark, f"SELECT * FROM sqli_v2_{fmt.lower()}") == rows(spark, f"SELECT k, v FROM {src}")
+    assert_clean(root)
+
+
+def test_insert_into_v1_table_places_rows_as_sparks_own_hive_insert(spark, src, tmp_path):
+    create(spark, "sqli_v1_spark", tmp_path, version=1)
+    root = create(spark, "sqli_v1_ours", tmp_path, version=1)
+    spark_insert(spark, f"INSERT INTO sqli_v1_spark SELECT k, v FROM {src}")
+    spark.sql(f"INSERT INTO sqli_v1_ours SELECT k, v FROM {src}")
+    assert all(not is_spark_hive_insert(f) for f in data_files(root))
+
+    def by_bucket(table):
+        out = {}
+        for r in rows(spark, f"SELECT input_file_name(), k, v FROM {table}"):
+            out.setdefault(bucket_of(r[0].rsplit("/", 1)[-1]), set()).add(r[1:])
+        return out
+
+    assert by_bucket("sqli_v1_ours") == by_bucket("sqli_v1_spark")
+
+
+def test_append_adds_files_and_overwrite_replaces_the_table(spark, src, tmp_path):
+    root = create(spark, "sqli_rw", tmp_path)
+    spark.sql(f"INSERT INTO sqli_rw SELECT k, v FROM {src}")
+    first = data_files(root)
+    spark.sql("INSERT INTO sqli_rw SELECT k, v FROM sqli_more")
+    second = data_files(root)
+    assert set(first) < set(second) and len(second) > len(first)
+    assert rows(spark, "SELECT * FROM sqli_rw") == sorted(rows(spark, f"SELECT k, v FROM {src}")
+                                                           + rows(spark, "SELECT k, v FROM sqli_more"), key=repr)
+    spark.sql("INSERT OVERWRITE TABLE sqli_rw SELECT k, v FROM sqli_more")
+    assert not set(data_files(root)) & set(second)
+    assert rows(spark, "SELECT * FROM sqli_rw") == rows(spark, "SELECT k, v FROM sqli_more")
+    assert bucketkit.validate(load_table(spark, "sqli_rw")).ok
+    assert_clean(root)
+
+
+def test_partitioned_inserts_follow_hive_semantics(spark, src, tmp_path):
+    root = create(spark, "sqli_parts", tmp_path, partitioned=True)
+    spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    spark.sql(f"INSERT INTO sqli_parts PARTITION (p) SELECT k, v, p FROM {src}")  # dynamic, incl. NULL and 'b/c=d'
+    spark.sql("INSERT INTO sqli_parts PARTITION (p='s') SELECT k, v FROM sqli_more")  # static
+    expected = rows(spark, f"SELECT k, v, p FROM {src}") + rows(spark, "SELECT k, v, 's' FROM sqli_more")
+    assert rows(spark, "SELECT * FROM sqli_parts") == sorted(expected, key=repr)
+    shown = sorted(r[0] for r in spark.sql("SHOW PARTITIONS sqli_parts").collect())
+    assert shown == ["p=__HIVE_DEFAULT_PARTITION__", "p=a", "p=b%2Fc%3Dd", "p=s", "p=x y"]
+    assert bucketkit.validate(load_table(spark, "sqli_parts")).ok
+    # dynamic overwrite replaces only the partitions written, whatever partitionOverwriteMode says
+    spark.sql("INSERT OVERWRITE TABLE sqli_parts PARTITION (p) SELECT k, v, 'a' FROM sqli_more")
+    got = rows(spark, "SELECT * FROM sqli_parts")
+    expected = [r for r in expected if r[2] != "a"] + rows(spark, "SELECT k, v, 'a' FROM sqli_more")
+    assert got == sorted(expected, key=repr)
+    # a static overwrite empties its partition even when the query has no rows (Hive's behaviour)
+    spark.sql("INSERT OVERWRITE TABLE sqli_parts PARTITION (p='s') SELECT k, v FROM sqli_more WHERE false")
+    assert rows(spark, "SELECT count(*) FROM sqli_parts WHERE p = 's'") == [(0,)]
+    assert rows(spark, "SELECT count(*) FROM sqli_parts WHERE p = 'x y'") == rows(
+        spark, f"SELECT count(*) FROM {src} WHERE p = 'x y'")
+    assert bucketkit.validate(load_table(spark, "sqli_parts")).ok
+    assert_clean(root)
+
+
+def test_a_failing_insert_leaves_the_table_as_it_was(spark, src, tmp_path):
+    root = create(spark, "sqli_fail", tmp_path)
+    spark.sql(f"INSERT INTO sqli_fail SELECT k, v FROM {src}")
+    before = data_files(root)
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(f"INSERT OVERWRITE TABLE sqli_fail SELECT k, IF(k = 500, raise_error('boom'), v) FROM {src}")
+    assert data_files(root) == before
+    assert rows(spark, "SELECT * FROM sqli_fail") == rows(spark, f"SELECT k, v FROM {src}")
+    assert_clean(root)
+
+
+def test_sql_insert_into_a_bucketkit_written_table(spark, src, tmp_path):
+    spark.sql("DROP TABLE IF EXISTS sqli_bk")
+    bucketkit.write(spark.sql(f"SELECT k, v FROM {src}"), "k", 8, table="sqli_bk", bucketing_version=2)
+    spark.sql("INSERT INTO sqli_bk SELECT k, v FROM sqli_more")
+    table = load_table(spark, "sqli_bk")
+    assert bucketkit.validate(table).ok
+    assert rows(spark, "SELECT count(*) FROM sqli_bk") == [(690,)]
+
+
+def test_multi_column_v2_table_is_refused_and_v1_left_to_spark(spark, src, tmp_path):
+    create(spark, "sqli_multi2", tmp_path, clustered="k, v")
+    with pytest.raises(Exception, match=r"cannot INSERT into .*sqli_multi2.*bucketkit.write"):
+        spark.sql(f"INSERT INTO sqli_multi2 SELECT k, v FROM {src}")
+    root = create(spark, "sqli_multi1", tmp_path, version=1, clustered="k, v")
+    spark.sql(f"INSERT INTO sqli_multi1 SELECT k, v FROM {src}")
+    assert data_files(root) and all(is_spark_hive_insert(f) for f in data_files(root))  # Spark's own writer

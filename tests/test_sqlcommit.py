@@ -1,0 +1,68 @@
+"""bucketkit.sqlcommit, the commit process of SQL INSERTs, driven as the JVM drives it (no Spark)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+
+import pyarrow as pa
+import pyarrow.orc as orc
+
+from bucketkit.metadata import TableSpec, write_spec
+from bucketkit.sqlcommit import serve
+
+SPEC = TableSpec(("k",), ("int",), 4, bucketing_version=2, columns=(("k", "int"), ("v", "string")))
+
+
+def talk(lines):
+    out = io.StringIO()
+    status = serve(io.StringIO("".join(json.dumps(m) + "\n" for m in lines)), out)
+    return status, [json.loads(x) for x in out.getvalue().splitlines()]
+
+
+def request(root, spec=SPEC, mode="append"):
+    return {"table": "db.t", "location": f"file:{root}", "spec": spec.to_dict(), "mode": mode}
+
+
+def test_end_of_input_rolls_the_write_back(tmp_path):
+    root = tmp_path / "t"
+    root.mkdir()
+    status, replies = talk([request(root)])
+    assert status == 0 and replies[-1] == {"aborted": True}
+    assert [x for x in os.listdir(tmp_path) if not x.endswith(".lock")] == ["t"]  # no journal, no next version
+    assert os.listdir(root) == []
+
+
+def test_a_catalog_spec_disagreeing_with_bucketkit_metadata_is_an_error(tmp_path):
+    root = tmp_path / "t"
+    root.mkdir()
+    write_spec(str(root), SPEC.with_(bucket_count=8))
+    status, replies = talk([request(root), {"commit": True}])
+    assert status == 1 and replies[0]["error"] == "SpecMismatchError"
+    assert "db.t" in replies[0]["message"] and "bucket_count" in replies[0]["message"]
+
+
+def test_staged_files_are_committed_with_hive_names(tmp_path):
+    root = tmp_path / "t"
+    root.mkdir()
+    r_in, w_in = os.pipe()
+    r_out, w_out = os.pipe()
+    stdin, to_proc = os.fdopen(r_in, "r"), os.fdopen(w_in, "w")
+    from_proc, stdout = os.fdopen(r_out, "r"), os.fdopen(w_out, "w")
+    result = {}
+    worker = threading.Thread(target=lambda: result.setdefault("status", serve(stdin, stdout)))
+    worker.start()
+    to_proc.write(json.dumps(request(root)) + "\n")
+    to_proc.flush()
+    staging = json.loads(from_proc.readline())["staging"][len("file://"):]
+    os.makedirs(f"{staging}/bucketkit_bucket=2")
+    orc.write_table(pa.table({"k": pa.array([7], pa.int32()), "v": ["x"]}), f"{staging}/bucketkit_bucket=2/part-0.orc")
+    to_proc.write(json.dumps({"commit": True}) + "\n")
+    to_proc.flush()
+    done = json.loads(from_proc.readline())
+    worker.join(10)
+    assert result["status"] == 0 and done["rows"] == 1 and done["files"] == 1 and done["partitions"] == []
+    files = [f for f in os.listdir(root) if not f.startswith((".", "_"))]
+    assert files == [f"000002_0_{done['write_id']}.orc"]
