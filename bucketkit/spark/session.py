@@ -65,6 +65,8 @@ def _with_jar(builder: Any, jar: Any, catalog: bool) -> Any:
     if catalog:
         for key, value in CATALOG_CONF.items():
             builder = builder.config(key, value)
+        # SQL INSERTs through the catalog commit with this Python's bucketkit (python -m bucketkit.sqlcommit)
+        builder = builder.config("spark.bucketkit.python", sys.executable)
     return builder
 
 

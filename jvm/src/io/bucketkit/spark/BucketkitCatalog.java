@@ -19,8 +19,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@link HiveBucketedTable}s: their scans report Hive bucketing, so Spark SQL joins, aggregates
  * and filters on the bucket column without an Exchange and reads only the matching buckets.
  *
- * <p>Configure as {@code spark.sql.catalog.spark_catalog=io.bucketkit.spark.BucketkitCatalog}. Every
- * other table, every write (INSERT, CTAS targets), time travel and DDL see Spark's own table. Set
+ * <p>Configure as {@code spark.sql.catalog.spark_catalog=io.bucketkit.spark.BucketkitCatalog}. An
+ * INSERT INTO / OVERWRITE of such a table writes through {@link BucketWrite} (the table's own hash,
+ * one file per bucket, bucketkit's commit). Every other table, CTAS targets, time travel and DDL
+ * see Spark's own table. Set
  * {@code spark.bucketkit.catalog.enabled=false} in a session to turn the wrapping off at run time.
  */
 public class BucketkitCatalog extends DelegatingCatalogExtension {
@@ -29,9 +31,10 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
   private static final String RELATION_RESOLUTION = "org.apache.spark.sql.catalyst.analysis.RelationResolution";
 
   /**
-   * Spark resolves every table through this overload. Only a relation a query reads (no time travel,
-   * no write privileges, see {@link #resolvingQueryRelation}) may be a bucketed table: writes, time
-   * travel and commands get Spark's own table and behave as without this catalog.
+   * Spark resolves every table through this overload. Only a relation the analyzer resolves (see
+   * {@link #resolvingQueryRelation}) without time travel may be a bucketed table: read by a query,
+   * or written by an INSERT (write privileges asked). Time travel and commands get Spark's own
+   * table and behave as without this catalog.
    */
   @Override
   public Table loadTable(Identifier ident, TableContext context, CaseInsensitiveStringMap options)
