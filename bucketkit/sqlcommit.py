@@ -16,7 +16,9 @@ lines over stdin/stdout:
    "write_id"}`` once the new version is live; ``{"abort": true}`` or end of input (the JVM
    died) -> the staged files are discarded.
 
-Any failure replies ``{"error": <bucketkit exception class>, "message": ...}`` and exits 1.
+Any failure replies ``{"error": <bucketkit exception class>, "message": ...}`` and exits 1. The JVM
+starts the process early (while Spark runs the query) and may keep one waiting for the next
+write; end of input before a request ends it quietly.
 Nothing here imports pyspark.
 """
 
@@ -64,8 +66,11 @@ def serve(stdin: IO[str], stdout: IO[str]) -> int:
         stdout.write(json.dumps(message) + "\n")
         stdout.flush()
 
+    first = stdin.readline()
+    if not first:  # a warm process whose driver ended before any write needed it
+        return 0
     try:
-        request = json.loads(stdin.readline())
+        request = json.loads(first)
         target, spec = _target(request)
         options = WriteOptions(request["mode"], request.get("overwrite_scope", "table"))
         recovered = recover(target.root, filesystem=target.filesystem)

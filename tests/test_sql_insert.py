@@ -158,3 +158,31 @@ def test_multi_column_v2_table_is_refused_and_v1_left_to_spark(spark, src, tmp_p
     root = create(spark, "sqli_multi1", tmp_path, version=1, clustered="k, v")
     spark.sql(f"INSERT INTO sqli_multi1 SELECT k, v FROM {src}")
     assert data_files(root) and all(is_spark_hive_insert(f) for f in data_files(root))  # Spark's own writer
+
+
+def test_open_files_are_bounded_and_extra_files_stay_valid(spark, src, tmp_path):
+    root = create(spark, "sqli_bounded", tmp_path)
+    spark.conf.set("spark.bucketkit.write.maxOpenFiles", "1")
+    try:
+        spark.sql(f"INSERT INTO sqli_bounded SELECT k, v FROM {src}")
+    finally:
+        spark.conf.unset("spark.bucketkit.write.maxOpenFiles")
+    files = data_files(root)
+    assert len(files) > 8 and any("_copy_" in f for f in files)  # several files per bucket, Hive's copy names
+    assert bucketkit.validate(load_table(spark, "sqli_bounded")).ok
+    assert rows(spark, "SELECT * FROM sqli_bounded") == rows(spark, f"SELECT k, v FROM {src}")
+
+
+def test_sorted_by_tables_get_sorted_files(spark, src, tmp_path):
+    import pyarrow.orc as orc
+
+    spark.sql("DROP TABLE IF EXISTS sqli_sorted")
+    spark.sql(f"CREATE TABLE sqli_sorted (k INT, v STRING) CLUSTERED BY (k) SORTED BY (k) INTO 8 BUCKETS STORED AS ORC "
+              f"LOCATION '{tmp_path / 'sqli_sorted'}' TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql(f"INSERT INTO sqli_sorted SELECT k, v FROM {src}")
+    files = data_files(tmp_path / "sqli_sorted")
+    assert len(files) == 8
+    for f in files:
+        keys = orc.read_table(str(tmp_path / "sqli_sorted" / f)).column("k").to_pylist()
+        assert keys == sorted(keys, key=lambda x: (x is not None, x)), f  # NULLs first, as Spark's ASC sorts
+    assert bucketkit.validate(load_table(spark, "sqli_sorted")).ok

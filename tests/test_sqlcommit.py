@@ -66,3 +66,7 @@ def test_staged_files_are_committed_with_hive_names(tmp_path):
     assert result["status"] == 0 and done["rows"] == 1 and done["files"] == 1 and done["partitions"] == []
     files = [f for f in os.listdir(root) if not f.startswith((".", "_"))]
     assert files == [f"000002_0_{done['write_id']}.orc"]
+
+
+def test_a_warm_process_whose_driver_ends_exits_quietly():
+    assert talk([]) == (0, [])

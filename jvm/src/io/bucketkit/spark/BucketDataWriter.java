@@ -29,9 +29,11 @@ import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.util.SerializableConfiguration;
 
 /**
- * One write task of a SQL INSERT: rows arrive clustered and sorted by (partition, bucket) (the
- * distribution and ordering {@link BucketWrite} requires), and each (partition, bucket) group
- * becomes one file written by Spark's own ORC/Parquet {@link OutputWriter}.
+ * One write task of a SQL INSERT: rows arrive clustered by (partition, bucket) (the distribution
+ * {@link BucketWrite} requires), and each (partition, bucket) group becomes one file written by
+ * Spark's own ORC/Parquet {@link OutputWriter}: sorted by (partition, bucket, SORTED BY columns)
+ * for partitioned or sorted tables, one file open at a time; unsorted for the others, one file
+ * open per bucket the task holds (sorting would cost more than the open files).
  *
  * <p>The layout is the one {@code bucketkit.writing.finalize} names and commits, the same as
  * {@code bucketkit.write}'s Spark stage: {@code <staging>/<k=v/...>/bucketkit_bucket=<b>/part-*}.
@@ -68,10 +70,12 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     final HiveBucketFunction.Bound function;
     final int buckets;
     final String jobTracker;
+    final boolean sorted;  // rows arrive sorted by (partition, bucket): one file open at a time
+    final int maxOpenFiles;
 
     Factory(Configuration conf, OutputWriterFactory writers, String staging, StructType dataSchema,
             String[] partitionNames, DataType[] partitionTypes, int keyOrdinal, DataType keyType,
-            HiveBucketFunction.Bound function, int buckets, String jobTracker) {
+            HiveBucketFunction.Bound function, int buckets, String jobTracker, boolean sorted, int maxOpenFiles) {
       this.conf = new SerializableConfiguration(conf);
       this.writers = writers;
       this.staging = staging;
@@ -83,6 +87,8 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
       this.function = function;
       this.buckets = buckets;
       this.jobTracker = jobTracker;
+      this.sorted = sorted;
+      this.maxOpenFiles = maxOpenFiles;
     }
 
     @Override
@@ -101,6 +107,8 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
   private String partition = "";
   private int bucket = -1;
   private OutputWriter current;
+  private final OutputWriter[] byBucket;  // unsorted input: the open file of each bucket (else null)
+  private int open;
   private final List<String> files = new ArrayList<>();
   private long rows;
 
@@ -119,6 +127,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     this.context = new TaskAttemptContextImpl(conf, id);
     this.extension = f.writers.getFileExtension(context);
     this.lastValues = new Object[f.partitionNames.length];
+    this.byBucket = f.sorted ? null : new OutputWriter[f.buckets];
     if (f.partitionNames.length > 0) {
       List<Object> ordinals = new ArrayList<>();
       for (int i = 0; i < f.dataSchema.length(); i++) {
@@ -136,7 +145,9 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     boolean moved = f.partitionNames.length > 0 && partitionChanged(row);
     Object key = row.isNullAt(f.keyOrdinal) ? null : row.get(f.keyOrdinal, f.keyType);
     int b = f.function.bucketOf(key, f.buckets);
-    if (current == null || moved || b != bucket) {
+    if (byBucket != null) {
+      current = byBucket[b] != null ? byBucket[b] : openUnsorted(b);
+    } else if (current == null || moved || b != bucket) {
       open(b);
     }
     if (dataRow != null) {
@@ -172,13 +183,46 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
   private void open(int b) throws IOException {
     closeCurrent();
     bucket = b;
+    current = newFile(b);
+  }
+
+  private OutputWriter newFile(int b) {
     String rel = partition + BUCKET_DIR + b + "/" + prefix + "-" + files.size() + extension;
     files.add(rel);
-    current = f.writers.newInstance(new Path(attemptDir, rel).toString(), f.dataSchema, context);
+    return f.writers.newInstance(new Path(attemptDir, rel).toString(), f.dataSchema, context);
+  }
+
+  /**
+   * Unsorted rows of an unpartitioned table: one open file per bucket the task meets. Past
+   * {@link Factory#maxOpenFiles} open files, all are closed and later rows of those buckets go to
+   * new files (more files, all valid: Hive's {@code _copy_N} names), which bounds the memory.
+   */
+  private OutputWriter openUnsorted(int b) {
+    if (open == f.maxOpenFiles) {
+      closeAll();
+    }
+    open++;
+    return byBucket[b] = newFile(b);
+  }
+
+  private void closeAll() {
+    current = null;
+    if (byBucket != null) {
+      for (int i = 0; i < byBucket.length; i++) {
+        if (byBucket[i] != null) {
+          OutputWriter w = byBucket[i];
+          byBucket[i] = null;
+          w.close();
+        }
+      }
+      open = 0;
+    }
   }
 
   private void closeCurrent() {
-    if (current != null) {
+    if (byBucket != null) {
+      closeAll();
+    } else if (current != null) {
       OutputWriter w = current;
       current = null;
       w.close();

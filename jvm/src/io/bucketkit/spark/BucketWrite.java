@@ -48,6 +48,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code bucketkit.write} does. The catalog then learns the partitions written.
  */
 final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
+  /** Open files per task of an unsorted write before they are closed (and later rows start new files). */
+  static final String MAX_OPEN_FILES = "spark.bucketkit.write.maxOpenFiles";
   private final HiveBucketedTable table;
   private final LogicalWriteInfo info;
   private final boolean overwrite;
@@ -77,8 +79,16 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     return Distributions.clustered(keys.toArray(new Expression[0]));
   }
 
+  /** Whether the tasks get their rows sorted: a partitioned table (groups unbounded) or SORTED BY files. */
+  private boolean sorted() {
+    return !table.partitionSchema.isEmpty() || !table.table.bucketSpec().get().sortColumnNames().isEmpty();
+  }
+
   @Override
   public SortOrder[] requiredOrdering() {
+    if (!sorted()) {
+      return new SortOrder[0];
+    }
     List<SortOrder> out = new ArrayList<>();
     for (Expression e : partitionRefs()) {
       out.add(Expressions.sort(e, SortDirection.ASCENDING));
@@ -103,6 +113,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
 
   @Override
   public BatchWrite toBatch() {
+    CommitCoordinator.warm(SparkSession.active());
     return this;
   }
 
@@ -184,7 +195,8 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
       OutputWriterFactory writers = format.prepareWrite(spark, job, options, dataSchema);
       return new BucketDataWriter.Factory(job.getConfiguration(), writers, coordinator.staging(), dataSchema, partNames,
           partTypes, key, query.fields()[key].dataType(), table.function, table.buckets,
-          "bucketkit" + System.currentTimeMillis());
+          "bucketkit" + System.currentTimeMillis(), sorted(),
+          Integer.parseInt(spark.conf().get(MAX_OPEN_FILES, "256").trim()));
     } catch (IOException | RuntimeException e) {
       coordinator.abort();
       throw e instanceof IOException ? new UncheckedIOException("bucketkit: preparing " + what() + " failed",
