@@ -186,3 +186,16 @@ def test_sorted_by_tables_get_sorted_files(spark, src, tmp_path):
         keys = orc.read_table(str(tmp_path / "sqli_sorted" / f)).column("k").to_pylist()
         assert keys == sorted(keys, key=lambda x: (x is not None, x)), f  # NULLs first, as Spark's ASC sorts
     assert bucketkit.validate(load_table(spark, "sqli_sorted")).ok
+
+
+def test_a_missing_commit_python_is_named_and_nothing_is_written(spark, src, tmp_path):
+    root = create(spark, "sqli_nopython", tmp_path)
+    spark.conf.set("spark.bucketkit.python", str(tmp_path / "no-such-python"))
+    try:
+        with pytest.raises(Exception, match=r"starting '.*no-such-python' failed.*spark\.bucketkit\.python"):
+            spark.sql(f"INSERT INTO sqli_nopython SELECT k, v FROM {src}")
+    finally:
+        spark.conf.set("spark.bucketkit.python", __import__("sys").executable)
+    assert data_files(root) == []
+    spark.sql(f"INSERT INTO sqli_nopython SELECT k, v FROM {src}")  # the next INSERT works
+    assert len(data_files(root)) == 8
