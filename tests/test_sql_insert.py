@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 from sparkown import catalog_off, spark_insert
 
 import bucketkit
-from bucketkit.commit import settle
+from bucketkit.commit import RETIRE_GRACE, settle
 from bucketkit.naming import bucket_of, is_spark_hive_insert
 from bucketkit.spark.catalog import load_table
 
@@ -55,10 +56,17 @@ def data_files(root):
 
 
 def assert_clean(root):
-    """No staging, journal or old version left beside or inside the table."""
+    """No staging, journal or old version left beside or inside the table (the commit process
+    deletes a switched-out version after bucketkit.commit.RETIRE_GRACE, on its own)."""
     settle()
     parent, name = os.path.split(str(root).rstrip("/"))
-    assert [x for x in os.listdir(parent) if x.startswith(f".{name}.bucketkit") and not x.endswith(".lock")] == []
+    deadline = time.time() + 10 * RETIRE_GRACE + 5
+    while True:
+        left = [x for x in os.listdir(parent) if x.startswith(f".{name}.bucketkit") and not x.endswith(".lock")]
+        if not left or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    assert left == []
     assert not any("_attempt" in f or "staging" in f for f in os.listdir(root))
 
 

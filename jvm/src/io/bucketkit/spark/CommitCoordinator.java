@@ -8,7 +8,6 @@ import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -170,18 +169,17 @@ final class CommitCoordinator implements AutoCloseable {
     }
   }
 
+  /**
+   * Ends the conversation without waiting for the process to exit: after a commit it deletes the
+   * switched-out version once readers had their grace period ({@code bucketkit.commit.RETIRE_GRACE}),
+   * which the INSERT need not wait for.
+   */
   @Override
   public void close() {
     try {
       in.close();
-      if (!process.waitFor(60, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-      }
     } catch (IOException e) {
-      process.destroyForcibly();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      process.destroyForcibly();
+      process.destroy();
     }
   }
 }
