@@ -139,6 +139,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.spark  # starts its own Spark: run it under the Spark lock with the others
 def test_a_session_without_the_jar_writes_through_the_fallback(tmp_path):
     """A user's own session (no configure_builder): no JVM column, the Arrow UDF places the rows."""
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
