@@ -4,8 +4,10 @@ Kernels: ``bucketkit.hashing.bucket_ids`` over 10M Arrow values per case (v1/v2 
 ~16-byte strings), reported as rows per CPU-second of this single-threaded process, i.e. per core
 (robust to other load on the machine); the issue's goals are >= 200 M rows/s for v1 int/bigint
 and >= 20 M rows/s for v2 strings. Spark: ``with_bucket_id`` on a 10M-row DataFrame next to Spark's
-own ``hash()`` column on the same data, both forced with a ``noop`` write, in alternating rounds.
-Integer keys take the JVM expression (``bucketkit.spark.hashexpr``), strings the scalar Arrow UDF.
+own ``hash()`` column on the same data, both forced with a ``noop`` write, in alternating rounds:
+the JVM column bucketkit uses when the session has its jar (``io.bucketkit.spark.HiveBucketColumn``),
+and the two fallbacks without it (the Spark SQL expression of ``bucketkit.spark.hashexpr`` for
+integer keys, the scalar Arrow UDF otherwise).
 """
 
 from __future__ import annotations
@@ -52,16 +54,29 @@ def _kernel_results(n: int) -> list[BenchResult]:
 def _spark_results(n: int) -> list[BenchResult]:
     from pyspark.sql import functions as F
 
-    from bucketkit.spark.hashcol import with_bucket_id
+    from bucketkit.hashing import BucketFunction
+    from bucketkit.spark.hashcol import arrow_bucket_id_column, bucket_id_column, jvm_column_class
+    from bucketkit.spark.hashexpr import native_bucket_id_column
 
     spark = bench_session()
+    assert jvm_column_class(spark) is not None, "the benchmark session has no bucketkit jar"
     df = spark.range(n).select(F.col("id").alias("k"),
                                F.concat(F.lit("user-"), F.lpad(F.col("id").cast("string"), 11, "0")).alias("s"))
+    cases = [  # label, key columns, Hive types, how the column is built
+        ("bigint (JVM column)", ["k"], ["bigint"], lambda c, t: bucket_id_column(c, t, 2, BUCKETS, spark=spark)),
+        ("string (JVM column)", ["s"], ["string"], lambda c, t: bucket_id_column(c, t, 2, BUCKETS, spark=spark)),
+        ("bigint, string (JVM column)", ["k", "s"], ["bigint", "string"],
+         lambda c, t: bucket_id_column(c, t, 2, BUCKETS, spark=spark)),
+        # what sessions without bucketkit's jar get
+        ("bigint (SQL expression, no jar)", ["k"], ["bigint"],
+         lambda c, t: native_bucket_id_column(c, t, 2, BUCKETS)),
+        ("string (Arrow UDF, no jar)", ["s"], ["string"],
+         lambda c, t: arrow_bucket_id_column(c, BucketFunction(2, tuple(t), BUCKETS))),
+    ]
     results = []
-    for label, columns, types in (("bigint (JVM expression)", ["k"], ["bigint"]),
-                                  ("string (Arrow UDF)", ["s"], ["string"])):
-        def ours(columns=columns, types=types):
-            with_bucket_id(df, columns, types, 2, BUCKETS).write.format("noop").mode("overwrite").save()
+    for label, columns, types, column in cases:
+        def ours(columns=columns, types=types, column=column):
+            df.withColumn("_b", column(columns, types)).write.format("noop").mode("overwrite").save()
 
         def spark_hash(columns=columns):
             df.withColumn("_h", F.hash(*columns)).write.format("noop").mode("overwrite").save()

@@ -11,8 +11,8 @@ is measured by ``bench_hashing``.
 The input's partition count decides how many files Spark's INSERT writes, so it is measured twice:
 in 2 partitions (one per core of ``local[2]``: Spark's best case, 128 files) and in 16 (as a
 300 MB input read from a lake in small splits, or after a shuffle, arrives: 1,024 files). A third
-row buckets by the string column instead (2 partitions), where bucket ids come from the Arrow UDF
-rather than the JVM expression; it carries no goal. Each row also times the exchange alone (bucket
+row buckets by the string column instead (2 partitions), whose bucket ids came from the Arrow UDF
+before bucketkit's JVM column covered every key type; it carries no goal. Each row also times the exchange alone (bucket
 ids + the shuffle that brings every bucket to one task, into a ``noop`` sink): the part of the work
 one file per bucket needs and Spark's tasks x buckets files do not, and a plain unbucketed ORC
 write of the same rows. Their sum over Spark's time is the ``floor`` ratio: no write that moves

@@ -14,6 +14,7 @@ Hive's v1 ``ObjectInspectorUtils.hashCode``.
 from __future__ import annotations
 
 import datetime
+import math
 
 from hypothesis import strategies as st
 from py4j.java_collections import ListConverter
@@ -146,6 +147,23 @@ PRIMITIVE_VALUES = {
     "varchar(12)": st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12),
     "date": st.dates(),
 }
+# Every bucketable type, nested ones included, for properties that run once per type.
+TYPES = [*sorted(PRIMITIVE_VALUES), "array<int>", "array<varchar(12)>", "map<string,double>",
+         "map<date,array<bigint>>"]
+
+# Values where hashes go wrong first: NaN, -0.0 apart from 0.0, dates before 1970 (negative days),
+# extreme integers, trailing spaces, 4-byte UTF-8.
+EDGES = {
+    "float": [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1e-45, -1e-45, 3.4028234663852886e38, 1.5],
+    "double": [0.0, -0.0, math.nan, math.inf, -math.inf, 5e-324, 1.7976931348623157e308, 0.1, -2.5],
+    "date": [EPOCH, datetime.date(1969, 12, 31), datetime.date(1, 1, 1), datetime.date(1582, 10, 4),
+             datetime.date(9999, 12, 31)],
+    "bigint": [0, -1, 2**63 - 1, -(2**63), 2**32, -(2**32)],
+    "tinyint": [-128, 127, -1],
+    "string": ["", "a", "é", "日本語", "😀", "\x7f\x80", "abc ", "ab\x00"],
+    "varchar(4)": ["", "ab  ", "😀", "é"],
+}
+
 primitive_types = st.sampled_from(sorted(PRIMITIVE_VALUES))
 hive_types = st.recursive(
     primitive_types,

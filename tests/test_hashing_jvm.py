@@ -6,7 +6,6 @@ hypothesis values of every bucketable type. Values travel to the JVM as one JSON
 
 from __future__ import annotations
 
-import datetime
 from contextlib import contextmanager
 import json
 import math
@@ -17,7 +16,7 @@ import zipfile
 
 import pyarrow as pa
 import pytest
-from hive_oracle import EPOCH, PRIMITIVE_VALUES, HiveOracle, values_of
+from hive_oracle import EDGES, EPOCH, PRIMITIVE_VALUES, TYPES, HiveOracle, values_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,8 +26,6 @@ from bucketkit.hivetypes import arrow_type_of_hive, parse_hive_type
 from bucketkit.javacheck import java_tool
 from bucketkit.jvmbuild import JAR, pyspark_jars
 
-TYPES = [*sorted(PRIMITIVE_VALUES), "array<int>", "array<varchar(12)>", "map<string,double>",
-         "map<date,array<bigint>>"]
 # Spark equates 0.0 and -0.0 in joins and groups, Hive hashes them apart: no bucket function on them.
 FUNCTION_TYPES = [t for t in TYPES if "float" not in t and "double" not in t]
 
@@ -218,16 +215,6 @@ def test_reducer_only_between_equal_hashes(jvm):
 
 # --------------------------------------------------------------------------- edge cases, all paths
 
-EDGES = {
-    "float": [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1e-45, -1e-45, 3.4028234663852886e38, 1.5],
-    "double": [0.0, -0.0, math.nan, math.inf, -math.inf, 5e-324, 1.7976931348623157e308, 0.1, -2.5],
-    "date": [EPOCH, datetime.date(1969, 12, 31), datetime.date(1, 1, 1), datetime.date(1582, 10, 4),
-             datetime.date(9999, 12, 31)],
-    "bigint": [0, -1, 2**63 - 1, -(2**63), 2**32, -(2**32)],
-    "tinyint": [-128, 127, -1],
-    "string": ["", "a", "é", "日本語", "😀", "\x7f\x80", "abc ", "ab\x00"],
-    "varchar(4)": ["", "ab  ", "😀", "é"],
-}
 
 
 @pytest.mark.parametrize("version", [1, 2])

@@ -1,15 +1,26 @@
 """Add a Hive bucket-id column to a Spark DataFrame.
 
-Integer-like keys (boolean, tinyint, smallint, int, bigint, date) get a plain Spark SQL expression
-(:mod:`bucketkit.spark.hashexpr`), evaluated in the JVM. Other keys (strings, varchar, floating
-point, arrays, maps) get a scalar Arrow UDF that runs
-:meth:`bucketkit.hashing.BucketFunction.bucket_ids` on batches of the key columns in the Python
-workers: Spark's own ``hash()`` is Murmur3 with seed 42 and Spark's string encoding, and Spark
-exposes Hive's v1 hash only inside its Hive writer.
+Three ways to the same ids, cheapest first, chosen once per key spec:
+
+1. In a session whose JVM has bucketkit's jar (every :func:`bucketkit.spark.session.get_session`
+   session, and sessions set up with ``configure_builder``), a JVM column for every key type and
+   any number of key columns: ``io.bucketkit.spark.HiveBucketColumn`` calls the jar's ``HiveHash``
+   from Spark's generated code, as cheap as Spark's own ``hash()`` (benchmarks/RESULTS.md). Whether
+   the class is there is asked once per session.
+2. Without the jar, integer-like keys (boolean, tinyint, smallint, int, bigint, date) get a plain
+   Spark SQL expression (:mod:`bucketkit.spark.hashexpr`), also evaluated in the JVM.
+3. Otherwise (strings, varchar, floating point, arrays, maps without the jar; Spark Connect) a
+   scalar Arrow UDF runs :meth:`bucketkit.hashing.BucketFunction.bucket_ids` on batches of the key
+   columns in the Python workers: Spark's own ``hash()`` is Murmur3 with seed 42 and Spark's string
+   encoding, and Spark exposes Hive's v1 hash only inside its Hive writer.
+
+All three are held to Hive's own classes by the tests (tests/test_hashcol_jvm.py,
+tests/test_hashexpr.py, tests/test_hashing_spark.py).
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,30 +30,39 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing import BucketFunction, check_bucketable
 from bucketkit.spark.hashexpr import native_bucket_id_column
 
-__all__ = ["with_bucket_id", "bucket_id_column"]
+__all__ = ["with_bucket_id", "bucket_id_column", "arrow_bucket_id_column", "jvm_column_class"]
 
 
-def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version: int, bucket_count: int) -> Any:
+def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version: int, bucket_count: int, *,
+                     spark: Any = None) -> Any:
     """A Spark Column holding each row's Hive bucket (int).
 
-    A JVM expression when every key type allows it, else a scalar Arrow UDF: only the bucket
-    columns travel to the Python workers and one int32 column comes back, which is cheaper than
-    sending whole rows through ``mapInArrow``.
+    A JVM column when ``spark``'s JVM has bucketkit's jar, else a Spark SQL expression when every
+    key type allows one, else a scalar Arrow UDF: only the bucket columns travel to the Python
+    workers and one int32 column comes back, which is cheaper than sending whole rows through
+    ``mapInArrow``.
 
     Args:
         columns: the bucket columns (names or Columns), in bucketing order.
         hive_types: their Hive types, as the table declares them.
         version: Hive bucketing version, 1 or 2.
         bucket_count: number of buckets.
+        spark: the session the column will be used in (default: the active one); decides whether
+            the JVM column is available.
     """
+    function = BucketFunction(version, tuple(hive_types), bucket_count)  # validates version, types, count
+    jvm_column = _jvm_bucket_column(spark, columns, function)
+    if jvm_column is not None:
+        return jvm_column
+    native = native_bucket_id_column(columns, function.hive_types, version, bucket_count)
+    return native if native is not None else arrow_bucket_id_column(columns, function)
+
+
+def arrow_bucket_id_column(columns: Sequence[Any], function: BucketFunction) -> Any:
+    """The last resort of :func:`bucket_id_column`: a scalar Arrow UDF hashing in the Python workers."""
     from pyspark.sql import functions as F
     from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType
-
-    function = BucketFunction(version, tuple(hive_types), bucket_count)  # validates version, types, count
-    native = native_bucket_id_column(columns, function.hive_types, version, bucket_count)
-    if native is not None:
-        return native
 
     # The closure holds only the small, picklable BucketFunction.
     def bucket_ids(*arrays: pa.Array) -> pa.Array:
@@ -50,6 +70,52 @@ def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version:
 
     udf = arrow_udf(bucket_ids, IntegerType())
     return udf(*[F.col(c) if isinstance(c, str) else c for c in columns])
+
+
+JVM_COLUMN_CLASS = "io.bucketkit.spark.HiveBucketColumn"
+# Per session: the JVM class, or None when this session cannot use it. Weak keys: a stopped session
+# must not be kept alive by the cache.
+_jvm_classes: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def jvm_column_class(spark: Any) -> Any | None:
+    """bucketkit's ``HiveBucketColumn`` in ``spark``'s JVM (a py4j class), or None: no classic
+    session (Spark Connect has no py4j JVM), or bucketkit's jar is not on its classpath (a user's
+    own session without ``configure_builder``). Looked up once per session."""
+    if spark is None:
+        return None
+    try:
+        return _jvm_classes[spark]
+    except KeyError:
+        pass
+    from py4j.java_gateway import JavaClass
+
+    found = None
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is not None:
+        candidate = jvm
+        for part in JVM_COLUMN_CLASS.split("."):
+            candidate = getattr(candidate, part)
+        found = candidate if isinstance(candidate, JavaClass) else None  # a missing class is a JavaPackage
+    _jvm_classes[spark] = found
+    return found
+
+
+def _jvm_bucket_column(spark: Any, columns: Sequence[Any], function: BucketFunction) -> Any | None:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.classic.column import Column, _to_java_column
+
+    spark = spark if spark is not None else SparkSession.getActiveSession()
+    cls = jvm_column_class(spark)
+    if cls is None:
+        return None
+    gateway = spark.sparkContext._gateway
+    keys = gateway.new_array(gateway.jvm.org.apache.spark.sql.Column, len(columns))
+    types = gateway.new_array(gateway.jvm.java.lang.String, len(columns))
+    for i, (c, t) in enumerate(zip(columns, function.hive_types)):
+        keys[i] = _to_java_column(c)
+        types[i] = str(t)
+    return Column(cls.of(keys, types, function.version, function.bucket_count))
 
 
 def _resolve(df: Any, columns: Sequence[str]) -> list[Any]:
@@ -98,4 +164,5 @@ def with_bucket_id(df: Any, columns: Sequence[str] | str, hive_types: Sequence[s
         raise InvalidArgumentError(f"the DataFrame already has a column named {name!r}; pass another name=")
     for field, hive_type in zip(fields, hive_types):
         check_bucketable(field.name, hive_type)  # names the column in the error
-    return df.withColumn(name, bucket_id_column([df[f.name] for f in fields], hive_types, version, bucket_count))
+    return df.withColumn(name, bucket_id_column([df[f.name] for f in fields], hive_types, version, bucket_count,
+                                                spark=df.sparkSession))

@@ -6,8 +6,9 @@ are in :mod:`bucketkit.writing`. The pipeline (docs/writing.md explains each cho
 1. The spec: Hive types from the DataFrame schema (``bucket_types`` may override, e.g.
    ``varchar(20)``); an existing table's spec must match (:class:`SpecMismatchError` names the
    difference).
-2. A bucket-id column computed by a scalar Arrow UDF from only the key columns (Hive's hash, v1 or
-   v2, from :mod:`bucketkit.hashing`).
+2. A bucket-id column from only the key columns (Hive's hash, v1 or v2): in the JVM by bucketkit's
+   jar when the session has it, else a Spark SQL expression or a scalar Arrow UDF
+   (:mod:`bucketkit.spark.hashcol`).
 3. One shuffle so that every (partition, bucket) group lands in exactly one task; for an
    unpartitioned table bucket ``b`` is routed to task ``b mod n`` exactly (see
    :func:`routing_keys`), then a sort by (partition, bucket, sorted_by).
@@ -259,7 +260,7 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     part_cols = [F.when(F.col(c) == "", None).otherwise(F.col(c)).alias(c) if t.startswith(("string", "varchar", "char"))
                  else F.col(c) for c, t in zip(parts, spec.partition_types)]
     bucket = bucket_id_column(spec.bucketed_by, spec.bucket_types, spec.bucketing_version,
-                              spec.bucket_count).alias(BUCKET_COLUMN)
+                              spec.bucket_count, spark=df.sparkSession).alias(BUCKET_COLUMN)
     out = df.select(*[F.col(c) for c, _ in spec.columns], *part_cols, bucket)
     default = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     if parts:

@@ -1,5 +1,6 @@
 package io.bucketkit.hive;
 
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -22,6 +23,7 @@ import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.VarcharType;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
@@ -43,6 +45,7 @@ public final class HiveHash {
   public static final int SEED = 104729;
   private static final int C1 = 0xcc9e2d51;
   private static final int C2 = 0x1b873593;
+  private static final boolean BIG_ENDIAN = ByteOrder.nativeOrder().equals(ByteOrder.BIG_ENDIAN);
 
   /** A bucketable Hive type: a primitive name, or array/map with their children. */
   public static final class Type implements java.io.Serializable {
@@ -230,9 +233,14 @@ public final class HiveHash {
     }
     int h = 0;
     for (int i = 0; i < values.length; i++) {
-      h = 31 * h + hash(values[i], types[i], version);
+      h = combine(h, hash(values[i], types[i], version));
     }
     return h;
+  }
+
+  /** One step of a row's hash: the hash so far ({@code 0} before the first column) and the next column's. */
+  public static int combine(int rowHash, int columnHash) {
+    return 31 * rowHash + columnHash;
   }
 
   /**
@@ -279,33 +287,38 @@ public final class HiveHash {
   }
 
   public static int hashInt(int v, int version) {
-    return version == 1 ? v : murmur3(bigEndian(v, 4));
+    return version == 1 ? v : murmur3Int(v);
   }
 
   public static int hashLong(long v, int version) {
-    return version == 1 ? (int) (v >>> 32 ^ v) : murmur3(bigEndian(v, 8));
+    return version == 1 ? (int) (v >>> 32 ^ v) : murmur3Long(v);
   }
 
   public static int hashFloat(float f, int version) {
     int bits = Float.floatToIntBits(f);
     // Hive quirk (v2): the int bits are converted numerically to a float, whose bytes are hashed.
-    return version == 1 ? bits : murmur3(bigEndian(Float.floatToIntBits((float) bits), 4));
+    return version == 1 ? bits : murmur3Int(Float.floatToIntBits((float) bits));
   }
 
   public static int hashDouble(double d, int version) {
     long bits = Double.doubleToLongBits(d);
-    return version == 1 ? (int) (bits >>> 32 ^ bits) : murmur3(bigEndian(Double.doubleToLongBits((double) bits), 8));
+    return version == 1 ? (int) (bits >>> 32 ^ bits) : murmur3Long(Double.doubleToLongBits((double) bits));
   }
 
-  /** v1: {@code r = 31 * r + b} over the signed UTF-8 bytes, from 0 (string) or 1 (varchar: Text.hashCode). */
+  /**
+   * v1: {@code r = 31 * r + b} over the signed UTF-8 bytes, from 0 (string) or 1 (varchar: Text.hashCode).
+   * Reads the bytes where the string lies (no copy: this runs once per row in bucketkit.write's column).
+   */
   public static int hashString(UTF8String s, int version, boolean varchar) {
-    byte[] data = s.getBytes();
+    Object base = s.getBaseObject();
+    long offset = s.getBaseOffset();
+    int length = s.numBytes();
     if (version == 2) {
-      return murmur3(data);
+      return murmur3(base, offset, length);
     }
     int r = varchar ? 1 : 0;
-    for (byte b : data) {
-      r = 31 * r + b;
+    for (int i = 0; i < length; i++) {
+      r = 31 * r + Platform.getByte(base, offset + i);
     }
     return r;
   }
@@ -335,40 +348,56 @@ public final class HiveHash {
 
   // ------------------------------------------------------------------ Hive's Murmur3
 
-  private static byte[] bigEndian(long v, int size) {
-    byte[] out = new byte[size];
-    for (int i = size - 1; i >= 0; i--, v >>>= 8) {
-      out[i] = (byte) v;
-    }
-    return out;
-  }
-
   /** Hive's {@code Murmur3.hash32(data, data.length, 104729)}: tail bytes read as signed Java bytes. */
   public static int murmur3(byte[] data) {
-    int length = data.length;
+    return murmur3(data, Platform.BYTE_ARRAY_OFFSET, data.length);
+  }
+
+  /** {@link #murmur3(byte[])} of the {@code length} bytes at {@code offset} of {@code base} (Spark's memory addressing). */
+  public static int murmur3(Object base, long offset, int length) {
     int nblocks = length >> 2;
     int h = SEED;
     for (int i = 0; i < nblocks; i++) {
-      int j = i << 2;
-      int k = (data[j] & 0xff) | (data[j + 1] & 0xff) << 8 | (data[j + 2] & 0xff) << 16 | (data[j + 3] & 0xff) << 24;
-      h = Integer.rotateLeft(h ^ scramble(k), 13) * 5 + 0xe6546b64;
+      int k = Platform.getInt(base, offset + (i << 2));  // the 4 bytes as a little-endian int, as Hive reads them
+      h = mixBlock(h, BIG_ENDIAN ? Integer.reverseBytes(k) : k);
     }
     int tail = nblocks << 2;
     int k1 = 0;
     switch (length - tail) {
       case 3:
-        k1 ^= data[tail + 2] << 16;
+        k1 ^= Platform.getByte(base, offset + tail + 2) << 16;
         // fall through
       case 2:
-        k1 ^= data[tail + 1] << 8;
+        k1 ^= Platform.getByte(base, offset + tail + 1) << 8;
         // fall through
       case 1:
-        k1 ^= data[tail];
+        k1 ^= Platform.getByte(base, offset + tail);
         h ^= scramble(k1);
         break;
       default:
         break;
     }
+    return finish(h, length);
+  }
+
+  /* Hive hashes an int's or a long's big-endian bytes: read back little-endian, as murmur3 reads its
+     blocks, they are the byte-reversed value (no byte[] per row: bucketkit.write hashes every row). */
+
+  /** {@link #murmur3(byte[])} of {@code v}'s 4 big-endian bytes. */
+  public static int murmur3Int(int v) {
+    return finish(mixBlock(SEED, Integer.reverseBytes(v)), 4);
+  }
+
+  /** {@link #murmur3(byte[])} of {@code v}'s 8 big-endian bytes. */
+  public static int murmur3Long(long v) {
+    return finish(mixBlock(mixBlock(SEED, Integer.reverseBytes((int) (v >>> 32))), Integer.reverseBytes((int) v)), 8);
+  }
+
+  private static int mixBlock(int h, int k) {
+    return Integer.rotateLeft(h ^ scramble(k), 13) * 5 + 0xe6546b64;
+  }
+
+  private static int finish(int h, int length) {
     h ^= length;
     h ^= h >>> 16;
     h *= 0x85ebca6b;
