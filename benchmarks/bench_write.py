@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 from typing import Any
 
 from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved
@@ -72,6 +73,7 @@ def _run_case(spark: Any, n: int, partitions: int, repeat: int, key: str = "key"
         spark.sql("INSERT OVERWRITE TABLE bench_write_spark SELECT * FROM bench_write_src")
 
     spark.sql("DROP TABLE IF EXISTS bench_write_sql")
+    shutil.rmtree(sql_root, ignore_errors=True)  # an earlier case's files and bucketkit metadata (another key)
     spark.sql(f"CREATE TABLE bench_write_sql (key bigint, s string, d double) CLUSTERED BY ({key}) INTO {BUCKETS} "
               f"BUCKETS STORED AS ORC LOCATION 'file://{sql_root}' "
               "TBLPROPERTIES ('orc.compress'='SNAPPY', 'bucketing_version'='2')")

@@ -32,8 +32,10 @@ GOALS = {
                "for v2 on ~16-byte strings; adding a bucket-id column to a 10M-row Spark DataFrame, next "
                "to Spark's own `hash()` column on the same data.",
     "planning": "Listing + mapping 100k files spread over 1k partitions on local disk: <= 2 s.",
-    "write": "10M rows (bigint, string, double), 64 buckets, ORC: bucketkit.write <= 0.8x Spark's "
-             "Hive-bucketed INSERT, writing 64 files where Spark writes tasks x 64.",
+    "write": "10M rows (bigint, string, double), 64 buckets, ORC, input in one partition per core: bucketkit.write "
+             "and a SQL INSERT through bucketkit's catalog <= 1.0x Spark's Hive-bucketed INSERT (issue 14; the "
+             "earlier goal of 0.8x lies below the measured floor of any one-file-per-bucket write), writing 64 "
+             "files where Spark writes tasks x 64.",
     "scan": "64 buckets, 10M rows: point lookup `key = v` and `key IN (5 values)` >= 8x faster than "
             "Spark's full read (ratio <= 0.125) and within 1.5x of reading the matching bucket files by "
             "hand; full scans <= 1.2x Spark's native reader of the same files.",
