@@ -37,7 +37,7 @@ from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
 from bucketkit.metadata import Naming, SortKey, TableSpec
 from bucketkit.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
-from bucketkit.spark.hashcol import bucket_id_column
+from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
 from bucketkit.writing import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
                                path_target, reconcile)
@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["write", "WriteResult", "WrittenFile", "PartitionWrite", "MODES", "OVERWRITE_SCOPES"]
 
-MAX_BUCKETS = 99999  # Trino's file names carry 5 bucket digits
+MAX_BUCKETS = 99999
+STAGED_SOURCE = "io.bucketkit.spark.StagedBucketSource"  # the JVM writer of staged bucket files  # Trino's file names carry 5 bucket digits
 
 
 def _names(value: Sequence[str] | str | None, option: str) -> tuple[str, ...]:
@@ -271,6 +272,14 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
         out = out.repartition(n, F.element_at(keys, F.col(BUCKET_COLUMN) % n + 1))
     order = [F.col(c) for c in parts] + [F.col(BUCKET_COLUMN)]
     order += [F.col(s.column).asc() if s.ascending else F.col(s.column).desc() for s in spec.sorted_by]
-    (out.sortWithinPartitions(*order).write.mode("error").format(spec.file_format)
-     .option("compression", compression).option("maxRecordsPerFile", 0)
-     .partitionBy(*parts, BUCKET_COLUMN).save(uri))
+    sort = bool(parts or spec.sorted_by)
+    if jvm_column_class(df.sparkSession) is None:  # no bucketkit jar in this session: Spark's partitionBy writer
+        (out.sortWithinPartitions(*order).write.mode("error").format(spec.file_format)
+         .option("compression", compression).option("maxRecordsPerFile", 0)
+         .partitionBy(*parts, BUCKET_COLUMN).save(uri))
+        return
+    # The SQL INSERT's writer: one open file per bucket of a task, so only partitioned or sorted
+    # tables pay for a sort (docs/writing.md, step 4).
+    (out.sortWithinPartitions(*order) if sort else out).write.format(STAGED_SOURCE).mode("append").options(
+        staging=uri, format=spec.file_format, compression=compression, buckets=str(spec.bucket_count),
+        dataColumns=str(len(spec.columns)), partitionColumns=str(len(parts)), sorted=str(sort).lower()).save()

@@ -67,7 +67,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     final DataType[] partitionTypes;
     final int keyOrdinal;
     final DataType keyType;
-    final HiveBucketFunction.Bound function;
+    final HiveBucketFunction.Bound function;  // null: the int column at keyOrdinal holds the bucket
     final int buckets;
     final String jobTracker;
     final boolean sorted;  // rows arrive sorted by (partition, bucket): one file open at a time
@@ -102,7 +102,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
   private final Path attemptDir;
   private final TaskAttemptContext context;
   private final String extension;
-  private final ProjectingInternalRow dataRow;  // the data columns of a partitioned table's row
+  private final ProjectingInternalRow dataRow;  // the data columns of a row that has more (partition, bucket id)
   private final Object[] lastValues;
   private String partition = "";
   private int bucket = -1;
@@ -128,7 +128,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     this.extension = f.writers.getFileExtension(context);
     this.lastValues = new Object[f.partitionNames.length];
     this.byBucket = f.sorted ? null : new OutputWriter[f.buckets];
-    if (f.partitionNames.length > 0) {
+    if (f.partitionNames.length > 0 || f.function == null) {  // rows carry more than the file's columns
       List<Object> ordinals = new ArrayList<>();
       for (int i = 0; i < f.dataSchema.length(); i++) {
         ordinals.add(i);  // Hive's order: the data columns first, the partition columns last
@@ -143,8 +143,12 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
   @Override
   public void write(InternalRow row) throws IOException {
     boolean moved = f.partitionNames.length > 0 && partitionChanged(row);
-    Object key = row.isNullAt(f.keyOrdinal) ? null : row.get(f.keyOrdinal, f.keyType);
-    int b = f.function.bucketOf(key, f.buckets);
+    int b;
+    if (f.function == null) {  // the bucket id is a column (bucketkit.write's staged rows)
+      b = row.getInt(f.keyOrdinal);
+    } else {
+      b = f.function.bucketOf(row.isNullAt(f.keyOrdinal) ? null : row.get(f.keyOrdinal, f.keyType), f.buckets);
+    }
     if (byBucket != null) {
       current = byBucket[b] != null ? byBucket[b] : openUnsorted(b);
     } else if (current == null || moved || b != bucket) {

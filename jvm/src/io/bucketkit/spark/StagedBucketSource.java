@@ -1,0 +1,141 @@
+package io.bucketkit.spark;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Set;
+
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TableProvider;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.execution.datasources.FileFormat;
+import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
+import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * {@code bucketkit.write}'s staging step in the JVM: {@code df.write.format(<this class>)} with rows
+ * {@code (data columns..., partition columns..., bucket id)} already routed so that each
+ * (partition, bucket) group lies in one task, written by {@link BucketDataWriter} -- the writer of
+ * SQL INSERTs -- as one file per group below the option {@code staging}
+ * ({@code <k=v/...>/bucketkit_bucket=<b>/part-*}, which {@code bucketkit.writing.finalize} names and
+ * commits). Options: {@code staging}, {@code format} (orc|parquet), {@code compression},
+ * {@code buckets}, {@code dataColumns} (how many leading columns go into the files), {@code partitionColumns}
+ * (how many follow), {@code sorted} (rows arrive sorted by partition and bucket), and
+ * {@code maxOpenFiles}. The job commit is bucketkit's (Python), so Spark's is empty here.
+ */
+public final class StagedBucketSource implements TableProvider {
+  @Override
+  public StructType inferSchema(CaseInsensitiveStringMap options) {
+    throw new UnsupportedOperationException("bucketkit's staged writer takes the DataFrame's schema");
+  }
+
+  @Override
+  public boolean supportsExternalMetadata() {
+    return true;
+  }
+
+  @Override
+  public Table getTable(StructType schema, Transform[] partitioning, Map<String, String> properties) {
+    return new Staged(schema, new CaseInsensitiveStringMap(properties));
+  }
+
+  private static final class Staged implements SupportsWrite, Write, BatchWrite {
+    private final StructType schema;
+    private final CaseInsensitiveStringMap options;
+
+    Staged(StructType schema, CaseInsensitiveStringMap options) {
+      this.schema = schema;
+      this.options = options;
+    }
+
+    @Override
+    public String name() {
+      return "bucketkit staged write to " + options.get("staging");
+    }
+
+    @Override
+    public StructType schema() {
+      return schema;
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+      return EnumSet.of(TableCapability.BATCH_WRITE);
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+      return new WriteBuilder() {
+        @Override
+        public Write build() {
+          return Staged.this;
+        }
+      };
+    }
+
+    @Override
+    public BatchWrite toBatch() {
+      return this;
+    }
+
+    @Override
+    public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
+      SparkSession spark = SparkSession.active();
+      int data = options.getInt("dataColumns", -1);
+      int parts = options.getInt("partitionColumns", 0);
+      StructField[] fields = schema.fields();
+      if (data < 1 || data + parts + 1 != fields.length) {
+        throw new IllegalArgumentException("bucketkit: staged write of " + schema.simpleString() + ": dataColumns="
+            + data + ", partitionColumns=" + parts + " do not leave exactly one bucket column");
+      }
+      StructType dataSchema = new StructType(java.util.Arrays.copyOfRange(fields, 0, data));
+      String[] partNames = new String[parts];
+      DataType[] partTypes = new DataType[parts];
+      for (int i = 0; i < parts; i++) {
+        partNames[i] = fields[data + i].name();
+        partTypes[i] = fields[data + i].dataType();
+      }
+      try {
+        Job job = Job.getInstance(spark.sessionState().newHadoopConf());
+        String format = options.get("format");
+        FileFormat fileFormat = "orc".equals(format) ? new OrcFileFormat() : new ParquetFileFormat();
+        scala.collection.immutable.Map<String, String> writeOptions = scala.collection.immutable.Map$.MODULE$
+            .<String, String>empty().updated("compression", options.getOrDefault("compression", "snappy"));
+        OutputWriterFactory writers = fileFormat.prepareWrite(spark, job, writeOptions, dataSchema);
+        return new BucketDataWriter.Factory(job.getConfiguration(), writers, options.get("staging"), dataSchema,
+            partNames, partTypes, fields.length - 1, fields[fields.length - 1].dataType(), null, options.getInt("buckets", 0),
+            "bucketkit" + System.currentTimeMillis(), options.getBoolean("sorted", true),
+            options.getInt("maxOpenFiles", 256));
+      } catch (IOException e) {
+        throw new UncheckedIOException("bucketkit: preparing the staged write to " + options.get("staging"), e);
+      }
+    }
+
+    @Override
+    public void commit(WriterCommitMessage[] messages) {
+      // bucketkit.writing.finalize names and commits the staged files
+    }
+
+    @Override
+    public void abort(WriterCommitMessage[] messages) {
+      // bucketkit's Transaction removes the staging directory
+    }
+  }
+}
