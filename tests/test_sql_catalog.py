@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -294,3 +295,91 @@ def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables)
     rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_v2_spark_insert WHERE k = 3")
     assert rows == golden and rows
     assert not scans(plan)
+
+
+# -- SORTED BY ------------------------------------------------------------------------------------
+SORTS = re.compile(r"\bSort \[")
+
+
+def files_of(spark, table):
+    location = spark.sql(f"DESCRIBE FORMATTED {table}").where("col_name = 'Location'").collect()[0][1]
+    root = location.removeprefix("file:")
+    return sorted(str(p) for p in Path(root).rglob("*")
+                  if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
+
+
+def assert_files_sorted(spark, table, columns):
+    """Each data file's rows are in ascending order of `columns`, NULLs first (read by pyarrow)."""
+    import pyarrow.orc as orc
+
+    for path in files_of(spark, table):
+        rows = orc.read_table(path, columns=columns).to_pylist()
+        keys = [tuple((0,) if r[c] is None else (1, r[c]) for c in columns) for r in rows]
+        assert keys == sorted(keys), path
+
+
+@pytest.fixture(scope="module")
+def sorted_tables(spark, tables):
+    """Tables CLUSTERED BY (k) SORTED BY (k, v), v1, 8 buckets: by Spark's Hive INSERT from one task
+    (one file per bucket) and from two (two files per bucket), by bucketkit.write, and appended to."""
+
+    def spark_insert(name, tasks):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} (k INT, v STRING) CLUSTERED BY (k) SORTED BY (k, v) INTO 8 BUCKETS "
+                  "STORED AS ORC TBLPROPERTIES ('bucketing_version'='1')")
+        source_rows(spark, 17).select("k", "v").repartition(tasks).createOrReplaceTempView("sqlc_sorted_src")
+        spark.sql(f"INSERT INTO {name} SELECT k, v FROM sqlc_sorted_src")
+
+    spark_insert("sqlc_sorted_ins", 1)
+    spark_insert("sqlc_sorted_ins2", 2)
+    for name, part in (("sqlc_sorted_bk", False), ("sqlc_sorted_bk_p", True), ("sqlc_sorted_bk_app", False)):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        df = source_rows(spark, 19)
+        bucketkit.write(df if part else df.drop("p"), "k", 8, table=name, bucketing_version=1,
+                        sorted_by=["k", "v"], partitioned_by="p" if part else None)
+    bucketkit.write(source_rows(spark, 23).drop("p"), "k", 8, table="sqlc_sorted_bk_app", bucketing_version=1,
+                    sorted_by=["k", "v"], mode="append")
+    for name in ("sqlc_sorted_ins", "sqlc_sorted_ins2", "sqlc_sorted_bk", "sqlc_sorted_bk_p", "sqlc_sorted_bk_app"):
+        assert_files_sorted(spark, name, ["k", "v"])  # what the reported order rests on, checked on the files
+    return {"one file per bucket": ("sqlc_sorted_ins", "sqlc_sorted_bk"),
+            "two files per bucket": ("sqlc_sorted_ins2", "sqlc_sorted_bk_app", "sqlc_sorted_bk_p")}
+
+
+def sorted_join(spark, a, b, how="INNER", where=""):
+    """A join of two of the sorted tables on k: its rows (equal to Spark's own) and its final plan,
+    which has no Exchange."""
+    rows, plan, golden, golden_plan = run(spark, f"SELECT a.k, a.v, b.v AS w FROM {a} a {how} JOIN {b} b "
+                                                 f"ON a.k = b.k {where}")
+    assert_shuffle_free(plan)
+    assert rows == golden and rows
+    assert SORTS.search(golden_plan)  # Spark alone sorts (and shuffles) these tables
+    return plan.split("== Initial Plan ==")[0]
+
+
+def test_join_of_sorted_one_file_buckets_needs_no_sort(spark, sorted_tables):
+    a, b = sorted_tables["one file per bucket"]
+    for how in JOINS:
+        plan = sorted_join(spark, a, b, how)
+        assert not SORTS.search(plan), plan
+        assert all("sorted by [k, v]" in s for s in scans(plan)), plan
+
+
+def test_window_ordered_by_the_second_sort_column_needs_no_sort(spark, sorted_tables):
+    a, _ = sorted_tables["one file per bucket"]
+    rows, plan, golden, _ = run(spark, f"SELECT k, v, row_number() OVER (PARTITION BY k ORDER BY v) AS r FROM {a}")
+    assert_shuffle_free(plan)
+    assert not SORTS.search(plan), plan
+    assert rows == golden
+
+
+@pytest.mark.parametrize("table", ["sqlc_sorted_ins2", "sqlc_sorted_bk_app", "sqlc_sorted_bk_p"])
+def test_buckets_of_two_sorted_files_are_sorted_again(spark, sorted_tables, table):
+    """Each file is sorted, the bucket is not: two INSERTs' files, an append, two partitions."""
+    plan = sorted_join(spark, sorted_tables["one file per bucket"][0], table)
+    assert len(SORTS.findall(plan)) == 1, plan  # the two-file side only
+    assert not any("sorted by" in s for s in scans(plan) if table in s)
+
+
+def test_a_partition_filter_leaving_one_file_per_bucket_reports_the_order(spark, sorted_tables):
+    plan = sorted_join(spark, sorted_tables["one file per bucket"][0], "sqlc_sorted_bk_p", where="WHERE b.p = 1")
+    assert not SORTS.search(plan), plan
