@@ -383,3 +383,40 @@ def test_buckets_of_two_sorted_files_are_sorted_again(spark, sorted_tables, tabl
 def test_a_partition_filter_leaving_one_file_per_bucket_reports_the_order(spark, sorted_tables):
     plan = sorted_join(spark, sorted_tables["one file per bucket"][0], "sqlc_sorted_bk_p", where="WHERE b.p = 1")
     assert not SORTS.search(plan), plan
+
+
+# -- why a table passes through -----------------------------------------------------------------
+def plans_bucketed(spark, table):
+    return bool(scans(spark.sql(f"SELECT * FROM {table}")._jdf.queryExecution().executedPlan().toString()))
+
+
+def test_sql_status_says_what_a_query_gets(spark, tables):
+    """sql_status asks the catalog's own rules: its answer is the plan's, for every kind of table."""
+    for table in tables:
+        status = bucketkit.sql_status(spark, table)
+        assert status.bucketed == plans_bucketed(spark, table), status
+    assert "bucketing_version=null" in bucketkit.sql_status(spark, "sqlc_nover").detail
+    status = bucketkit.sql_status(spark, "sqlc_bk_v2_orc_p")
+    assert status.bucketed and status.detail.startswith("Hive bucketing v2, 8 buckets on k (transform hive_v2_bucket_8(k)), orc, 2 partition(s)"), status
+    with catalog_off(spark):
+        status = bucketkit.sql_status(spark, "sqlc_bk_v2_orc")
+        assert not status.bucketed and "spark.bucketkit.catalog.enabled=false" in str(status)
+    with pytest.raises(bucketkit.TableNotFoundError, match="sqlc_missing"):
+        bucketkit.sql_status(spark, "sqlc_missing")
+
+
+def test_a_multi_column_table_passes_through_with_one_warning(spark, tables):
+    spark.sql("DROP TABLE IF EXISTS sqlc_two_cols")
+    spark.sql("CREATE TABLE sqlc_two_cols (k INT, j INT, v STRING) CLUSTERED BY (k, j) INTO 4 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='1')")
+    spark.sql("INSERT INTO sqlc_two_cols SELECT k, k, v FROM sqlc_ins8a")
+    spark.sql("DROP TABLE IF EXISTS sqlc_plain_pq")
+    spark.sql("CREATE TABLE sqlc_plain_pq (k INT) STORED AS PARQUET")
+    status = bucketkit.sql_status(spark, "default.sqlc_two_cols")
+    assert not status.bucketed and "bucketed by 2 columns" in status.detail
+    for _ in range(2):
+        rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_two_cols a JOIN sqlc_plain_pq b USING (k)")
+        assert not scans(plan) and rows == golden
+    warned = [w for w in spark._jvm.io.bucketkit.spark.PassThrough.warned() if "sqlc_" in w]
+    assert [w for w in warned if "sqlc_two_cols" in w] == [f"spark_catalog.default.sqlc_two_cols: {status.detail}"]
+    assert not any("sqlc_plain_pq" in w for w in warned)  # not bucketed: nothing to warn about

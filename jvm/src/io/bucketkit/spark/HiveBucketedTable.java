@@ -148,6 +148,17 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /** The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way. */
   static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
+    Vouched v = vouch(spark, t);
+    if (v.table == null) {
+      PassThrough.log(LOG, t, v.doubt);
+    }
+    return v.table;
+  }
+
+  /** The bucketkit table for {@code t}, or why Spark should read it its own way. */
+  record Vouched(HiveBucketedTable table, String doubt) {}
+
+  static Vouched vouch(SparkSession spark, CatalogTable t) throws IOException {
     String doubt = doubt(t);
     int version = doubt == null ? Integer.parseInt(CollectionConverters.asJava(t.properties())
         .get("bucketing_version").trim()) : 0;
@@ -159,10 +170,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
           () -> listPartitions(spark, t, conf, buckets, version, parts));
     }
     if (doubt != null) {
-      LOG.info("bucketkit: {} is read by Spark as an unbucketed table: {}", t.identifier(), doubt);
-      return null;
+      return new Vouched(null, doubt);
     }
-    return new HiveBucketedTable(t, format(t), version, bucketField(t), parts);
+    return new Vouched(new HiveBucketedTable(t, format(t), version, bucketField(t), parts), null);
   }
 
   /**
