@@ -320,18 +320,21 @@ def assert_files_sorted(spark, table, columns):
 
 @pytest.fixture(scope="module")
 def sorted_tables(spark, tables):
-    """Tables CLUSTERED BY (k) SORTED BY (k, v), v1, 8 buckets: by Spark's Hive INSERT from one task
-    (one file per bucket) and from two (two files per bucket), by bucketkit.write, and appended to."""
+    """Tables CLUSTERED BY (k) SORTED BY (k, v), v1, 8 buckets: by Spark's own Hive INSERT from one
+    task (one file per bucket) and from two (two files per bucket), by a SQL INSERT through the
+    catalog (bucketkit's writer: one file per bucket), by bucketkit.write, and appended to."""
 
-    def spark_insert(name, tasks):
+    def insert(name, tasks, own):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
         spark.sql(f"CREATE TABLE {name} (k INT, v STRING) CLUSTERED BY (k) SORTED BY (k, v) INTO 8 BUCKETS "
                   "STORED AS ORC TBLPROPERTIES ('bucketing_version'='1')")
         source_rows(spark, 17).select("k", "v").repartition(tasks).createOrReplaceTempView("sqlc_sorted_src")
-        spark.sql(f"INSERT INTO {name} SELECT k, v FROM sqlc_sorted_src")
+        statement = f"INSERT INTO {name} SELECT k, v FROM sqlc_sorted_src"
+        spark_insert(spark, statement) if own else spark.sql(statement)
 
-    spark_insert("sqlc_sorted_ins", 1)
-    spark_insert("sqlc_sorted_ins2", 2)
+    insert("sqlc_sorted_ins", 1, own=True)
+    insert("sqlc_sorted_ins2", 2, own=True)
+    insert("sqlc_sorted_sql", 2, own=False)
     for name, part in (("sqlc_sorted_bk", False), ("sqlc_sorted_bk_p", True), ("sqlc_sorted_bk_app", False)):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
         df = source_rows(spark, 19)
@@ -339,9 +342,11 @@ def sorted_tables(spark, tables):
                         sorted_by=["k", "v"], partitioned_by="p" if part else None)
     bucketkit.write(source_rows(spark, 23).drop("p"), "k", 8, table="sqlc_sorted_bk_app", bucketing_version=1,
                     sorted_by=["k", "v"], mode="append")
-    for name in ("sqlc_sorted_ins", "sqlc_sorted_ins2", "sqlc_sorted_bk", "sqlc_sorted_bk_p", "sqlc_sorted_bk_app"):
+    for name in ("sqlc_sorted_ins", "sqlc_sorted_ins2", "sqlc_sorted_sql", "sqlc_sorted_bk", "sqlc_sorted_bk_p",
+                 "sqlc_sorted_bk_app"):
         assert_files_sorted(spark, name, ["k", "v"])  # what the reported order rests on, checked on the files
-    return {"one file per bucket": ("sqlc_sorted_ins", "sqlc_sorted_bk"),
+    assert len(files_of(spark, "sqlc_sorted_sql")) == 8
+    return {"one file per bucket": ("sqlc_sorted_ins", "sqlc_sorted_bk", "sqlc_sorted_sql"),
             "two files per bucket": ("sqlc_sorted_ins2", "sqlc_sorted_bk_app", "sqlc_sorted_bk_p")}
 
 
@@ -356,8 +361,9 @@ def sorted_join(spark, a, b, how="INNER", where=""):
     return plan.split("== Initial Plan ==")[0]
 
 
-def test_join_of_sorted_one_file_buckets_needs_no_sort(spark, sorted_tables):
-    a, b = sorted_tables["one file per bucket"]
+@pytest.mark.parametrize("other", [1, 2])
+def test_join_of_sorted_one_file_buckets_needs_no_sort(spark, sorted_tables, other):
+    a, b = sorted_tables["one file per bucket"][0], sorted_tables["one file per bucket"][other]
     for how in JOINS:
         plan = sorted_join(spark, a, b, how)
         assert not SORTS.search(plan), plan
@@ -365,7 +371,7 @@ def test_join_of_sorted_one_file_buckets_needs_no_sort(spark, sorted_tables):
 
 
 def test_window_ordered_by_the_second_sort_column_needs_no_sort(spark, sorted_tables):
-    a, _ = sorted_tables["one file per bucket"]
+    a = sorted_tables["one file per bucket"][0]
     rows, plan, golden, _ = run(spark, f"SELECT k, v, row_number() OVER (PARTITION BY k ORDER BY v) AS r FROM {a}")
     assert_shuffle_free(plan)
     assert not SORTS.search(plan), plan
@@ -397,7 +403,9 @@ def test_sql_status_says_what_a_query_gets(spark, tables):
         assert status.bucketed == plans_bucketed(spark, table), status
     assert "bucketing_version=null" in bucketkit.sql_status(spark, "sqlc_nover").detail
     status = bucketkit.sql_status(spark, "sqlc_bk_v2_orc_p")
-    assert status.bucketed and status.detail.startswith("Hive bucketing v2, 8 buckets on k (transform hive_v2_bucket_8(k)), orc, 2 partition(s)"), status
+    assert status.bucketed, status
+    assert status.detail.startswith("Hive bucketing v2, 8 buckets on k (transform hive_v2_bucket_8(k)), orc, "
+                                    "2 partition(s)"), status
     with catalog_off(spark):
         status = bucketkit.sql_status(spark, "sqlc_bk_v2_orc")
         assert not status.bucketed and "spark.bucketkit.catalog.enabled=false" in str(status)
