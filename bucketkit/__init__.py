@@ -46,6 +46,7 @@ _EXPORTS = {
     "WriteResult": "bucketkit.writing",
     "scan": "bucketkit.spark.scan",
     "join": "bucketkit.spark.join",
+    "sql_status": "bucketkit.spark.sqlstatus",
 }
 
 __all__ = sorted([*_EXPORTS, *_error_names])
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imp
     from bucketkit.spark.join import join, plan_join
     from bucketkit.spark.scan import plan_scan, scan
     from bucketkit.spark.session import get_session
+    from bucketkit.spark.sqlstatus import sql_status
     from bucketkit.spark.writer import write
     from bucketkit.table import BucketedTable, open_table, reference_kind
     from bucketkit.validation import ValidationResult, validate

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -294,3 +295,136 @@ def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables)
     rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_v2_spark_insert WHERE k = 3")
     assert rows == golden and rows
     assert not scans(plan)
+
+
+# -- SORTED BY ------------------------------------------------------------------------------------
+SORTS = re.compile(r"\bSort \[")
+
+
+def files_of(spark, table):
+    location = spark.sql(f"DESCRIBE FORMATTED {table}").where("col_name = 'Location'").collect()[0][1]
+    root = location.removeprefix("file:")
+    return sorted(str(p) for p in Path(root).rglob("*")
+                  if p.is_file() and not any(part.startswith((".", "_")) for part in p.relative_to(root).parts))
+
+
+def assert_files_sorted(spark, table, columns):
+    """Each data file's rows are in ascending order of `columns`, NULLs first (read by pyarrow)."""
+    import pyarrow.orc as orc
+
+    for path in files_of(spark, table):
+        rows = orc.read_table(path, columns=columns).to_pylist()
+        keys = [tuple((0,) if r[c] is None else (1, r[c]) for c in columns) for r in rows]
+        assert keys == sorted(keys), path
+
+
+@pytest.fixture(scope="module")
+def sorted_tables(spark, tables):
+    """Tables CLUSTERED BY (k) SORTED BY (k, v), v1, 8 buckets: by Spark's own Hive INSERT from one
+    task (one file per bucket) and from two (two files per bucket), by a SQL INSERT through the
+    catalog (bucketkit's writer: one file per bucket), by bucketkit.write, and appended to."""
+
+    def insert(name, tasks, own):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} (k INT, v STRING) CLUSTERED BY (k) SORTED BY (k, v) INTO 8 BUCKETS "
+                  "STORED AS ORC TBLPROPERTIES ('bucketing_version'='1')")
+        source_rows(spark, 17).select("k", "v").repartition(tasks).createOrReplaceTempView("sqlc_sorted_src")
+        statement = f"INSERT INTO {name} SELECT k, v FROM sqlc_sorted_src"
+        spark_insert(spark, statement) if own else spark.sql(statement)
+
+    insert("sqlc_sorted_ins", 1, own=True)
+    insert("sqlc_sorted_ins2", 2, own=True)
+    insert("sqlc_sorted_sql", 2, own=False)
+    for name, part in (("sqlc_sorted_bk", False), ("sqlc_sorted_bk_p", True), ("sqlc_sorted_bk_app", False)):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        df = source_rows(spark, 19)
+        bucketkit.write(df if part else df.drop("p"), "k", 8, table=name, bucketing_version=1,
+                        sorted_by=["k", "v"], partitioned_by="p" if part else None)
+    bucketkit.write(source_rows(spark, 23).drop("p"), "k", 8, table="sqlc_sorted_bk_app", bucketing_version=1,
+                    sorted_by=["k", "v"], mode="append")
+    for name in ("sqlc_sorted_ins", "sqlc_sorted_ins2", "sqlc_sorted_sql", "sqlc_sorted_bk", "sqlc_sorted_bk_p",
+                 "sqlc_sorted_bk_app"):
+        assert_files_sorted(spark, name, ["k", "v"])  # what the reported order rests on, checked on the files
+    assert len(files_of(spark, "sqlc_sorted_sql")) == 8
+    return {"one file per bucket": ("sqlc_sorted_ins", "sqlc_sorted_bk", "sqlc_sorted_sql"),
+            "two files per bucket": ("sqlc_sorted_ins2", "sqlc_sorted_bk_app", "sqlc_sorted_bk_p")}
+
+
+def sorted_join(spark, a, b, how="INNER", where=""):
+    """A join of two of the sorted tables on k: its rows (equal to Spark's own) and its final plan,
+    which has no Exchange."""
+    rows, plan, golden, golden_plan = run(spark, f"SELECT a.k, a.v, b.v AS w FROM {a} a {how} JOIN {b} b "
+                                                 f"ON a.k = b.k {where}")
+    assert_shuffle_free(plan)
+    assert rows == golden and rows
+    assert SORTS.search(golden_plan)  # Spark alone sorts (and shuffles) these tables
+    return plan.split("== Initial Plan ==")[0]
+
+
+@pytest.mark.parametrize("other", [1, 2])
+def test_join_of_sorted_one_file_buckets_needs_no_sort(spark, sorted_tables, other):
+    a, b = sorted_tables["one file per bucket"][0], sorted_tables["one file per bucket"][other]
+    for how in JOINS:
+        plan = sorted_join(spark, a, b, how)
+        assert not SORTS.search(plan), plan
+        assert all("sorted by [k, v]" in s for s in scans(plan)), plan
+
+
+def test_window_ordered_by_the_second_sort_column_needs_no_sort(spark, sorted_tables):
+    a = sorted_tables["one file per bucket"][0]
+    rows, plan, golden, _ = run(spark, f"SELECT k, v, row_number() OVER (PARTITION BY k ORDER BY v) AS r FROM {a}")
+    assert_shuffle_free(plan)
+    assert not SORTS.search(plan), plan
+    assert rows == golden
+
+
+@pytest.mark.parametrize("table", ["sqlc_sorted_ins2", "sqlc_sorted_bk_app", "sqlc_sorted_bk_p"])
+def test_buckets_of_two_sorted_files_are_sorted_again(spark, sorted_tables, table):
+    """Each file is sorted, the bucket is not: two INSERTs' files, an append, two partitions."""
+    plan = sorted_join(spark, sorted_tables["one file per bucket"][0], table)
+    assert len(SORTS.findall(plan)) == 1, plan  # the two-file side only
+    assert not any("sorted by" in s for s in scans(plan) if table in s)
+
+
+def test_a_partition_filter_leaving_one_file_per_bucket_reports_the_order(spark, sorted_tables):
+    plan = sorted_join(spark, sorted_tables["one file per bucket"][0], "sqlc_sorted_bk_p", where="WHERE b.p = 1")
+    assert not SORTS.search(plan), plan
+
+
+# -- why a table passes through -----------------------------------------------------------------
+def plans_bucketed(spark, table):
+    return bool(scans(spark.sql(f"SELECT * FROM {table}")._jdf.queryExecution().executedPlan().toString()))
+
+
+def test_sql_status_says_what_a_query_gets(spark, tables):
+    """sql_status asks the catalog's own rules: its answer is the plan's, for every kind of table."""
+    for table in tables:
+        status = bucketkit.sql_status(spark, table)
+        assert status.bucketed == plans_bucketed(spark, table), status
+    assert "bucketing_version=null" in bucketkit.sql_status(spark, "sqlc_nover").detail
+    status = bucketkit.sql_status(spark, "sqlc_bk_v2_orc_p")
+    assert status.bucketed, status
+    assert status.detail.startswith("Hive bucketing v2, 8 buckets on k (transform hive_v2_bucket_8(k)), orc, "
+                                    "2 partition(s)"), status
+    with catalog_off(spark):
+        status = bucketkit.sql_status(spark, "sqlc_bk_v2_orc")
+        assert not status.bucketed and "spark.bucketkit.catalog.enabled=false" in str(status)
+    with pytest.raises(bucketkit.TableNotFoundError, match="sqlc_missing"):
+        bucketkit.sql_status(spark, "sqlc_missing")
+
+
+def test_a_multi_column_table_passes_through_with_one_warning(spark, tables):
+    spark.sql("DROP TABLE IF EXISTS sqlc_two_cols")
+    spark.sql("CREATE TABLE sqlc_two_cols (k INT, j INT, v STRING) CLUSTERED BY (k, j) INTO 4 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='1')")
+    spark.sql("INSERT INTO sqlc_two_cols SELECT k, k, v FROM sqlc_ins8a")
+    spark.sql("DROP TABLE IF EXISTS sqlc_plain_pq")
+    spark.sql("CREATE TABLE sqlc_plain_pq (k INT) STORED AS PARQUET")
+    status = bucketkit.sql_status(spark, "default.sqlc_two_cols")
+    assert not status.bucketed and "bucketed by 2 columns" in status.detail
+    for _ in range(2):
+        rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_two_cols a JOIN sqlc_plain_pq b USING (k)")
+        assert not scans(plan) and rows == golden
+    warned = [w for w in spark._jvm.io.bucketkit.spark.PassThrough.warned() if "sqlc_" in w]
+    assert [w for w in warned if "sqlc_two_cols" in w] == [f"spark_catalog.default.sqlc_two_cols: {status.detail}"]
+    assert not any("sqlc_plain_pq" in w for w in warned)  # not bucketed: nothing to warn about

@@ -16,7 +16,12 @@ import org.apache.spark.sql.connector.read.HasPartitionKey;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.NullOrdering;
+import org.apache.spark.sql.connector.expressions.SortDirection;
+import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.read.Statistics;
+import org.apache.spark.sql.connector.read.SupportsReportOrdering;
 import org.apache.spark.sql.connector.read.SupportsReportPartitioning;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
 import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning;
@@ -30,6 +35,10 @@ import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.v2.orc.OrcScan;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.AtomicType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -41,8 +50,13 @@ import scala.jdk.javaapi.CollectionConverters;
  * keyed by the bucket id and reported as key-grouped by the table's {@link HiveBucketFunction} transform: Spark then
  * joins and aggregates on the bucket column without an Exchange. Spark's own ORC/Parquet reader
  * factory (vectorised, column pruning, row-group filters) reads each bucket's files.
+ *
+ * <p>A table declared {@code SORTED BY} reports its sort order when every bucket the scan reads is
+ * one file (Spark's own rule for bucketed V1 scans): files are sorted each, so a bucket of two files
+ * is not, and Spark sorts it again.
  */
-final class BucketScan implements SupportsReportPartitioning, SupportsReportStatistics, Batch {
+final class BucketScan implements SupportsReportPartitioning, SupportsReportOrdering, SupportsReportStatistics,
+    Batch {
   private final HiveBucketedTable table;
   private final StructType readData;
   private final StructType readPartition;
@@ -50,6 +64,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportStat
   private final CaseInsensitiveStringMap options;
   private final List<BucketPartition> partitions = new ArrayList<>();
   private final String selection;
+  private final SortOrder[] ordering;
   private long bytes;
   private int files;
 
@@ -86,9 +101,55 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportStat
       }
     }
     byBucket.forEach((b, fs) -> partitions.add(new BucketPartition(b, fs.toArray(new PartitionedFile[0]))));
+    this.ordering = sortOrder(table, readData, partitions);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
         + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + table.partitions.size()
-        + ", files=" + files;
+        + ", files=" + files + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
+        .map(o -> o.expression().toString()).toList());
+  }
+
+  /**
+   * The table's {@code SORTED BY} columns the scan reads, in order up to the first it does not read
+   * or cannot vouch for, when each bucket is one file; else none. Spark's catalog keeps SORTED BY
+   * only when every column is ascending, and bucketkit and Spark sort ascending with nulls first.
+   */
+  static SortOrder[] sortOrder(HiveBucketedTable table, StructType readData, List<BucketPartition> partitions) {
+    List<SortOrder> out = new ArrayList<>();
+    if (partitions.stream().anyMatch(p -> p.files.length != 1)) {
+      return new SortOrder[0];
+    }
+    List<String> read = ScanPredicates.fieldNames(readData);
+    for (String column : CollectionConverters.asJava(
+        ((org.apache.spark.sql.catalyst.catalog.BucketSpec) table.table.bucketSpec().get()).sortColumnNames())) {
+      int i = read.indexOf(column.toLowerCase(java.util.Locale.ROOT));
+      if (i < 0 || !sortsAlike(readData.fields()[i])) {
+        break;
+      }
+      out.add(Expressions.sort(Expressions.column(readData.fields()[i].name()), SortDirection.ASCENDING,
+          NullOrdering.NULLS_FIRST));
+    }
+    return out.toArray(new SortOrder[0]);
+  }
+
+  // Whether any writer's ascending order of the column is an ascending order for Spark too: atomic
+  // types compare alike everywhere (Hive's -0.0 < 0.0 is non-decreasing for Spark, which takes them
+  // as equal); a collated string or a CHAR (compared padded or not) may not.
+  private static boolean sortsAlike(StructField field) {
+    DataType type = field.dataType();
+    if (field.metadata().contains(HiveBucketedTable.CHAR_VARCHAR)
+        && field.metadata().getString(HiveBucketedTable.CHAR_VARCHAR).toLowerCase(java.util.Locale.ROOT)
+        .startsWith("char")) {
+      return false;
+    }
+    if (type instanceof StringType) {
+      return ((StringType) type).isUTF8BinaryCollation() && !((StringType) type).usesTrimCollation();
+    }
+    return type instanceof AtomicType;
+  }
+
+  @Override
+  public SortOrder[] outputOrdering() {
+    return ordering.clone();
   }
 
   private static InternalRow project(InternalRow row, int[] projection, StructType schema) {

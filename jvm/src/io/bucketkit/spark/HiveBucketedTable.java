@@ -148,35 +148,31 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /** The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way. */
   static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
+    Vouched v = vouch(spark, t);
+    if (v.table == null) {
+      PassThrough.log(LOG, t, v.doubt);
+    }
+    return v.table;
+  }
+
+  /** The bucketkit table for {@code t}, or why Spark should read it its own way. */
+  record Vouched(HiveBucketedTable table, String doubt) {}
+
+  static Vouched vouch(SparkSession spark, CatalogTable t) throws IOException {
     String doubt = doubt(t);
     int version = doubt == null ? Integer.parseInt(CollectionConverters.asJava(t.properties())
         .get("bucketing_version").trim()) : 0;
     int buckets = doubt == null ? t.bucketSpec().get().numBuckets() : 0;
     Configuration conf = spark.sessionState().newHadoopConf();
     List<TablePartition> parts = new ArrayList<>();
-    if (doubt == null && t.partitionColumnNames().isEmpty()) {
-      String location = t.location().toString();
-      BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
-      doubt = l.doubt;
-      parts.add(new TablePartition(InternalRow.empty(), location, l.files));
-    } else if (doubt == null) {
-      String tz = spark.sessionState().conf().sessionLocalTimeZone();
-      for (CatalogTablePartition p : CollectionConverters.asJava(
-          spark.sessionState().catalog().listPartitions(t.identifier(), scala.Option.empty()))) {
-        String location = p.location().toString();
-        BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
-        if (l.doubt != null) {
-          doubt = l.doubt;
-          break;
-        }
-        parts.add(new TablePartition(p.toRow(t.partitionSchema(), tz), location, l.files));
-      }
+    if (doubt == null) {
+      doubt = TableListing.oneVersion(conf, t.location().toString(), t.identifier().unquotedString(),
+          () -> listPartitions(spark, t, conf, buckets, version, parts));
     }
     if (doubt != null) {
-      LOG.info("bucketkit: {} is read by Spark as an unbucketed table: {}", t.identifier(), doubt);
-      return null;
+      return new Vouched(null, doubt);
     }
-    return new HiveBucketedTable(t, format(t), version, bucketField(t), parts);
+    return new Vouched(new HiveBucketedTable(t, format(t), version, bucketField(t), parts), null);
   }
 
   /**
@@ -207,6 +203,29 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
           + " (bucketing_version=2): " + doubt + ". Spark's own INSERT would place its rows by the v1 hash, which "
           + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...), or set "
           + BucketkitCatalog.ENABLED + "=false to let Spark write it anyway");
+    }
+    return null;
+  }
+
+  /** List every partition of {@code t} into {@code parts} (emptied first); why one cannot be vouched for, or null. */
+  private static String listPartitions(SparkSession spark, CatalogTable t, Configuration conf, int buckets,
+                                       int version, List<TablePartition> parts) throws IOException {
+    parts.clear();
+    if (t.partitionColumnNames().isEmpty()) {
+      String location = t.location().toString();
+      BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
+      parts.add(new TablePartition(InternalRow.empty(), location, l.files));
+      return l.doubt;
+    }
+    String tz = spark.sessionState().conf().sessionLocalTimeZone();
+    for (CatalogTablePartition p : CollectionConverters.asJava(
+        spark.sessionState().catalog().listPartitions(t.identifier(), scala.Option.empty()))) {
+      String location = p.location().toString();
+      BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
+      if (l.doubt != null) {
+        return l.doubt;
+      }
+      parts.add(new TablePartition(p.toRow(t.partitionSchema(), tz), location, l.files));
     }
     return null;
   }

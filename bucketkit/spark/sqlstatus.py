@@ -1,0 +1,72 @@
+"""Whether Spark SQL plans a table bucketed through bucketkit's catalog, and if not, why (docs/sql.md).
+
+A table the catalog cannot vouch for passes through to Spark as its own, unbucketed table; ``EXPLAIN``
+and ``DESCRIBE`` of it are Spark's and cannot say so. :func:`sql_status` asks the catalog's own
+rules (``io.bucketkit.spark.PassThrough.status``, the same ``HiveBucketedTable.vouch`` a query's
+table resolution runs), so the answer is the one a query gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bucketkit.errors import LayoutError, TableNotFoundError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["SqlStatus", "sql_status"]
+
+_CATALOG = "spark.sql.catalog.spark_catalog"
+_SWITCH = "spark.bucketkit.catalog.enabled"
+
+
+@dataclass(frozen=True)
+class SqlStatus:
+    """What Spark SQL makes of one table in one session.
+
+    Attributes:
+        table: the table name as given.
+        bucketed: whether queries see its Hive bucketing (shuffle-free joins and GROUP BY on the
+            bucket column, bucket pruning).
+        detail: what the catalog reports (bucketed), or why the table passes through (unbucketed).
+    """
+
+    table: str
+    bucketed: bool
+    detail: str
+
+    def __str__(self) -> str:
+        how = "planned bucketed" if self.bucketed else "read unbucketed"
+        return f"{self.table}: {how} by Spark SQL: {self.detail}"
+
+
+def sql_status(spark: SparkSession, table: str) -> SqlStatus:
+    """Whether Spark SQL in ``spark`` plans ``table`` (``t`` or ``db.t``) bucketed, and why not.
+
+    It lists the table's files as a query would (a wrong file name is a reason too).
+
+    Raises:
+        TableNotFoundError: no such table in the session catalog.
+        LayoutError: listing the table failed (e.g. a commit died mid-switch; the message says what
+            to run).
+    """
+    from py4j.protocol import Py4JJavaError
+
+    from bucketkit.spark.catalog import table_exists
+    from bucketkit.spark.session import CATALOG_CONF
+
+    if not table_exists(spark, table):
+        raise TableNotFoundError(f"table {table!r}: not in the session catalog; expected an existing table")
+    configured = spark.conf.get(_CATALOG, None)
+    if configured != CATALOG_CONF[_CATALOG]:
+        return SqlStatus(table, False, f"bucketkit's catalog is not this session's ({_CATALOG}={configured}); "
+                                       "create the session with bucketkit.get_session() or configure_builder()")
+    if spark.conf.get(_SWITCH, "true").strip().lower() == "false":
+        return SqlStatus(table, False, f"{_SWITCH}=false in this session")
+    try:
+        state, detail = spark._jvm.io.bucketkit.spark.PassThrough.status(spark._jsparkSession, table)
+    except Py4JJavaError as exc:
+        raise LayoutError(f"table {table!r}: listing its files failed: {exc.java_exception.getMessage()}") from None
+    return SqlStatus(table, state == "bucketed", detail)
