@@ -91,6 +91,23 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
       this.maxOpenFiles = maxOpenFiles;
     }
 
+    /** A factory whose files Spark's own ORC/Parquet writer ({@code FileFormat.prepareWrite}) writes. */
+    static Factory create(org.apache.spark.sql.classic.SparkSession spark, String format, String compression,
+                          String staging, StructType dataSchema, String[] partitionNames, DataType[] partitionTypes,
+                          int keyOrdinal, DataType keyType, HiveBucketFunction.Bound function, int buckets,
+                          boolean sorted, int maxOpenFiles) throws IOException {
+      org.apache.hadoop.mapreduce.Job job = org.apache.hadoop.mapreduce.Job.getInstance(
+          spark.sessionState().newHadoopConf());
+      org.apache.spark.sql.execution.datasources.FileFormat fileFormat = "orc".equals(format)
+          ? new org.apache.spark.sql.execution.datasources.orc.OrcFileFormat()
+          : new org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat();
+      scala.collection.immutable.Map<String, String> options = scala.collection.immutable.Map$.MODULE$
+          .<String, String>empty().updated("compression", compression);
+      OutputWriterFactory writers = fileFormat.prepareWrite(spark, job, options, dataSchema);
+      return new Factory(job.getConfiguration(), writers, staging, dataSchema, partitionNames, partitionTypes,
+          keyOrdinal, keyType, function, buckets, "bucketkit" + System.currentTimeMillis(), sorted, maxOpenFiles);
+    }
+
     @Override
     public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
       return new BucketDataWriter(this, partitionId, taskId);

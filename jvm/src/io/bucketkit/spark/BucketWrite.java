@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.spark.sql.catalyst.catalog.BucketSpec;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
@@ -28,10 +27,6 @@ import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.RequiresDistributionAndOrdering;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
-import org.apache.spark.sql.execution.datasources.FileFormat;
-import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
-import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -188,14 +183,8 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
        and does not call abort() when they fail; from here on, a failure reaches abort(). */
     coordinator = CommitCoordinator.begin(spark, what(), request());
     try {
-      Job job = Job.getInstance(spark.sessionState().newHadoopConf());
-      FileFormat format = table.format.equals("orc") ? new OrcFileFormat() : new ParquetFileFormat();
-      scala.collection.immutable.Map<String, String> options = scala.collection.immutable.Map$.MODULE$.<String, String>empty()
-          .updated("compression", compression());
-      OutputWriterFactory writers = format.prepareWrite(spark, job, options, dataSchema);
-      return new BucketDataWriter.Factory(job.getConfiguration(), writers, coordinator.staging(), dataSchema, partNames,
-          partTypes, key, query.fields()[key].dataType(), table.function, table.buckets,
-          "bucketkit" + System.currentTimeMillis(), sorted(),
+      return BucketDataWriter.Factory.create(spark, table.format, compression(), coordinator.staging(), dataSchema,
+          partNames, partTypes, key, query.fields()[key].dataType(), table.function, table.buckets, sorted(),
           Integer.parseInt(spark.conf().get(MAX_OPEN_FILES, "256").trim()));
     } catch (IOException | RuntimeException e) {
       coordinator.abort();

@@ -6,7 +6,6 @@ import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 
-import org.apache.hadoop.mapreduce.Job;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -20,10 +19,6 @@ import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
-import org.apache.spark.sql.execution.datasources.FileFormat;
-import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
-import org.apache.spark.sql.execution.datasources.orc.OrcFileFormat;
-import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -113,15 +108,9 @@ public final class StagedBucketSource implements TableProvider {
         partTypes[i] = fields[data + i].dataType();
       }
       try {
-        Job job = Job.getInstance(spark.sessionState().newHadoopConf());
-        String format = options.get("format");
-        FileFormat fileFormat = "orc".equals(format) ? new OrcFileFormat() : new ParquetFileFormat();
-        scala.collection.immutable.Map<String, String> writeOptions = scala.collection.immutable.Map$.MODULE$
-            .<String, String>empty().updated("compression", options.getOrDefault("compression", "snappy"));
-        OutputWriterFactory writers = fileFormat.prepareWrite(spark, job, writeOptions, dataSchema);
-        return new BucketDataWriter.Factory(job.getConfiguration(), writers, options.get("staging"), dataSchema,
-            partNames, partTypes, fields.length - 1, fields[fields.length - 1].dataType(), null, options.getInt("buckets", 0),
-            "bucketkit" + System.currentTimeMillis(), options.getBoolean("sorted", true),
+        return BucketDataWriter.Factory.create(spark, options.get("format"), options.getOrDefault("compression", "snappy"),
+            options.get("staging"), dataSchema, partNames, partTypes, fields.length - 1,
+            fields[fields.length - 1].dataType(), null, options.getInt("buckets", 0), options.getBoolean("sorted", true),
             options.getInt("maxOpenFiles", 256));
       } catch (IOException e) {
         throw new UncheckedIOException("bucketkit: preparing the staged write to " + options.get("staging"), e);
