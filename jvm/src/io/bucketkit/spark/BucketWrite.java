@@ -36,9 +36,9 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * A SQL INSERT into a Hive bucketed table: Spark clusters the rows by (partition, Hive bucket)
  * with the table's own hash ({@link HiveBucketFunction}, v1 or v2 as its {@code bucketing_version}
- * says) and sorts them so, and {@link BucketDataWriter} writes one file per (partition, bucket)
- * per task (one per bucket in all where Spark's distribution puts a whole bucket in one task,
- * which clustering does); bucketkit's Python commit ({@link CommitCoordinator}) names the files
+ * says), sorted so only for partitioned and SORTED BY tables, and {@link BucketDataWriter} writes
+ * one file per (partition, bucket) per task (one per bucket in all, as clustering puts a whole
+ * bucket in one task); bucketkit's Python commit ({@link CommitCoordinator}) names the files
  * as Hive does ({@code 000003_0_<write id>.orc}) and switches them in whole, as
  * {@code bucketkit.write} does. The catalog then learns the partitions written.
  */
