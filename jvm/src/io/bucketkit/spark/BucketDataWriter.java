@@ -1,7 +1,6 @@
 package io.bucketkit.spark;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -73,7 +72,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     final boolean sorted;  // rows arrive sorted by (partition, bucket): one file open at a time
     final int maxOpenFiles;
 
-    Factory(Configuration conf, OutputWriterFactory writers, String staging, StructType dataSchema,
+    private Factory(Configuration conf, OutputWriterFactory writers, String staging, StructType dataSchema,
             String[] partitionNames, DataType[] partitionTypes, int keyOrdinal, DataType keyType,
             HiveBucketFunction.Bound function, int buckets, String jobTracker, boolean sorted, int maxOpenFiles) {
       this.conf = new SerializableConfiguration(conf);
@@ -277,12 +276,6 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
 
   @Override
   public void close() {
-    try {
-      closeCurrent();
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new UncheckedIOException(new IOException(e));
-    }
+    closeCurrent();
   }
 }

@@ -178,7 +178,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     for (int i = 0; i < partNames.length; i++) {
       partTypes[i] = query.fields()[dataColumns + i].dataType();
     }
-    int key = table.dataSchema.fieldIndex(table.dataSchema.fields()[bucketIndex()].name());
+    int key = bucketIndex();
     /* Begun here, not in toBatch(): Spark runs the query's shuffle stages (AQE) between the two
        and does not call abort() when they fail; from here on, a failure reaches abort(). */
     coordinator = CommitCoordinator.begin(spark, what(), request());

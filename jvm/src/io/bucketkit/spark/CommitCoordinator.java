@@ -29,22 +29,13 @@ final class CommitCoordinator implements AutoCloseable {
   private final Writer in;
   private final BufferedReader out;
   private final String what;
-  final Map<String, Object> begun;
+  Map<String, Object> begun;  // the reply to the write's request: staging directory, recovered partitions
 
-  private CommitCoordinator(Process process, String what) throws IOException {
+  private CommitCoordinator(Process process, String what) {
     this.process = process;
     this.what = what;
     this.in = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
     this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-    this.begun = null;
-  }
-
-  private CommitCoordinator(CommitCoordinator c, Map<String, Object> begun) {
-    this.process = c.process;
-    this.what = c.what;
-    this.in = c.in;
-    this.out = c.out;
-    this.begun = begun;
   }
 
   /** The Python that runs bucketkit: {@code spark.bucketkit.python}, else PySpark's driver Python, else python3. */
@@ -108,10 +99,10 @@ final class CommitCoordinator implements AutoCloseable {
       throw new IllegalStateException("bucketkit: " + what + " commits through Python with bucketkit installed; "
           + "starting '" + python + "' failed (" + e.getMessage() + "); set " + PYTHON + " to that Python", e);
     }
-    CommitCoordinator c;
     try {
-      c = new CommitCoordinator(p, what);
-      return new CommitCoordinator(c, c.ask(request));
+      CommitCoordinator c = new CommitCoordinator(p, what);
+      c.begun = c.ask(request);
+      return c;
     } catch (RuntimeException e) {
       p.destroyForcibly();
       throw e;

@@ -95,7 +95,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
           + "(bucketkit.join handles multi-column keys)";
     }
     Map<String, String> props = CollectionConverters.asJava(t.properties());
-    if ("true".equalsIgnoreCase(props.getOrDefault("transactional", "false").trim())) {
+    if (isAcid(t)) {
       return "a Hive ACID table (transactional=true)";
     }
     String version = props.get("bucketing_version");
@@ -116,6 +116,20 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       return "bucket column " + field.name() + ": " + e.getMessage();
     }
     return null;
+  }
+
+  /** A table property, trimmed ("" when missing). */
+  private static String property(CatalogTable t, String key) {
+    return CollectionConverters.asJava(t.properties()).getOrDefault(key, "").trim();
+  }
+
+  private static boolean isAcid(CatalogTable t) {
+    return "true".equalsIgnoreCase(property(t, "transactional"));
+  }
+
+  /** The table's bucketing version, once {@link #doubt} found it is 1 or 2. */
+  private static int version(CatalogTable t) {
+    return Integer.parseInt(property(t, "bucketing_version"));
   }
 
   /** The column's Hive type: char/varchar from the metadata Spark keeps them in, else from its Spark type. */
@@ -160,8 +174,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   static Vouched vouch(SparkSession spark, CatalogTable t) throws IOException {
     String doubt = doubt(t);
-    int version = doubt == null ? Integer.parseInt(CollectionConverters.asJava(t.properties())
-        .get("bucketing_version").trim()) : 0;
+    int version = doubt == null ? version(t) : 0;
     int buckets = doubt == null ? t.bucketSpec().get().numBuckets() : 0;
     Configuration conf = spark.sessionState().newHadoopConf();
     List<TablePartition> parts = new ArrayList<>();
@@ -192,13 +205,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       }
     }
     if (doubt == null) {
-      int version = Integer.parseInt(CollectionConverters.asJava(t.properties()).get("bucketing_version").trim());
-      return new HiveBucketedTable(t, format(t), version, bucketField(t), null);
+      return new HiveBucketedTable(t, format(t), version(t), bucketField(t), null);
     }
-    String version = CollectionConverters.asJava(t.properties()).getOrDefault("bucketing_version", "").trim();
-    boolean acid = "true".equalsIgnoreCase(CollectionConverters.asJava(t.properties())
-        .getOrDefault("transactional", "false").trim());
-    if (version.equals("2") && t.bucketSpec().isDefined() && !acid) {
+    if (property(t, "bucketing_version").equals("2") && t.bucketSpec().isDefined() && !isAcid(t)) {
       throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
           + " (bucketing_version=2): " + doubt + ". Spark's own INSERT would place its rows by the v1 hash, which "
           + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...), or set "
