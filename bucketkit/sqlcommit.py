@@ -33,7 +33,7 @@ from bucketkit.errors import BucketkitError, SpecMismatchError
 from bucketkit.io import hadoop_to_uri, resolve_filesystem, spark_uri
 from bucketkit.metadata import TableSpec, read_spec
 from bucketkit.partitions import DEFAULT_PARTITION
-from bucketkit.writing import STAGED_DATA, WriteOptions, WriteTarget, aborting, finalize
+from bucketkit.writing import STAGED_DATA, WriteOptions, WriteTarget, aborting, finalize, recovered_partitions
 
 __all__ = ["main", "serve"]
 
@@ -74,8 +74,7 @@ def serve(stdin: IO[str], stdout: IO[str]) -> int:
         target, spec = _target(request)
         options = WriteOptions(request["mode"], request.get("overwrite_scope", "table"))
         recovered = recover(target.root, filesystem=target.filesystem)
-        readd = [p for a in recovered if a.state == "rolled forward" and a.extra.get("catalog") == target.table
-                 for p in a.extra.get("partitions", [])]
+        readd = recovered_partitions(recovered, target.table)
         tx = Transaction(target.root, spec, mode=options.commit_mode, filesystem=target.filesystem,
                          extra={"catalog": target.table, "sql": True})
         staging = tx.begin()

@@ -24,7 +24,7 @@ from typing import Callable, Iterator, Literal, Sequence, get_args
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.commit import CommitSummary, Transaction, visible_files
+from bucketkit.commit import CommitSummary, RecoveryAction, Transaction, visible_files
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError
 from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, footer_rows, is_hidden_path, read_schema,
                           resolve_filesystem)
@@ -34,7 +34,7 @@ from bucketkit.partitions import parse_partition_path, partition_path
 
 __all__ = ["Mode", "OverwriteScope", "MODES", "OVERWRITE_SCOPES", "WriteOptions", "WriteTarget",
            "WriteResult", "WrittenFile", "PartitionWrite", "path_target", "reconcile", "finalize",
-           "staged_groups", "file_name", "empty_file_bytes", "BUCKET_COLUMN", "STAGED_DATA"]
+           "staged_groups", "recovered_partitions", "file_name", "empty_file_bytes", "BUCKET_COLUMN", "STAGED_DATA"]
 
 Mode = Literal["error", "append", "overwrite", "ignore"]
 OverwriteScope = Literal["table", "partitions"]
@@ -251,6 +251,13 @@ def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, rec
                         replace=replace if options.mode == "overwrite" else None, on_committed=done)
     return WriteResult(str(target.location), tx.spec, options.mode, tx.write_id, _partitions(tx.root, summary, files),
                        len(summary.replaced), target.table, recovered=recovered)
+
+
+def recovered_partitions(actions: Sequence[RecoveryAction], table: str | None) -> list[dict[str, str]]:
+    """The partitions that writes :func:`~bucketkit.commit.recover` rolled forward committed into the
+    catalog table ``table``: their files are live, but the dead writer may not have registered them."""
+    return [p for a in actions if table and a.state == "rolled forward" and a.extra.get("catalog") == table
+            for p in a.extra.get("partitions", [])]
 
 
 def staged_groups(fs: pafs.FileSystem, data_dir: str) -> dict[tuple[str, int], list[pafs.FileInfo]]:

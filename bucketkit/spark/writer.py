@@ -40,15 +40,15 @@ from bucketkit.spark import catalog
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
 from bucketkit.writing import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
-                               path_target, reconcile)
+                               path_target, reconcile, recovered_partitions)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 __all__ = ["write", "WriteResult", "WrittenFile", "PartitionWrite", "MODES", "OVERWRITE_SCOPES"]
 
-MAX_BUCKETS = 99999
-STAGED_SOURCE = "io.bucketkit.spark.StagedBucketSource"  # the JVM writer of staged bucket files  # Trino's file names carry 5 bucket digits
+MAX_BUCKETS = 99999  # Trino's file names carry 5 bucket digits
+STAGED_SOURCE = "io.bucketkit.spark.StagedBucketSource"  # the JVM writer of staged bucket files
 
 
 def _names(value: Sequence[str] | str | None, option: str) -> tuple[str, ...]:
@@ -201,11 +201,9 @@ def _catalog_target(spark: Any, table: str) -> WriteTarget:
 def _recover(spark: Any, target: WriteTarget) -> tuple[str, ...]:
     """Finish writes whose writer died before this one starts; what was done, for the result."""
     actions = [a for a in recover(target.root, filesystem=target.filesystem) if a.state != "in progress"]
-    table = target.table
-    for action in actions:  # a dead write committed its files; its catalog partitions may be missing
-        if action.state == "rolled forward" and table and action.extra.get("catalog") == table \
-                and catalog.table_exists(spark, table):
-            catalog.add_partitions(spark, table, action.extra.get("partitions", []), target.location)
+    missing = recovered_partitions(actions, target.table)
+    if missing and catalog.table_exists(spark, target.table):
+        catalog.add_partitions(spark, target.table, missing, target.location)
     recovered = tuple(map(str, actions))
     if recovered:
         warnings.warn(f"{target}: finished interrupted earlier writes: {'; '.join(recovered)}", stacklevel=3)
