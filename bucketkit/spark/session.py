@@ -40,6 +40,10 @@ CATALOG_CONF = {
 }
 
 
+# SQL INSERTs through the catalog commit with this Python's bucketkit (python -m bucketkit.sqlcommit).
+PYTHON_CONF = "spark.bucketkit.python"
+
+
 def configure_builder(builder: Any, *, catalog: bool = True) -> Any:
     """Add bucketkit's jar and SQL catalog to a ``SparkSession.builder`` (as deltalake's
     ``configure_spark_with_delta_pip`` does); returns the builder.
@@ -65,8 +69,7 @@ def _with_jar(builder: Any, jar: Any, catalog: bool) -> Any:
     if catalog:
         for key, value in CATALOG_CONF.items():
             builder = builder.config(key, value)
-        # SQL INSERTs through the catalog commit with this Python's bucketkit (python -m bucketkit.sqlcommit)
-        builder = builder.config("spark.bucketkit.python", sys.executable)
+        builder = builder.config(PYTHON_CONF, sys.executable)
     return builder
 
 
@@ -137,7 +140,7 @@ def get_session(
     jar = jar_path()  # once: it digests jvm/src (and compiles when a source changed)
     if jar is not None:  # bucketkit's JVM part, beside any jars the caller adds
         builder = _with_jar(builder, jar, catalog)
-        for key in CATALOG_CONF.keys() & (conf or {}).keys():  # the caller's settings win
+        for key in (CATALOG_CONF.keys() | {PYTHON_CONF}) & (conf or {}).keys():  # the caller's settings win
             builder = builder.config(key, conf[key])
     if hive:
         builder = builder.enableHiveSupport()
