@@ -25,8 +25,8 @@ import time
 from typing import Any
 
 from benchmarks import acid_data
-from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, spark_peak_memory,
-                               timed_interleaved)
+from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved,
+                               with_spark_memory)
 
 SPEC = dict(bucketed_by="key", bucket_count=acid_data.BUCKETS, bucketing_version=2, table_columns=acid_data.COLUMNS)
 
@@ -96,10 +96,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                     f"{len(plan.files)} files of bucket {bucket} read ({plan.bytes_selected / 2**10:.0f} KiB)",
                     {"rows": n, "files_read": len(plan.files), "bytes_read": plan.bytes_selected}),
     ]
-    memory = spark_peak_memory(spark)
-    for r in results:
-        r.extra.update(memory)
-    return results
+    return with_spark_memory(spark, results)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ import argparse
 import time
 from typing import Any
 
-from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, spark_peak_memory,
-                               timed_interleaved)
+from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved,
+                               with_spark_memory)
 
 BUCKETS, MULTIPLE = 64, 256
 
@@ -73,7 +73,7 @@ def prepare(spark: Any, n: int) -> dict[str, str]:
     return {**paths, **names}
 
 
-def _agg(df: Any) -> tuple:
+def aggregate(df: Any) -> tuple:
     from pyspark.sql import functions as F
 
     return tuple(df.agg(F.count(F.lit(1)), F.sum(F.col("ld") + F.col("rd"))).collect()[0])
@@ -128,12 +128,12 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     native_ok = "Exchange" not in native_plan
     ours_df = ours("right")
     assert "Exchange" not in ours_df._jdf.queryExecution().executedPlan().toString()
-    assert _agg(ours_df)[0] == _agg(shuffle("right"))[0], "bucketkit and Spark disagree on the row count"
+    assert aggregate(ours_df)[0] == aggregate(shuffle("right"))[0], "bucketkit and Spark disagree on the row count"
 
     notes = f"{n:,} x {n:,} rows, ORC, v2, 2 cores"
     results = []
     t_ours, t_shuffle, t_native = timed_interleaved(
-        [lambda: _agg(ours("right")), lambda: _agg(shuffle("right")), lambda: _agg(native())], repeat=3)
+        [lambda: aggregate(ours("right")), lambda: aggregate(shuffle("right")), lambda: aggregate(native())], repeat=3)
     extra = {"rows": n, **_profile_kernel(plans["right", "inner"])}
     results.append(BenchResult(f"join inner+agg {BUCKETS}x{BUCKETS} buckets", t_ours, t_shuffle,
                                "Spark shuffle join, same files", notes, extra, goal_ratio=0.25))
@@ -141,20 +141,17 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                                "Spark bucketed join (bucketBy copies)" + ("" if native_ok else " [HAD Exchange]"),
                                notes, {"rows": n}, goal_ratio=0.5))
     t_ours256, t_shuffle256 = timed_interleaved(
-        [lambda: _agg(ours("right256")), lambda: _agg(shuffle("right256"))], repeat=2)
+        [lambda: aggregate(ours("right256")), lambda: aggregate(shuffle("right256"))], repeat=2)
     results.append(BenchResult(f"join inner+agg {BUCKETS}x{MULTIPLE} buckets", t_ours256, t_shuffle256,
                                "Spark shuffle join, same files", notes, {"rows": n}))
     t_ours_left, t_shuffle_left, t_native_left = timed_interleaved(
-        [lambda: _agg(ours("right", "left")), lambda: _agg(shuffle("right", "left")), lambda: _agg(native("left"))],
+        [lambda: aggregate(ours("right", "left")), lambda: aggregate(shuffle("right", "left")), lambda: aggregate(native("left"))],
         repeat=2)
     results.append(BenchResult(f"join left outer+agg {BUCKETS}x{BUCKETS}", t_ours_left, t_shuffle_left,
                                "Spark shuffle join, same files", notes, {"rows": n}))
     results.append(BenchResult(f"join left outer+agg {BUCKETS}x{BUCKETS}", t_ours_left, t_native_left,
                                "Spark bucketed join (bucketBy copies)", notes, {"rows": n}))
-    memory = spark_peak_memory(spark)
-    for r in results:
-        r.extra.update(memory)
-    return results
+    return with_spark_memory(spark, results)
 
 
 if __name__ == "__main__":

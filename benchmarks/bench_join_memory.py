@@ -24,7 +24,7 @@ import tempfile
 import time
 from typing import Any
 
-from benchmarks.bench_join import _agg, write_pair
+from benchmarks.bench_join import aggregate, write_pair
 from benchmarks.common import (BenchResult, bench_session, data_dir, descendants, jvm_pid, peak_rss_mb, print_results,
                                scaled, timed_interleaved)
 
@@ -66,10 +66,10 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     plan = bucketkit.plan_join(t["left"], t["right"], "k")
     assert plan.strategy == "bucketed", plan.reason
     start = time.perf_counter()
-    first = _agg(ours())
+    first = aggregate(ours())
     first_s = time.perf_counter() - start
-    assert first[0] == _agg(shuffle())[0], "bucketkit and Spark disagree on the row count"
-    t_ours, t_shuffle = timed_interleaved([lambda: _agg(ours()), lambda: _agg(shuffle())], repeat=3)
+    assert first[0] == aggregate(shuffle())[0], "bucketkit and Spark disagree on the row count"
+    t_ours, t_shuffle = timed_interleaved([lambda: aggregate(ours()), lambda: aggregate(shuffle())], repeat=3)
     pid = jvm_pid(spark)
     worker_peak = max((peak_rss_mb(p) for p in descendants(pid)), default=0.0) if pid else 0.0
     extra = {"rows": n, "first_run_s": round(first_s, 2), "pyspark_memory": PYSPARK_MEMORY,

@@ -18,7 +18,7 @@ import argparse
 import math
 from typing import Any
 
-from benchmarks.bench_join import _agg, write_pair
+from benchmarks.bench_join import aggregate, write_pair
 from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved
 
 BUCKETS = 64
@@ -68,7 +68,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
         assert ours[0] == spark_s[0] and math.isclose(ours[1], spark_s[1], rel_tol=1e-9), (text, ours, spark_s)
 
     def ours_join() -> Any:
-        return _agg(bucketkit.join(spark, t["left"], t["right"], "k", columns=[("left", "d"), ("right", "d")])
+        return aggregate(bucketkit.join(spark, t["left"], t["right"], "k", columns=[("left", "d"), ("right", "d")])
                     .toDF("ld", "rd"))
 
     notes = f"{n:,} x {n:,} rows, ORC, v2, {BUCKETS} buckets, 2 cores"

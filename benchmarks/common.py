@@ -239,6 +239,14 @@ def spark_peak_memory(spark: Any) -> dict[str, float | None]:
             "python_workers_peak_rss_mb_max": round(max((peak_rss_mb(p) for p in workers), default=0.0), 1)}
 
 
+def with_spark_memory(spark: Any, results: list[BenchResult]) -> list[BenchResult]:
+    """``results``, each carrying the session's peak memory so far (:func:`spark_peak_memory`)."""
+    memory = spark_peak_memory(spark)
+    for r in results:
+        r.extra.update(memory)
+    return results
+
+
 def scaled(n: int, scale: float, minimum: int = 1000) -> int:
     """``n * scale`` rounded, but at least ``minimum`` (so tiny smoke runs still do real work)."""
     return max(int(minimum), int(round(n * scale)))
