@@ -45,11 +45,19 @@ UNBUCKETED = ("an unbucketed Hive ACID table: its bucket_N files are numbered by
 
 
 def transactional_kind(properties: Mapping[str, str]) -> str | None:
-    """``"full"``, ``"insert_only"`` or ``None`` (not transactional) from a table's properties."""
-    props = {k.lower(): str(v).lower() for k, v in properties.items()}
-    if props.get("transactional") != "true":
+    """``"full"``, ``"insert_only"`` or ``None`` (not transactional) from a table's properties.
+
+    Transactional as Hive's ``AcidUtils.isTransactionalTable`` says (``transactional`` or
+    ``TRANSACTIONAL`` equal to ``true`` in any case); the JVM catalog's ``TableVerdict.isAcid`` is
+    held equal to it by tests/test_verdict_jvm.py.
+    """
+    value = properties.get("transactional")
+    if value is None:
+        value = properties.get("TRANSACTIONAL")
+    if value is None or str(value).strip().lower() != "true":
         return None
-    return INSERT_ONLY if props.get("transactional_properties") == "insert_only" else FULL
+    kind = str(properties.get("transactional_properties", "")).strip().lower()
+    return INSERT_ONLY if kind == "insert_only" else FULL
 
 
 def coerce_write_ids(value: ValidWriteIdList | str | None) -> ValidWriteIdList | None:

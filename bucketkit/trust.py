@@ -15,11 +15,88 @@ whenever that hash cannot be known for sure:
 
 from __future__ import annotations
 
-from bucketkit.errors import UnsupportedTypeError
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from bucketkit.acidplan import transactional_kind
+from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
+from bucketkit.hashing import check_bucketable
 from bucketkit.metadata import TableSpec
 from bucketkit.naming import is_spark_hive_insert
 
-__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt"]
+__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict"]
+
+
+@dataclass(frozen=True)
+class CatalogVerdict:
+    """What a catalog table's metadata says of its bucketing (see :func:`catalog_verdict`).
+
+    Attributes:
+        kind: ``"spark"`` (a data source table: Spark's own ``bucketBy``), ``"acid"`` (a Hive
+            transactional table), ``"not-bucketed"``, ``"unbucketed"`` (a Hive bucketed table whose
+            hash or layout cannot be known: read it unbucketed, for ``reason``) or ``"bucketed"``.
+        version: the Hive bucketing version (``"bucketed"``; 1 for ``"spark"``), else 0.
+        format: ``"orc"``/``"parquet"`` (or the provider for ``"spark"``), None when unknown.
+        reason: why, for every kind but ``"bucketed"``.
+    """
+
+    kind: str
+    version: int
+    format: str | None
+    reason: str | None
+
+
+def _format_of_serde(serde: str | None) -> str | None:
+    s = (serde or "").lower()
+    return "orc" if "orc" in s else "parquet" if "parquet" in s else None
+
+
+def catalog_verdict(provider: str | None, bucket_columns: Sequence[str], properties: Mapping[str, str],
+                    serde: str | None, bucket_types: Sequence[str | None]) -> CatalogVerdict:
+    """What a catalog table's metadata says of its bucketing, by Hive's and Trino's rules (pure).
+
+    The JVM catalog decides by the same rules (``io.bucketkit.spark.TableVerdict``; a differential
+    test holds the two equal over generated tables): a missing ``bucketing_version`` is version 1
+    (Hive's ``Utilities.getBucketingVersion``, Trino's ``HiveBucketing.getBucketingVersion``); any
+    value but 1 or 2 leaves the hash unknown, so the table is read unbucketed, never guessed.
+
+    Args:
+        provider: the table's provider (``"hive"`` for a Hive serde table; None is Hive).
+        bucket_columns: the ``CLUSTERED BY`` columns (empty: not bucketed).
+        properties: the table properties.
+        serde: the storage serde class name.
+        bucket_types: each bucket column's Hive type, None for a name that is not a data column.
+    """
+    p = (provider or "hive").lower()
+    if p != "hive":
+        return CatalogVerdict("spark", 1, p, f"provider {p} (Spark plans its own bucketBy tables)")
+    declared = properties.get("bucketing_version")
+    text = "1" if declared is None else declared.strip()
+    version = int(text) if text in ("1", "2") else 0
+    bad_version = (f"table property bucketing_version='{declared}', expected '1' or '2' (missing is 1, as Hive and "
+                   "Trino read it); any other value leaves the hash unknown")
+    if transactional_kind(properties) is not None:
+        return CatalogVerdict("acid", version, _format_of_serde(serde),
+                              bad_version if version == 0 else "a Hive ACID table (transactional=true)")
+    if not bucket_columns:
+        return CatalogVerdict("not-bucketed", 0, _format_of_serde(serde), "not bucketed")
+
+    def unbucketed(reason: str) -> CatalogVerdict:
+        return CatalogVerdict("unbucketed", 0, None, reason)
+
+    if version == 0:
+        return unbucketed(bad_version)
+    fmt = _format_of_serde(serde)
+    if fmt is None:
+        return unbucketed(f"serde {serde or '(none)'} is neither ORC nor Parquet")
+    if bucket_types[0] is None:
+        return unbucketed(f"bucket column {bucket_columns[0]} is not a data column")
+    if len(bucket_columns) == 1:
+        try:
+            check_bucketable(bucket_columns[0], bucket_types[0])
+        except (UnsupportedTypeError, InvalidArgumentError) as exc:
+            return unbucketed(f"bucket column {bucket_columns[0]}: {exc}")
+    return CatalogVerdict("bucketed", version, fmt, None)
 
 
 def spec_doubt(spec: TableSpec) -> str | None:

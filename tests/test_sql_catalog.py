@@ -69,7 +69,8 @@ def tables(spark, tmp_path_factory):
     hive_insert("sqlc_ins8a", 8, 7)
     hive_insert("sqlc_ins8b", 8, 11)
     hive_insert("sqlc_ins16", 16, 5)
-    hive_insert("sqlc_nover", 8, 3, props="")  # no bucketing_version: bucketkit cannot vouch for it
+    hive_insert("sqlc_nover", 8, 3, props="")  # no bucketing_version: version 1, as Hive and Trino read it
+    hive_insert("sqlc_badver", 8, 3, props="TBLPROPERTIES ('bucketing_version'='3')")  # an unknown hash
     for version in (1, 2):
         for fmt in ("orc", "parquet"):
             for part in (False, True):
@@ -187,11 +188,38 @@ def test_partition_filter_prunes_partitions_and_buckets(spark, tables):
     assert chosen_buckets(scan) == buckets_holding(spark, "sqlc_bk_v2_orc_p", "p = 1 AND k IN (4, 9)")
 
 
-def test_a_table_without_bucketing_version_passes_through(spark, tables):
+def test_a_table_without_bucketing_version_is_hive_v1(spark, tables):
+    """Spark's own DDL writes no bucketing_version, and its INSERT hashes with v1: Hive
+    (Utilities.getBucketingVersion) and Trino read a missing property as 1, and so does bucketkit."""
     rows, plan, golden, golden_plan = run(spark, "SELECT * FROM sqlc_nover a JOIN sqlc_ins8a b USING (k)")
+    assert rows == golden and len(rows) > 0
+    assert "Exchange" in golden_plan
+    assert_shuffle_free(plan)
+    assert any("sqlc_nover" in s and "Hive bucketing v1" in s for s in scans(plan))
+    rows, plan, golden, _ = run(spark, "SELECT k, count(*) AS n FROM sqlc_nover GROUP BY k")
+    assert_shuffle_free(plan)
     assert rows == golden
-    assert "Exchange" in plan
-    assert not any("sqlc_nover" in s for s in scans(plan))
+    for key in (3, 18, 57):  # salt 3: keys are multiples of 3
+        rows, plan, golden, _ = run(spark, f"SELECT * FROM sqlc_nover WHERE k = {key}")
+        assert rows == golden and rows, key
+        (scan,) = scans(plan)
+        assert "buckets=1 of 8" in scan
+    # the Python core gives the same verdict: v1, pruned to the same bucket
+    plan = bucketkit.plan_scan("sqlc_nover", [("k", "=", 5)], spark=spark)
+    assert plan.unbucketed is None and plan.table.spec.bucketing_version == 1
+    assert len(plan.selected_buckets) == 1
+
+
+def test_a_table_with_an_unknown_bucketing_version_is_read_unbucketed_by_both(spark, tables):
+    rows, plan, golden, golden_plan = run(spark, "SELECT * FROM sqlc_badver a JOIN sqlc_ins8a b USING (k)")
+    assert rows == golden and rows
+    assert not any("sqlc_badver" in s for s in scans(plan))
+    status = bucketkit.sql_status(spark, "sqlc_badver")
+    assert not status.bucketed and "bucketing_version='3'" in status.detail
+    # bucketkit.scan reads it too, unbucketed, for the same reason (never refused where SQL reads it)
+    plan = bucketkit.plan_scan("sqlc_badver", [("k", "=", 5)], spark=spark)
+    assert plan.unbucketed and "bucketing_version='3'" in plan.unbucketed
+    assert bucketkit.scan(spark, "sqlc_badver").count() == spark.table("sqlc_badver").count()
 
 
 def test_spark_bucketby_tables_pass_through(spark, tables):
@@ -401,7 +429,7 @@ def test_sql_status_says_what_a_query_gets(spark, tables):
     for table in tables:
         status = bucketkit.sql_status(spark, table)
         assert status.bucketed == plans_bucketed(spark, table), status
-    assert "bucketing_version=null" in bucketkit.sql_status(spark, "sqlc_nover").detail
+    assert bucketkit.sql_status(spark, "sqlc_nover").bucketed
     status = bucketkit.sql_status(spark, "sqlc_bk_v2_orc_p")
     assert status.bucketed, status
     assert status.detail.startswith("Hive bucketing v2, 8 buckets on k (transform hive_v2_bucket_8(k)), orc, "

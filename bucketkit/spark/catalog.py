@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from bucketkit.acidplan import UNBUCKETED, WRITER_IDS, transactional_kind
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
-from bucketkit.metadata import TableSpec, bucketing_version_from_properties
+from bucketkit.metadata import TableSpec
 from bucketkit.naming import is_spark_hive_insert
 from bucketkit.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
+from bucketkit.trust import catalog_verdict
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -52,6 +53,11 @@ def _catalog_table(spark: Any, name: str) -> Any:
     ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(parts[-1]) if len(parts) == 1 else \
         jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(parts[-2]))
     return spark._jsparkSession.sessionState().catalog().getTableMetadata(ident)
+
+
+def table_properties(spark: Any, catalog_table: Any) -> dict[str, str]:
+    """A catalog table's properties (``TBLPROPERTIES``), from its JVM ``CatalogTable``."""
+    return dict(spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters.asJava(catalog_table.properties()))
 
 
 def table_exists(spark: Any, name: str) -> bool:
@@ -128,28 +134,34 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
     if not table_exists(spark, name):
         raise TableNotFoundError(f"table {name!r} is not in the session catalog")
     ct = _catalog_table(spark, name)
-    props = dict(spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters.asJava(ct.properties()))
-    acid = transactional_kind(props)
-    if not ct.bucketSpec().isDefined() and acid is None:
-        raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
+    props = table_properties(spark, ct)
     schema = StructType.fromJson(json.loads(ct.schema().json()))
     types = {f.name: hive_type_of_spark(f) for f in schema.fields}
     partitioned_by = _seq(ct.partitionColumnNames())
-    provider = (ct.provider().get() if ct.provider().isDefined() else "hive").lower()
-    if provider == "hive":  # Hive's own bucketing: the version from the table property
+    declared = _seq(ct.bucketSpec().get().bucketColumnNames()) if ct.bucketSpec().isDefined() else []
+    lowered = {f.name.lower(): f.name for f in schema.fields if f.name not in partitioned_by}
+    verdict = catalog_verdict(
+        ct.provider().get() if ct.provider().isDefined() else None, declared, props,
+        ct.storage().serde().get() if ct.storage().serde().isDefined() else None,
+        [types[lowered[c.lower()]] if c.lower() in lowered else None for c in declared])
+    acid = transactional_kind(props)
+    if verdict.kind == "not-bucketed":
+        raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
+    fmt = verdict.format if verdict.format in FILE_FORMATS else None
+    if verdict.kind == "spark":  # a data source table: Spark's bucketBy placed its rows, with Spark's own hash
+        where, family, version = f"provider {verdict.format!r}", "spark", 1
+    else:  # Hive's own bucketing: the version from the table property (missing -> 1, Hive's and Trino's rule)
         serde = ct.storage().serde().get() if ct.storage().serde().isDefined() else ""
-        fmt = next((f for f in FILE_FORMATS if f in serde.lower()), None)
-        where, family, version = f"serde {serde!r}", "hive", bucketing_version_from_properties(props)
-    else:  # a data source table: Spark's bucketBy placed its rows, with Spark's own hash
-        fmt = provider if provider in FILE_FORMATS else None
-        where, family, version = f"provider {provider!r}", "spark", 1
+        fmt = fmt or next((f for f in FILE_FORMATS if f in serde.lower()), None)
+        where, family, version = f"serde {serde!r}", "hive", verdict.version or 1  # 0: unknown, read unbucketed
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
     columns = [f.name for f in schema.fields if f.name not in partitioned_by]
     if ct.bucketSpec().isDefined():
         bucket_spec = ct.bucketSpec().get()
-        bucketed_by, count = _seq(bucket_spec.bucketColumnNames()), int(bucket_spec.numBuckets())
-        sorted_by, unbucketed = tuple(_seq(bucket_spec.sortColumnNames())), None
+        bucketed_by, count = [lowered.get(c.lower(), c) for c in declared], int(bucket_spec.numBuckets())
+        sorted_by = tuple(_seq(bucket_spec.sortColumnNames()))
+        unbucketed = verdict.reason if verdict.kind == "unbucketed" or verdict.version == 0 else None
     else:  # an unbucketed ACID table: bucket_N are writer ids; a stand-in spec, never hashed
         bucketed_by, count, sorted_by, unbucketed = columns[:1], WRITER_IDS, (), UNBUCKETED
     spec = TableSpec(

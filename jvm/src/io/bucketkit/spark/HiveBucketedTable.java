@@ -30,8 +30,8 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A Hive bucketed catalog table whose bucketing bucketkit vouches for: one bucket column of a type
- * it hashes, {@code bucketing_version} 1 or 2 in the table properties, ORC or Parquet, not
- * transactional, and every file's bucket known (see {@link BucketFiles}). {@link #load} returns
+ * it hashes, {@code bucketing_version} 1 or 2 (missing is 1, as Hive and Trino read it), ORC or
+ * Parquet, not transactional ({@link TableVerdict}), and every file's bucket known (see {@link BucketFiles}). {@link #load} returns
  * null with the reason logged for any other table; the catalog then hands Spark its own table.
  *
  * <p>The files are listed once, when the table is loaded for a query, so a query reads one listing.
@@ -80,38 +80,30 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     this.partitions = partitions;
   }
 
-  /** Why bucketkit cannot vouch for the table's metadata, or null (pure: no listing). */
+  /** What the table's metadata says of its bucketing: the rules Python applies too ({@link TableVerdict}). */
+  static TableVerdict verdict(CatalogTable t) {
+    String provider = t.provider().isDefined() ? t.provider().get() : "hive";
+    List<String> columns = t.bucketSpec().isDefined()
+        ? CollectionConverters.asJava(t.bucketSpec().get().bucketColumnNames()) : List.of();
+    String serde = t.storage().serde().isDefined() ? t.storage().serde().get() : "";
+    return TableVerdict.of(provider, columns, CollectionConverters.asJava(t.properties()), serde,
+        columns.isEmpty() ? null : bucketField(t));
+  }
+
+  /** Why bucketkit cannot plan the table bucketed in Spark SQL, or null (pure: no listing). */
   static String doubt(CatalogTable t) {
-    String provider = t.provider().isDefined() ? t.provider().get().toLowerCase(Locale.ROOT) : "hive";
-    if (!provider.equals("hive")) {
-      return "provider " + provider + " (Spark plans its own bucketBy tables)";
+    TableVerdict v = verdict(t);
+    if (!v.kind().equals(TableVerdict.BUCKETED)) {
+      return v.reason();
     }
-    if (t.bucketSpec().isEmpty()) {
-      return "not bucketed";
-    }
-    BucketSpec spec = t.bucketSpec().get();
-    if (spec.bucketColumnNames().size() != 1) {
-      return "bucketed by " + spec.bucketColumnNames().size() + " columns; Spark's transforms take one column "
+    int columns = t.bucketSpec().get().bucketColumnNames().size();
+    if (columns != 1) {
+      return "bucketed by " + columns + " columns; Spark's transforms take one column "
           + "(bucketkit.join handles multi-column keys)";
     }
-    Map<String, String> props = CollectionConverters.asJava(t.properties());
-    if (isAcid(t)) {
-      return "a Hive ACID table (transactional=true)";
-    }
-    String version = props.get("bucketing_version");
-    if (version == null || !(version.trim().equals("1") || version.trim().equals("2"))) {
-      return "table property bucketing_version=" + version + ", expected '1' or '2' (without it the hash "
-          + "is not known for sure)";
-    }
-    if (format(t) == null) {
-      return "serde " + t.storage().serde() + " is neither ORC nor Parquet";
-    }
     StructField field = bucketField(t);
-    if (field == null) {
-      return "bucket column " + spec.bucketColumnNames().head() + " is not a data column";
-    }
-    try {
-      bind(Integer.parseInt(version.trim()), field, spec.numBuckets());
+    try {  // what Spark SQL can be told of it (a float key, a collated string: Spark's equality is not Hive's)
+      bind(v.version(), field, t.bucketSpec().get().numBuckets());
     } catch (UnsupportedOperationException | IllegalArgumentException e) {
       return "bucket column " + field.name() + ": " + e.getMessage();
     }
@@ -124,30 +116,29 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   }
 
   private static boolean isAcid(CatalogTable t) {
-    return "true".equalsIgnoreCase(property(t, "transactional"));
+    return TableVerdict.isAcid(CollectionConverters.asJava(t.properties()));
   }
 
-  /** The table's bucketing version, once {@link #doubt} found it is 1 or 2. */
+  /** The table's bucketing version, once {@link #doubt} found none. */
   private static int version(CatalogTable t) {
-    return Integer.parseInt(property(t, "bucketing_version"));
+    return verdict(t).version();
   }
 
   /** The column's Hive type: char/varchar from the metadata Spark keeps them in, else from its Spark type. */
-  private static String hiveType(StructField field) {
+  static String hiveType(StructField field) {
     return field.metadata().contains(CHAR_VARCHAR) ? field.metadata().getString(CHAR_VARCHAR)
         : HiveHash.Type.fromSpark(field.dataType()).toString();
   }
 
   /** The bucket function Spark will bind for the table's transform, bound here first (it may refuse the type). */
-  private static HiveBucketFunction.Bound bind(int version, StructField field, int buckets) {
+  static HiveBucketFunction.Bound bind(int version, StructField field, int buckets) {
     String name = HiveBucketFunction.nameFor(version, hiveType(field), buckets);
     return (HiveBucketFunction.Bound) HiveBucketFunction.forName(name)
         .bind(new StructType().add("_0", field.dataType(), field.nullable()));
   }
 
   private static String format(CatalogTable t) {
-    String serde = t.storage().serde().isDefined() ? t.storage().serde().get().toLowerCase(Locale.ROOT) : "";
-    return serde.contains("orc") ? "orc" : serde.contains("parquet") ? "parquet" : null;
+    return TableVerdict.format(t.storage().serde().isDefined() ? t.storage().serde().get() : "");
   }
 
   private static StructField bucketField(CatalogTable t) {
@@ -162,6 +153,13 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /** The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way. */
   static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
+    if (isAcid(t)) {  // Spark's own reader lists no base_/delta_ directories: it would return no rows
+      throw new UnsupportedOperationException("bucketkit: Spark SQL cannot read Hive ACID table "
+          + t.identifier().unquotedString() + " (transactional=true): Spark's own reader skips its base_/delta_ "
+          + "directories and would return no rows. Read its snapshot with bucketkit.scan(spark, '"
+          + t.identifier().unquotedString() + "'), or set " + BucketkitCatalog.ENABLED + "=false to get Spark's "
+          + "own read anyway");
+    }
     Vouched v = vouch(spark, t);
     if (v.table == null) {
       PassThrough.log(LOG, t, v.doubt);

@@ -1,0 +1,97 @@
+package io.bucketkit.spark;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import org.apache.spark.sql.types.StructField;
+
+/**
+ * What a catalog table's metadata says of its bucketing, by the rules Python applies too
+ * ({@code bucketkit.trust.catalog_verdict}; a hypothesis test holds the two equal over generated
+ * tables): Spark's own {@code bucketBy} table, a Hive ACID table, a Hive bucketed table with its
+ * hash version and format, or a table to read unbucketed and why. Pure: no listing, no Spark session.
+ *
+ * <p>The rules are Hive's and Trino's: a missing {@code bucketing_version} is version 1
+ * ({@code Utilities.getBucketingVersion}, {@code HiveBucketing.getBucketingVersion}); any value but
+ * 1 or 2 leaves the hash unknown; {@code transactional} (or {@code TRANSACTIONAL}) equal to
+ * {@code true} in any case makes a table ACID ({@code AcidUtils.isTransactionalTable}).
+ */
+public record TableVerdict(String kind, int version, String format, String reason) {
+  public static final String SPARK = "spark";
+  public static final String ACID = "acid";
+  public static final String NOT_BUCKETED = "not-bucketed";
+  public static final String UNBUCKETED = "unbucketed";
+  public static final String BUCKETED = "bucketed";
+
+  /**
+   * @param provider the table's provider, lower or upper case ("hive" for a Hive serde table)
+   * @param bucketColumns the CLUSTERED BY columns (empty: not bucketed)
+   * @param properties the table properties
+   * @param serde the storage serde class ("" when none)
+   * @param bucketField the first bucket column as a data column, or null when it is not one
+   */
+  public static TableVerdict of(String provider, List<String> bucketColumns, Map<String, String> properties,
+                                String serde, StructField bucketField) {
+    String p = provider == null ? "hive" : provider.toLowerCase(Locale.ROOT);
+    if (!p.equals("hive")) {
+      return new TableVerdict(SPARK, 1, p, "provider " + p + " (Spark plans its own bucketBy tables)");
+    }
+    String declared = properties.get("bucketing_version");
+    String v = declared == null ? "1" : declared.trim();
+    int version = v.equals("1") || v.equals("2") ? Integer.parseInt(v) : 0;
+    String badVersion = "table property bucketing_version='" + declared + "', expected '1' or '2' (missing is 1, "
+        + "as Hive and Trino read it); any other value leaves the hash unknown";
+    if (isAcid(properties)) {
+      return new TableVerdict(ACID, version, format(serde),
+          version == 0 ? badVersion : "a Hive ACID table (transactional=true)");
+    }
+    if (bucketColumns.isEmpty()) {
+      return new TableVerdict(NOT_BUCKETED, 0, format(serde), "not bucketed");
+    }
+    if (version == 0) {
+      return unbucketed(badVersion);
+    }
+    String format = format(serde);
+    if (format == null) {
+      return unbucketed("serde " + (serde.isEmpty() ? "(none)" : serde) + " is neither ORC nor Parquet");
+    }
+    if (bucketField == null) {
+      return unbucketed("bucket column " + bucketColumns.get(0) + " is not a data column");
+    }
+    if (bucketColumns.size() == 1) {  // a type Hive and Trino bucket on (Python: hashing.check_bucketable)
+      try {
+        io.bucketkit.hive.HiveHash.Type.parse(HiveBucketedTable.hiveType(bucketField));
+      } catch (UnsupportedOperationException | IllegalArgumentException e) {
+        return unbucketed("bucket column " + bucketField.name() + ": " + e.getMessage());
+      }
+    }
+    return new TableVerdict(BUCKETED, version, format, null);
+  }
+
+  private static TableVerdict unbucketed(String reason) {
+    return new TableVerdict(UNBUCKETED, 0, null, reason);
+  }
+
+  /** Hive's {@code AcidUtils.isTransactionalTable}. */
+  static boolean isAcid(Map<String, String> properties) {
+    String value = properties.get("transactional");
+    if (value == null) {
+      value = properties.get("TRANSACTIONAL");
+    }
+    return value != null && value.trim().equalsIgnoreCase("true");
+  }
+
+  /** "orc", "parquet" or null, from a serde class name. */
+  static String format(String serde) {
+    String s = serde == null ? "" : serde.toLowerCase(Locale.ROOT);
+    return s.contains("orc") ? "orc" : s.contains("parquet") ? "parquet" : null;
+  }
+
+  /** Python-callable (the differential test): {kind, version, format, reason}. */
+  public static String[] describe(String provider, List<String> bucketColumns, Map<String, String> properties,
+                                  String serde, StructField bucketField) {
+    TableVerdict v = of(provider, bucketColumns, properties, serde, bucketField);
+    return new String[] {v.kind, Integer.toString(v.version), v.format, v.reason};
+  }
+}
