@@ -150,11 +150,13 @@ def test_8_by_16_buckets_join_without_exchange(spark, tables, other):
 @pytest.mark.parametrize("shuffle_one_side", [False, True])
 def test_join_with_an_unbucketed_dataframe_stays_correct(spark, tables, shuffle_one_side):
     spark.range(0, 80, 3).selectExpr("CAST(id AS INT) AS k", "id * 2 AS w").createOrReplaceTempView("sqlc_plain")
-    spark.conf.set("spark.sql.sources.v2.bucketing.shuffle.enabled", str(shuffle_one_side).lower())
+    key = "spark.sql.sources.v2.bucketing.shuffle.enabled"
+    before = spark.conf.get(key)
+    spark.conf.set(key, str(shuffle_one_side).lower())
     try:
         rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_bk_v2_orc_p a JOIN sqlc_plain b USING (k)")
     finally:
-        spark.conf.unset("spark.sql.sources.v2.bucketing.shuffle.enabled")
+        spark.conf.set(key, before)
     assert rows == golden and rows
     assert scans(plan)
 
@@ -307,11 +309,17 @@ def test_configure_builder_adds_the_jar_beside_other_jars_and_the_catalog():
     from bucketkit.jvmbuild import jar_path
     from bucketkit.spark.session import CATALOG_CONF, configure_builder
 
-    options = configure_builder(SparkSession.builder.config("spark.jars", "/opt/other.jar"))._options
+    options = configure_builder(SparkSession.builder.config("spark.jars", "/opt/other.jar")
+                                .config("spark.sql.extensions", "org.example.Ext"))._options
     assert options["spark.jars"] == f"/opt/other.jar,{jar_path()}"
     assert {k: options[k] for k in CATALOG_CONF} == CATALOG_CONF
+    # bucketkit's planner rules are added beside the user's extensions, once
+    assert options["spark.sql.extensions"] == "org.example.Ext,io.bucketkit.spark.BucketkitExtensions"
+    again = configure_builder(SparkSession.builder.config("spark.sql.extensions",
+                                                          "io.bucketkit.spark.BucketkitExtensions"))._options
+    assert again["spark.sql.extensions"] == "io.bucketkit.spark.BucketkitExtensions"
     only_jar = configure_builder(SparkSession.builder, catalog=False)._options
-    assert "spark.sql.catalog.spark_catalog" not in only_jar and only_jar["spark.jars"] == str(jar_path())
+    assert "spark.sql.catalog.spark_catalog" not in only_jar and "spark.sql.extensions" not in only_jar and only_jar["spark.jars"] == str(jar_path())
 
 
 def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables):
@@ -456,3 +464,4 @@ def test_a_multi_column_table_passes_through_with_one_warning(spark, tables):
     warned = [w for w in spark._jvm.io.bucketkit.spark.PassThrough.warned() if "sqlc_" in w]
     assert [w for w in warned if "sqlc_two_cols" in w] == [f"spark_catalog.default.sqlc_two_cols: {status.detail}"]
     assert not any("sqlc_plain_pq" in w for w in warned)  # not bucketed: nothing to warn about
+

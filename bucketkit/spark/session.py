@@ -21,7 +21,7 @@ from bucketkit.jvmbuild import jar_path
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["get_session", "configure", "configure_builder", "BUCKETKIT_CONF", "CATALOG_CONF"]
+__all__ = ["get_session", "configure", "configure_builder", "BUCKETKIT_CONF", "CATALOG_CONF", "EXTENSIONS_CONF"]
 
 # Runtime settings bucketkit relies on; applied to user sessions too by configure().
 BUCKETKIT_CONF = {
@@ -37,7 +37,17 @@ CATALOG_CONF = {
     "spark.sql.sources.v2.bucketing.enabled": "true",
     "spark.sql.sources.v2.bucketing.pushPartValues.enabled": "true",
     "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled": "true",
+    # a join or GROUP BY on keys that include the bucket key ((k, d), (k, v)) uses the bucketing, as
+    # Iceberg's storage-partitioned joins do
+    "spark.sql.requireAllClusterKeysForCoPartition": "false",
+    # a join of a bucketed table with a plain one (or one bucketed otherwise) shuffles only the other side,
+    # into the bucketed side's buckets
+    "spark.sql.sources.v2.bucketing.shuffle.enabled": "true",
 }
+
+# Static settings bucketkit adds to any already set (comma-separated lists): its planner rules
+# (io.bucketkit.spark.BucketkitExtensions: bucketed scans only where a query uses the bucketing).
+EXTENSIONS_CONF = {"spark.sql.extensions": "io.bucketkit.spark.BucketkitExtensions"}
 
 
 # SQL INSERTs through the catalog commit with this Python's bucketkit (python -m bucketkit.sqlcommit).
@@ -63,12 +73,20 @@ def configure_builder(builder: Any, *, catalog: bool = True) -> Any:
     return _with_jar(builder, jar, catalog)
 
 
+def _append(builder: Any, key: str, value: str) -> Any:
+    """``key`` set to its current value (if any) plus ``value``, comma-separated, once."""
+    current = builder._options.get(key) if hasattr(builder, "_options") else None
+    items = [v for v in (current or "").split(",") if v.strip()]
+    return builder.config(key, ",".join(items if value in items else [*items, value]))
+
+
 def _with_jar(builder: Any, jar: Any, catalog: bool) -> Any:
-    current = builder._options.get("spark.jars") if hasattr(builder, "_options") else None
-    builder = builder.config("spark.jars", ",".join(filter(None, [current, str(jar)])))
+    builder = _append(builder, "spark.jars", str(jar))
     if catalog:
         for key, value in CATALOG_CONF.items():
             builder = builder.config(key, value)
+        for key, value in EXTENSIONS_CONF.items():
+            builder = _append(builder, key, value)
         builder = builder.config(PYTHON_CONF, sys.executable)
     return builder
 

@@ -24,6 +24,9 @@ import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.SupportsReportOrdering;
 import org.apache.spark.sql.connector.read.SupportsReportPartitioning;
 import org.apache.spark.sql.connector.read.SupportsReportStatistics;
+import org.apache.spark.sql.connector.read.SupportsRuntimeV2Filtering;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning;
 import org.apache.spark.sql.connector.read.partitioning.Partitioning;
 import org.apache.spark.sql.connector.read.partitioning.UnknownPartitioning;
@@ -54,28 +57,62 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>A table declared {@code SORTED BY} reports its sort order when every bucket the scan reads is
  * one file (Spark's own rule for bucketed V1 scans): files are sorted each, so a bucket of two files
  * is not, and Spark sorts it again.
+ *
+ * <p>A query that does not need the bucketing gets the scan {@link #packed}: the same files, split
+ * and packed into tasks by size as Spark's own file scans do, with no partitioning reported
+ * ({@link PackUnneededBuckets} decides). Runtime filters (dynamic partition pruning, and on the bucket
+ * column a runtime bucket pruning) narrow either kind before it runs.
  */
 final class BucketScan implements SupportsReportPartitioning, SupportsReportOrdering, SupportsReportStatistics,
-    Batch {
+    SupportsRuntimeV2Filtering, Batch {
   private final HiveBucketedTable table;
   private final StructType readData;
   private final StructType readPartition;
   private final Filter[] dataFilters;
   private final CaseInsensitiveStringMap options;
+  private final boolean packed;
+  private BitSet buckets;  // null: all
+  private final List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters;
   private final List<BucketPartition> partitions = new ArrayList<>();
-  private final String selection;
-  private final SortOrder[] ordering;
+  private String selection;
+  private SortOrder[] ordering;
   private long bytes;
   private int files;
 
   BucketScan(HiveBucketedTable table, StructType readData, StructType readPartition, BitSet buckets,
              List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters, Filter[] dataFilters,
              CaseInsensitiveStringMap options) {
+    this(table, readData, readPartition, buckets, partitionFilters, dataFilters, options, false);
+  }
+
+  private BucketScan(HiveBucketedTable table, StructType readData, StructType readPartition, BitSet buckets,
+                     List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters, Filter[] dataFilters,
+                     CaseInsensitiveStringMap options, boolean packed) {
     this.table = table;
     this.readData = readData;
     this.readPartition = readPartition;
     this.dataFilters = dataFilters;
     this.options = options;
+    this.packed = packed;
+    this.buckets = buckets == null ? null : (BitSet) buckets.clone();
+    this.partitionFilters = new ArrayList<>(partitionFilters);
+    plan();
+  }
+
+  /** The same read, packed into tasks by size, reporting no partitioning or order. */
+  BucketScan packed() {
+    return new BucketScan(table, readData, readPartition, buckets, partitionFilters, dataFilters, options, true);
+  }
+
+  boolean isPacked() {
+    return packed;
+  }
+
+  /** The files to read by bucket, from the table's listing, the selected buckets and partition filters. */
+  private void plan() {
+    partitions.clear();
+    bytes = 0;
+    files = 0;
     int[] projection = new int[readPartition.length()];
     List<String> all = ScanPredicates.fieldNames(table.partitionSchema);
     for (int i = 0; i < projection.length; i++) {
@@ -101,11 +138,50 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       }
     }
     byBucket.forEach((b, fs) -> partitions.add(new BucketPartition(b, fs.toArray(new PartitionedFile[0]))));
-    this.ordering = sortOrder(table, readData, partitions);
+    this.ordering = packed ? new SortOrder[0] : sortOrder(table, readData, partitions);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
         + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + table.partitions.size()
         + ", files=" + files + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
-        .map(o -> o.expression().toString()).toList());
+        .map(o -> o.expression().toString()).toList())
+        + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
+        + (packed ? ", packed by size (bucketing not needed)" : "");
+  }
+
+  @Override
+  public NamedReference[] filterAttributes() {
+    // Partition columns and the bucket column, where the scan reads them (Spark resolves these
+    // against the scan's output).
+    List<NamedReference> out = new ArrayList<>();
+    for (StructField f : readPartition.fields()) {
+      out.add(Expressions.column(f.name()));
+    }
+    for (StructField f : readData.fields()) {
+      if (f.name().toLowerCase(java.util.Locale.ROOT).equals(table.bucketColumn)) {
+        out.add(Expressions.column(f.name()));
+      }
+    }
+    return out.toArray(new NamedReference[0]);
+  }
+
+  @Override
+  public void filter(Predicate[] predicates) {
+    for (Predicate p : predicates) {
+      if (table.partitionSchema.length() > 0 && ScanPredicates.onlyReferences(p, table.partitionSchema)) {
+        org.apache.spark.sql.catalyst.expressions.Expression bound = ScanPredicates.bind(p, table.partitionSchema);
+        if (bound != null) {
+          partitionFilters.add(bound);
+        }
+      }
+      BitSet b = ScanPredicates.buckets(new Predicate[] {p}, table);
+      if (b != null) {
+        if (buckets == null) {
+          buckets = b;
+        } else {
+          buckets.and(b);
+        }
+      }
+    }
+    plan();
   }
 
   /**
@@ -180,8 +256,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   @Override
   public Partitioning outputPartitioning() {
     // The key must be a column of the scan's output, or Spark cannot resolve the transform.
-    if (!ScanPredicates.fieldNames(readData).contains(table.bucketColumn)) {
-      return new UnknownPartitioning(partitions.size());
+    if (packed || !ScanPredicates.fieldNames(readData).contains(table.bucketColumn)) {
+      return new UnknownPartitioning(0);
     }
     return new KeyGroupedPartitioning(new org.apache.spark.sql.connector.expressions.Expression[] {
         table.bucketTransform()}, partitions.size());
@@ -207,7 +283,11 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public InputPartition[] planInputPartitions() {
-    return partitions.toArray(new InputPartition[0]);
+    if (!packed) {
+      return partitions.toArray(new InputPartition[0]);
+    }
+    return SparkCompat.packFiles(SparkSession.active(),
+        partitions.stream().flatMap(p -> java.util.Arrays.stream(p.files)).toList());
   }
 
   @Override
@@ -262,17 +342,22 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition p) {
-      return delegate.createReader(((BucketPartition) p).asFilePartition());
+      return delegate.createReader(files(p));
     }
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
-      return delegate.createColumnarReader(((BucketPartition) p).asFilePartition());
+      return delegate.createColumnarReader(files(p));
     }
 
     @Override
     public boolean supportColumnarReads(InputPartition p) {
-      return delegate.supportColumnarReads(((BucketPartition) p).asFilePartition());
+      return delegate.supportColumnarReads(files(p));
+    }
+
+    // A bucket's files, or a packed scan's task (already Spark's FilePartition).
+    private static InputPartition files(InputPartition p) {
+      return p instanceof BucketPartition ? ((BucketPartition) p).asFilePartition() : p;
     }
   }
 }

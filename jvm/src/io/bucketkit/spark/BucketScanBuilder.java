@@ -69,7 +69,7 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
       } else if (ScanPredicates.onlyReferences(p, table.dataSchema)) {
         scala.Option<Filter> v1 = PredicateUtils.toV1(p);
         if (v1.isDefined()) {
-          dataFilters.add(v1.get());
+          dataFilters.add(ScanPredicates.forReader(v1.get()));
         }
       }
     }

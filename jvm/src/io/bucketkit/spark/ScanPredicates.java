@@ -179,4 +179,28 @@ final class ScanPredicates {
     }
     return true;
   }
+
+  /**
+   * A data filter for the file reader (which skips stripes and row groups; the query still applies
+   * the exact predicate): NULLs dropped from every {@code IN} list. ORC's reader cannot take a NULL in
+   * an {@code IN} (it fails the task), and {@code k IN (1, NULL)} is true exactly where
+   * {@code k IN (1)} is; elsewhere it is NULL, never false, so no row the query keeps is skipped,
+   * under {@code NOT} too.
+   */
+  static org.apache.spark.sql.sources.Filter forReader(org.apache.spark.sql.sources.Filter f) {
+    if (f instanceof org.apache.spark.sql.sources.In in) {
+      Object[] values = java.util.Arrays.stream(in.values()).filter(java.util.Objects::nonNull).toArray();
+      return values.length == in.values().length ? f : new org.apache.spark.sql.sources.In(in.attribute(), values);
+    }
+    if (f instanceof org.apache.spark.sql.sources.And a) {
+      return new org.apache.spark.sql.sources.And(forReader(a.left()), forReader(a.right()));
+    }
+    if (f instanceof org.apache.spark.sql.sources.Or o) {
+      return new org.apache.spark.sql.sources.Or(forReader(o.left()), forReader(o.right()));
+    }
+    if (f instanceof org.apache.spark.sql.sources.Not n) {
+      return new org.apache.spark.sql.sources.Not(forReader(n.child()));
+    }
+    return f;
+  }
 }

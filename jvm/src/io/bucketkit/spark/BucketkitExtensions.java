@@ -1,0 +1,32 @@
+package io.bucketkit.spark;
+
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.ColumnarRule;
+import org.apache.spark.sql.execution.SparkPlan;
+
+import scala.runtime.AbstractFunction1;
+import scala.runtime.BoxedUnit;
+
+/**
+ * bucketkit's planner rules, configured as {@code spark.sql.extensions=io.bucketkit.spark.BucketkitExtensions}
+ * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them).
+ */
+public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
+  @Override
+  public BoxedUnit apply(SparkSessionExtensions extensions) {
+    extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
+      @Override
+      public ColumnarRule apply(SparkSession session) {
+        return new ColumnarRule() {
+          @Override
+          public Rule<SparkPlan> preColumnarTransitions() {
+            return new PackUnneededBuckets();
+          }
+        };
+      }
+    });
+    return BoxedUnit.UNIT;
+  }
+}

@@ -1,0 +1,64 @@
+package io.bucketkit.spark;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.read.InputPartition;
+import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.execution.datasources.FilePartition;
+import org.apache.spark.sql.execution.datasources.FilePartition$;
+import org.apache.spark.sql.execution.datasources.PartitionedFile;
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.internal.SQLConf;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The calls into Spark internals whose signatures change between Spark releases (a
+ * {@code BatchScanExec}'s constructor, Spark's file packing), in one place, so that builds for
+ * other Spark versions change only this file.
+ */
+final class SparkCompat {
+  private SparkCompat() {}
+
+  /**
+   * Files split and packed into tasks as Spark's own file scans pack them
+   * ({@code FilePartition.maxSplitBytes} and {@code getFilePartitions}): splits of at most
+   * {@code spark.sql.files.maxPartitionBytes}, smaller when the read is small so every core gets work,
+   * each file costing {@code spark.sql.files.openCostInBytes} more.
+   */
+  static InputPartition[] packFiles(SparkSession spark, List<PartitionedFile> files) {
+    SQLConf conf = spark.sessionState().conf();
+    long openCost = conf.filesOpenCostInBytes();
+    long total = 0;
+    for (PartitionedFile f : files) {
+      total += f.length() + openCost;
+    }
+    int minPartitions = conf.filesMinPartitionNum().isDefined()
+        ? (Integer) conf.filesMinPartitionNum().get() : spark.leafNodeDefaultParallelism();
+    long maxSplit = Math.min(conf.filesMaxPartitionBytes(), Math.max(openCost, total / Math.max(1, minPartitions)));
+    List<PartitionedFile> splits = new ArrayList<>();
+    for (PartitionedFile f : files) {
+      for (long start = f.start(); start < f.start() + f.length(); start += maxSplit) {
+        long length = Math.min(maxSplit, f.start() + f.length() - start);
+        splits.add(new PartitionedFile(f.partitionValues(), f.filePath(), start, length,
+            f.locations(), f.modificationTime(), f.fileSize(), f.otherConstantMetadataColumnValues()));
+      }
+    }
+    splits.sort(Comparator.comparingLong(PartitionedFile::length).reversed());
+    return CollectionConverters.asJava(FilePartition$.MODULE$.getFilePartitions(spark,
+        CollectionConverters.asScala(splits).toList(), maxSplit)).toArray(new FilePartition[0]);
+  }
+
+  /** {@code scan} in place of {@code exec}'s scan, reporting no key-grouped partitioning and no ordering. */
+  static BatchScanExec withScan(BatchScanExec exec, Scan scan) {
+    BatchScanExec out = new BatchScanExec(exec.output(), scan, exec.runtimeFilters(), scala.Option.empty(),
+        exec.table(), scala.Option.empty());
+    if (exec.logicalLink().isDefined()) {
+      out.setLogicalLink(exec.logicalLink().get());
+    }
+    return out;
+  }
+}
