@@ -82,12 +82,17 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /** What the table's metadata says of its bucketing: the rules Python applies too ({@link TableVerdict}). */
   static TableVerdict verdict(CatalogTable t) {
+    return verdict(t, t.dataSchema());
+  }
+
+  /** The verdict of {@code t} holding {@code dataSchema} (a CTAS's table has no schema until it runs). */
+  static TableVerdict verdict(CatalogTable t, StructType dataSchema) {
     String provider = t.provider().isDefined() ? t.provider().get() : "hive";
     List<String> columns = t.bucketSpec().isDefined()
         ? CollectionConverters.asJava(t.bucketSpec().get().bucketColumnNames()) : List.of();
     String serde = t.storage().serde().isDefined() ? t.storage().serde().get() : "";
     return TableVerdict.of(provider, columns, CollectionConverters.asJava(t.properties()), serde,
-        columns.isEmpty() ? null : bucketField(t));
+        columns.isEmpty() ? null : bucketField(t, dataSchema));
   }
 
   /** Why bucketkit cannot plan the table bucketed in Spark SQL, or null (pure: no listing). */
@@ -142,8 +147,12 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   }
 
   private static StructField bucketField(CatalogTable t) {
+    return bucketField(t, t.dataSchema());
+  }
+
+  private static StructField bucketField(CatalogTable t, StructType dataSchema) {
     String name = t.bucketSpec().get().bucketColumnNames().head().toLowerCase(Locale.ROOT);
-    for (StructField f : t.dataSchema().fields()) {
+    for (StructField f : dataSchema.fields()) {
       if (f.name().toLowerCase(Locale.ROOT).equals(name)) {
         return f;
       }
@@ -177,7 +186,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     Configuration conf = spark.sessionState().newHadoopConf();
     List<TablePartition> parts = new ArrayList<>();
     if (doubt == null) {
-      doubt = TableListing.oneVersion(conf, t.location().toString(), t.identifier().unquotedString(),
+      doubt = TableListing.oneVersion(conf, pathOf(t.location()), t.identifier().unquotedString(),
           () -> listPartitions(spark, t, conf, buckets, version, parts));
     }
     if (doubt != null) {
@@ -208,8 +217,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     if (property(t, "bucketing_version").equals("2") && t.bucketSpec().isDefined() && !isAcid(t)) {
       throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
           + " (bucketing_version=2): " + doubt + ". Spark's own INSERT would place its rows by the v1 hash, which "
-          + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...), or set "
-          + BucketkitCatalog.ENABLED + "=false to let Spark write it anyway");
+          + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...)");
     }
     return null;
   }
@@ -219,7 +227,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
                                        int version, List<TablePartition> parts) throws IOException {
     parts.clear();
     if (t.partitionColumnNames().isEmpty()) {
-      String location = t.location().toString();
+      String location = pathOf(t.location());
       BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
       parts.add(new TablePartition(InternalRow.empty(), location, l.files));
       return l.doubt;
@@ -227,7 +235,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     String tz = spark.sessionState().conf().sessionLocalTimeZone();
     for (CatalogTablePartition p : CollectionConverters.asJava(
         spark.sessionState().catalog().listPartitions(t.identifier(), scala.Option.empty()))) {
-      String location = p.location().toString();
+      String location = pathOf(p.location());
       BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
       if (l.doubt != null) {
         return l.doubt;
@@ -235,6 +243,16 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       parts.add(new TablePartition(p.toRow(t.partitionSchema(), tz), location, l.files));
     }
     return null;
+  }
+
+  /**
+   * A catalog location as a Hadoop path string. A location is a URI whose raw form escapes '%' and
+   * spaces ({@code p=a%252Fb%253Dc} for Hive's directory {@code p=a%2Fb%3Dc}), which
+   * {@code new Path(String)} would take literally: a partition of a value with '/' or '=', or a table
+   * path with a space, would list as missing and read as empty.
+   */
+  static String pathOf(java.net.URI location) {
+    return new org.apache.hadoop.fs.Path(location).toString();
   }
 
   int bucketOf(Object value) {
