@@ -27,3 +27,16 @@ def spark_insert(spark, statement: str) -> None:
     """Run an ``INSERT`` with Spark's own Hive writer (not bucketkit's)."""
     with catalog_off(spark):
         spark.sql(statement)
+
+
+def spark_insert_into_v2(spark, table: str, statement: str) -> None:
+    """What Spark's own Hive writer leaves in a ``bucketing_version=2`` table: rows placed by the v1
+    hash (it ignores the property). bucketkit's sessions refuse that write (SparkWriteGuard), so the
+    property is 1 while Spark writes and 2 again after; the files are the ones a plain Spark session
+    writes into the v2 table."""
+    with catalog_off(spark):
+        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('bucketing_version'='1')")
+        try:
+            spark.sql(statement)
+        finally:
+            spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('bucketing_version'='2')")

@@ -12,7 +12,7 @@ from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExist
 from bucketkit.hashing import bucket_number, hive_hash
 from bucketkit.naming import bucket_of
 from bucketkit.spark.catalog import MANAGED_PROPERTY, load_table, spark_written_files
-from sparkown import spark_insert
+from sparkown import spark_insert, spark_insert_into_v2
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_overwrite_table_scope_drops_old_catalog_partitions(spark, source):
 def test_spark_insert_into_a_v2_table_writes_v1_hashes_and_bucketkit_warns(spark, source):
     bucketkit.write(source, "k", 8, table="cat_guard", bucketing_version=2)
     source.createOrReplaceTempView("guard_src")
-    spark_insert(spark, "INSERT INTO cat_guard SELECT k, v, p FROM guard_src")  # Spark accepts it ...
+    spark_insert_into_v2(spark, "cat_guard", "INSERT INTO cat_guard SELECT k, v, p FROM guard_src")  # Spark accepts it ...
     foreign = spark_written_files(load_table(spark, "cat_guard"))
     assert foreign, "Spark's insert should have left files named like 00001_0_part-..."
     table = load_table(spark, "cat_guard")

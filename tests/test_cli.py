@@ -16,7 +16,7 @@ from bucketkit.cli import main
 from bucketkit.hashing import BucketFunction
 from bucketkit.metadata import TableSpec, write_spec
 from engine_files import engine, needs_engine
-from sparkown import spark_insert
+from sparkown import spark_insert, spark_insert_into_v2
 
 QID = "20190526_072952_00009_fn7s5"
 UUID = "9a8b7c6d-1111-2222-3333-444455556666"
@@ -187,7 +187,7 @@ def test_validate_detects_spark_v1_insert_into_v2_table(spark, tmp_path, capsys)
     spark.sql(f"CREATE TABLE bk_cli_v2 (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
               f"LOCATION '{tmp_path}/v2' TBLPROPERTIES ('bucketing_version'='2')")
     try:
-        spark_insert(spark, "INSERT INTO bk_cli_v2 SELECT CAST(id AS INT), 'x' FROM range(100)")
+        spark_insert_into_v2(spark, "bk_cli_v2", "INSERT INTO bk_cli_v2 SELECT CAST(id AS INT), 'x' FROM range(100)")
     finally:
         spark.sql("DROP TABLE IF EXISTS bk_cli_v2")
     flags = ["--bucket-count", 4, "--bucketed-by", "k", "--bucket-types", "int"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import bucketkit
 from bucketkit.cli import main
 from bucketkit.naming import SPARK
-from sparkown import spark_insert
+from sparkown import spark_insert, spark_insert_into_v2
 
 
 def rows(df):
@@ -90,7 +90,7 @@ def test_hive_v2_table_with_sparks_v1_insert_is_read_unbucketed(spark, tmp_path)
     spark.sql(f"CREATE TABLE bk_v2_mixed (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
               f"LOCATION '{tmp_path}/t' TBLPROPERTIES ('bucketing_version'='2')")
     try:
-        spark_insert(spark, "INSERT INTO bk_v2_mixed SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(100)")
+        spark_insert_into_v2(spark, "bk_v2_mixed", "INSERT INTO bk_v2_mixed SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(100)")
         plan = bucketkit.plan_scan(spark=spark, table="bk_v2_mixed", filters=[("k", "=", 7)])
         assert plan.selected_buckets is None and "written by Spark's own INSERT" in plan.unbucketed
         got = bucketkit.scan(spark, table="bk_v2_mixed", filters=[("k", "=", 7)])

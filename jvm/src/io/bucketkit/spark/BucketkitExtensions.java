@@ -2,6 +2,7 @@ package io.bucketkit.spark;
 
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.ColumnarRule;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -11,7 +12,8 @@ import scala.runtime.BoxedUnit;
 
 /**
  * bucketkit's planner rules, configured as {@code spark.sql.extensions=io.bucketkit.spark.BucketkitExtensions}
- * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them).
+ * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them) and
+ * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off).
  */
 public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
@@ -25,6 +27,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
             return new PackUnneededBuckets();
           }
         };
+      }
+    });
+    extensions.injectCheckRule(new AbstractFunction1<SparkSession, scala.Function1<LogicalPlan, BoxedUnit>>() {
+      @Override
+      public scala.Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
+        return new SparkWriteGuard();
       }
     });
     return BoxedUnit.UNIT;

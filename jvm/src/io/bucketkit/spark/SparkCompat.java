@@ -17,7 +17,7 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The calls into Spark internals whose signatures change between Spark releases (a
- * {@code BatchScanExec}'s constructor, Spark's file packing), in one place, so that builds for
+ * {@code BatchScanExec}'s constructor, Spark's file packing, an {@code AnalysisException}), in one place, so that builds for
  * other Spark versions change only this file.
  */
 final class SparkCompat {
@@ -60,5 +60,21 @@ final class SparkCompat {
       out.setLogicalLink(exec.logicalLink().get());
     }
     return out;
+  }
+
+  /**
+   * Throws an {@code AnalysisException} with a plain message (its constructors change between
+   * releases), which Python sees as {@code pyspark.errors.AnalysisException}. Scala code throws it
+   * unchecked; so does this.
+   */
+  static RuntimeException analysisError(String message) {
+    return SparkCompat.<RuntimeException>unchecked(new org.apache.spark.sql.AnalysisException(message,
+        scala.Option.empty(), scala.Option.empty(), scala.Option.empty(), scala.Option.empty(),
+        scala.collection.immutable.Map$.MODULE$.empty(), new org.apache.spark.QueryContext[0]));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> RuntimeException unchecked(Throwable t) throws T {
+    throw (T) t;
   }
 }

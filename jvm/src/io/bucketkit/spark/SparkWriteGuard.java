@@ -1,0 +1,83 @@
+package io.bucketkit.spark;
+
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.execution.datasources.CreateTable;
+import org.apache.spark.sql.execution.datasources.InsertIntoHadoopFsRelationCommand;
+import org.apache.spark.sql.hive.execution.CreateHiveTableAsSelectCommand;
+import org.apache.spark.sql.hive.execution.InsertIntoHiveTable;
+import org.apache.spark.sql.types.StructType;
+
+import scala.runtime.AbstractFunction1;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Refuses the writes Spark's own Hive writer would get wrong, whether or not bucketkit's catalog plans
+ * the session's queries ({@code spark.bucketkit.catalog.enabled=false} switches off read planning,
+ * never write safety): a check rule on every analyzed plan.
+ *
+ * <ul>
+ *   <li>An {@code INSERT}, {@code insertInto} or CTAS into a Hive bucketed table declaring
+ *   {@code bucketing_version=2}: Spark's writer places rows by the v1 hash whatever the table says,
+ *   so Hive's bucket joins and Trino's bucketed reads would return wrong rows. bucketkit's catalog
+ *   writes INSERTs into such tables itself; a CTAS (which Spark runs as one Hive command) and
+ *   writes with the catalog off are refused, saying what to run instead.</li>
+ *   <li>Any write into a Hive ACID table ({@code transactional=true}): Spark writes plain files
+ *   outside any transaction, which Hive ignores or reads wrongly once a base exists.</li>
+ * </ul>
+ */
+final class SparkWriteGuard extends AbstractFunction1<LogicalPlan, BoxedUnit> {
+  @Override
+  public BoxedUnit apply(LogicalPlan plan) {
+    plan.foreach(new AbstractFunction1<LogicalPlan, BoxedUnit>() {
+      @Override
+      public BoxedUnit apply(LogicalPlan node) {
+        if (node instanceof CreateTable create && create.query().isDefined()) {  // a CTAS before planning
+          check(create.tableDesc(), create.query().get().schema(), true);
+        } else if (node instanceof CreateHiveTableAsSelectCommand ctas) {
+          check(ctas.tableDesc(), ctas.query().schema(), true);
+        } else if (node instanceof InsertIntoHiveTable insert) {
+          check(insert.table(), insert.table().dataSchema(), false);
+        } else if (node instanceof InsertIntoHadoopFsRelationCommand insert && insert.catalogTable().isDefined()) {
+          check(insert.catalogTable().get(), insert.catalogTable().get().dataSchema(), false);
+        }
+        return BoxedUnit.UNIT;
+      }
+    });
+    return BoxedUnit.UNIT;
+  }
+
+  private static void check(CatalogTable t, StructType dataSchema, boolean ctas) {
+    String refusal = refusal(t, dataSchema, ctas);
+    if (refusal != null) {
+      throw SparkCompat.analysisError(refusal);
+    }
+  }
+
+  /** Why Spark's own writer must not write {@code t} (holding {@code dataSchema}), or null. */
+  static String refusal(CatalogTable t, StructType dataSchema, boolean ctas) {
+    TableVerdict v = HiveBucketedTable.verdict(t, dataSchema);
+    String name = t.identifier().unquotedString();
+    if (v.kind().equals(TableVerdict.ACID)) {
+      return "bucketkit: Spark cannot write Hive ACID table " + name + " (transactional=true): its writer adds "
+          + "plain files outside any transaction, which Hive ignores or reads wrongly. Write it with Hive or "
+          + "Trino";
+    }
+    if (!v.kind().equals(TableVerdict.BUCKETED) || v.version() != 2) {
+      return null;
+    }
+    String why = "Spark's own Hive writer places rows by the bucketing v1 hash, and " + name
+        + " declares bucketing_version=2: its rows would land in the wrong buckets, and Hive's bucket joins and "
+        + "Trino's bucketed reads would return wrong rows.";
+    if (ctas) {
+      return "bucketkit: CREATE TABLE ... AS SELECT into a Hive bucketed table: " + why + " Create the table "
+          + "first (CREATE TABLE " + name + " (...) CLUSTERED BY (...) INTO n BUCKETS ... TBLPROPERTIES "
+          + "('bucketing_version'='2')), then INSERT INTO " + name + " SELECT ... in a session with bucketkit's "
+          + "catalog (it writes the v2 hash); or bucketkit.write(df, ..., table='" + name + "', bucketing_version=2)";
+    }
+    return "bucketkit: INSERT into " + name + " with Spark's own writer (" + BucketkitCatalog.ENABLED
+        + "=false, or a table bucketkit's catalog passes through): " + why + " Run the INSERT with "
+        + BucketkitCatalog.ENABLED + "=true (bucketkit writes the v2 hash), or bucketkit.write(df, ..., table='"
+        + name + "')";
+  }
+}
