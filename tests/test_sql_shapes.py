@@ -201,3 +201,29 @@ def test_an_in_list_holding_null_is_read_as_sql_defines_it(spark, shapes, where,
     with catalog_off(spark):
         golden = sorted(spark.sql(f"SELECT * FROM shp_multi WHERE {same}").collect(), key=repr)
     assert rows == golden
+
+
+def test_a_small_table_reads_several_buckets_per_task(spark, shapes):
+    """8 buckets of a few KB on 2 cores: the scan reports hive_v2_bucket_2(k) (bucket % 2), 4 buckets per task."""
+    rows, plan, golden, _ = run(spark, "SELECT k, count(*) AS n FROM shp_fact GROUP BY k")
+    assert rows == golden and "Exchange" not in plan
+    (scan,) = scans(plan)
+    assert "4 buckets per task (as 2 buckets)" in scan, scan
+    spark.conf.set("spark.bucketkit.groupBuckets", "false")
+    try:
+        rows, plan, golden, _ = run(spark, "SELECT k, count(*) AS n FROM shp_fact GROUP BY k")
+    finally:
+        spark.conf.unset("spark.bucketkit.groupBuckets")
+    assert rows == golden and "Exchange" not in plan
+    (scan,) = scans(plan)
+    assert "per task" not in scan
+
+
+@pytest.mark.parametrize("how", ["INNER", "FULL OUTER"])
+def test_tables_grouped_alike_join_without_exchange(spark, shapes, how):
+    """shp_fact (8 buckets) and shp_fact_p (8 buckets, partitioned): both grouped into 2, still co-partitioned."""
+    rows, plan, golden, _ = run(spark, f"SELECT a.k, a.v, b.d FROM shp_fact a {how} JOIN shp_fact_p b "
+                                       f"ON a.k = b.k AND a.v = b.v")
+    assert rows == golden and rows
+    assert "Exchange" not in plan
+    assert all("buckets per task" in s for s in scans(plan)), plan

@@ -43,6 +43,9 @@ CATALOG_CONF = {
     # a join of a bucketed table with a plain one (or one bucketed otherwise) shuffles only the other side,
     # into the bucketed side's buckets
     "spark.sql.sources.v2.bucketing.shuffle.enabled": "true",
+    # buckets read by one task (several per task for small tables; N vs kN joins) keep their files' sort
+    # order: Spark merges them sorted instead of concatenating them
+    "spark.sql.sources.v2.bucketing.preserveOrderingOnCoalesce.enabled": "true",
 }
 
 # Static settings bucketkit adds to any already set (comma-separated lists): its planner rules

@@ -65,6 +65,7 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 final class BucketScan implements SupportsReportPartitioning, SupportsReportOrdering, SupportsReportStatistics,
     SupportsRuntimeV2Filtering, Batch {
+  static final String GROUP_BUCKETS = "spark.bucketkit.groupBuckets";
   private final HiveBucketedTable table;
   private final StructType readData;
   private final StructType readPartition;
@@ -78,6 +79,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   private SortOrder[] ordering;
   private long bytes;
   private int files;
+  private PartitionReaderFactory readerFactory;
+  private int group;  // the bucket count the scan reports: a divisor of the table's, several buckets per task
 
   BucketScan(HiveBucketedTable table, StructType readData, StructType readPartition, BitSet buckets,
              List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters, Filter[] dataFilters,
@@ -101,7 +104,10 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   /** The same read, packed into tasks by size, reporting no partitioning or order. */
   BucketScan packed() {
-    return new BucketScan(table, readData, readPartition, buckets, partitionFilters, dataFilters, options, true);
+    BucketScan out = new BucketScan(table, readData, readPartition, buckets, partitionFilters, dataFilters, options,
+        true);
+    out.readerFactory = readerFactory;  // reads the same files the same way
+    return out;
   }
 
   boolean isPacked() {
@@ -139,12 +145,40 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     }
     byBucket.forEach((b, fs) -> partitions.add(new BucketPartition(b, fs.toArray(new PartitionedFile[0]))));
     this.ordering = packed ? new SortOrder[0] : sortOrder(table, readData, partitions);
+    if (group == 0) {  // chosen once, from the first listing: runtime filters only narrow the keys
+      // a task of several buckets would read several sorted files: a scan that can report an order keeps it
+      group = packed || ordering.length > 0 ? table.buckets : groupCount(bytes, files);
+    }
+    partitions.forEach(p -> p.key = p.bucket % group);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
         + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + table.partitions.size()
         + ", files=" + files + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
-        + (packed ? ", packed by size (bucketing not needed)" : "");
+        + (packed ? ", packed by size (bucketing not needed)"
+            : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "");
+  }
+
+  /**
+   * The bucket count to report: the smallest divisor {@code d} of the table's count that still gives
+   * every core a task and no task more than {@code spark.sql.files.maxPartitionBytes} (Spark's own
+   * sizing of file scans), so a small table is not read and joined as 64 tiny tasks. Hive's bucket
+   * {@code (hash & MAX) % n} taken modulo {@code d} is the bucket {@code (hash & MAX) % d}: the scan
+   * reports {@code hive_v<v>_bucket_<d>(k)}, and Spark groups the buckets of one key into one task.
+   * {@code spark.bucketkit.groupBuckets=false} keeps one task per bucket.
+   */
+  private int groupCount(long bytes, int files) {
+    SparkSession spark = SparkSession.active();
+    if (!Boolean.parseBoolean(spark.sessionState().conf().getConfString(GROUP_BUCKETS, "true"))) {
+      return table.buckets;
+    }
+    int minTasks = SparkCompat.minTasks(spark, bytes, files);
+    for (int d = 1; d < table.buckets; d++) {
+      if (table.buckets % d == 0 && d >= minTasks) {
+        return d;
+      }
+    }
+    return table.buckets;
   }
 
   @Override
@@ -260,7 +294,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       return new UnknownPartitioning(0);
     }
     return new KeyGroupedPartitioning(new org.apache.spark.sql.connector.expressions.Expression[] {
-        table.bucketTransform()}, partitions.size());
+        table.bucketTransform(group)}, (int) partitions.stream().mapToInt(p -> p.key).distinct().count());
   }
 
   @Override
@@ -292,6 +326,15 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public PartitionReaderFactory createReaderFactory() {
+    // Once per scan: Spark asks again for every copy of the plan node (columnar checks, AQE), and each
+    // factory broadcasts the Hadoop configuration (~10 ms of a small query's planning)
+    if (readerFactory == null) {
+      readerFactory = newReaderFactory();
+    }
+    return readerFactory;
+  }
+
+  private PartitionReaderFactory newReaderFactory() {
     SparkSession spark = SparkSession.active();
     InMemoryFileIndex noFiles = new InMemoryFileIndex(spark, CollectionConverters.asScala(new ArrayList<Path>())
         .toList(), scala.collection.immutable.Map$.MODULE$.empty(), scala.Option.empty(), NoopCache$.MODULE$,
@@ -310,16 +353,18 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   /** One bucket's files. */
   static final class BucketPartition implements HasPartitionKey {
     final int bucket;
+    int key;  // the bucket in the count the scan reports
     final PartitionedFile[] files;
 
     BucketPartition(int bucket, PartitionedFile[] files) {
       this.bucket = bucket;
+      this.key = bucket;
       this.files = files;
     }
 
     @Override
     public InternalRow partitionKey() {
-      return new GenericInternalRow(new Object[] {bucket});
+      return new GenericInternalRow(new Object[] {key});
     }
 
     FilePartition asFilePartition() {

@@ -261,7 +261,12 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /** The partitioning transform of the table's bucketing, {@code hive_v<version>[_varchar]_bucket_<n>(k)}. */
   org.apache.spark.sql.connector.expressions.Transform bucketTransform() {
-    return HiveBucketFunction.transform(version, bucketHiveType, buckets, bucketColumn);
+    return bucketTransform(buckets);
+  }
+
+  /** The transform of the table's hash into {@code count} buckets, a divisor of its own count. */
+  org.apache.spark.sql.connector.expressions.Transform bucketTransform(int count) {
+    return HiveBucketFunction.transform(version, bucketHiveType, count, bucketColumn);
   }
 
   @Override

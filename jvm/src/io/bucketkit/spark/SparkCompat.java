@@ -36,8 +36,7 @@ final class SparkCompat {
     for (PartitionedFile f : files) {
       total += f.length() + openCost;
     }
-    int minPartitions = conf.filesMinPartitionNum().isDefined()
-        ? (Integer) conf.filesMinPartitionNum().get() : spark.leafNodeDefaultParallelism();
+    int minPartitions = minPartitions(spark);
     long maxSplit = Math.min(conf.filesMaxPartitionBytes(), Math.max(openCost, total / Math.max(1, minPartitions)));
     List<PartitionedFile> splits = new ArrayList<>();
     for (PartitionedFile f : files) {
@@ -50,6 +49,24 @@ final class SparkCompat {
     splits.sort(Comparator.comparingLong(PartitionedFile::length).reversed());
     return CollectionConverters.asJava(FilePartition$.MODULE$.getFilePartitions(spark,
         CollectionConverters.asScala(splits).toList(), maxSplit)).toArray(new FilePartition[0]);
+  }
+
+  /** Spark's least number of tasks for a file scan: one per core, or {@code spark.sql.files.minPartitionNum}. */
+  private static int minPartitions(SparkSession spark) {
+    SQLConf conf = spark.sessionState().conf();
+    return conf.filesMinPartitionNum().isDefined()
+        ? (Integer) conf.filesMinPartitionNum().get() : spark.leafNodeDefaultParallelism();
+  }
+
+  /**
+   * How many tasks Spark would give a file scan of {@code bytes} in {@code files}: at least one per
+   * core, and none over {@code spark.sql.files.maxPartitionBytes} (each file costing
+   * {@code openCostInBytes} more).
+   */
+  static int minTasks(SparkSession spark, long bytes, int files) {
+    SQLConf conf = spark.sessionState().conf();
+    long total = bytes + files * conf.filesOpenCostInBytes();
+    return (int) Math.max(minPartitions(spark), (total + conf.filesMaxPartitionBytes() - 1) / conf.filesMaxPartitionBytes());
   }
 
   /** {@code scan} in place of {@code exec}'s scan, reporting no key-grouped partitioning and no ordering. */
