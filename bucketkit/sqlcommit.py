@@ -49,10 +49,15 @@ def _target(request: dict[str, Any]) -> tuple[WriteTarget, TableSpec]:
         known = None
     if known is not None:
         spec = spec.with_(naming=known.naming, properties=known.properties)
-        diffs = known.differences(spec)
+        # The metastore is the truth for the columns (ALTER TABLE ADD/REPLACE COLUMNS): the record follows it
+        # at this commit. How rows are placed must not change under files already written.
+        diffs = known.with_(columns=spec.columns).differences(spec)
         if diffs:
-            raise SpecMismatchError(f"table {table}: the catalog and bucketkit's metadata in {location} disagree: "
-                                    + "; ".join(diffs))
+            raise SpecMismatchError(
+                f"table {table}: the catalog and bucketkit's record in {location} disagree on how rows are placed "
+                f"({'; '.join(diffs)}): the files already there were written as the record says. Set the table "
+                "back as recorded (ALTER TABLE ... SET TBLPROPERTIES, CLUSTERED BY), or rewrite it whole in the new "
+                "layout (bucketkit.write(spark.table(...), ..., mode='overwrite') into a new table, then swap names)")
     return WriteTarget(location, fs, root, spec, table), spec
 
 

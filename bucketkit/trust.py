@@ -10,7 +10,10 @@ whenever that hash cannot be known for sure:
   decimal: Trino reads such tables unbucketed too);
 * the files contradict the declared family: Spark ``bucketBy`` names (``part-..._00003.c000...``)
   in a Hive-bucketed table, Hive/Trino names in a Spark ``bucketBy`` table, or files of Spark's own
-  Hive ``INSERT`` (always the v1 hash) in a ``bucketing_version=2`` table.
+  Hive ``INSERT`` (always the v1 hash) in a ``bucketing_version=2`` table;
+* bucketkit's own record of how it hashed its files (``_bucketkit_table.json``) says another hash
+  family, version, count or bucket columns than the catalog (``ALTER TABLE ... SET TBLPROPERTIES
+  ('bucketing_version'='2')`` on a table bucketkit wrote with v1): :func:`record_disagreement`.
 """
 
 from __future__ import annotations
@@ -24,7 +27,11 @@ from bucketkit.hashing import check_bucketable
 from bucketkit.metadata import TableSpec
 from bucketkit.naming import is_spark_hive_insert
 
-__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict"]
+__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict", "LAYOUT_FIELDS",
+           "record_disagreement"]
+
+# What decides where a row lands: bucketkit's record and the catalog must agree on these.
+LAYOUT_FIELDS = ("hash_family", "bucketed_by", "bucket_count", "bucketing_version")
 
 
 @dataclass(frozen=True)
@@ -138,3 +145,38 @@ def layout_doubt(spec: TableSpec, layout) -> str | None:
 def bucketing_doubt(table, layout) -> str | None:
     """The first reason the table must be read unbucketed, or None when its bucketing is vouched for."""
     return table.unbucketed_reason or spec_doubt(table.spec) or layout_doubt(table.spec, layout)
+
+
+def _layout_value(name: str, value):
+    if name == "bucketed_by":
+        return [str(c).lower() for c in value]
+    if name == "hash_family":
+        return value or "hive"  # a record without it was written by bucketkit's Hive writer
+    return int(value)
+
+
+def _show(value) -> str:
+    return "(" + ", ".join(value) + ")" if isinstance(value, list) else str(value)
+
+
+def record_disagreement(catalog: Mapping[str, object], record: Mapping[str, object], where: str) -> str | None:
+    """Why a table whose catalog says ``catalog`` cannot be read bucketed when bucketkit's record at
+    ``where`` says ``record`` (both mappings of :data:`LAYOUT_FIELDS`; a record's missing
+    ``hash_family`` is ``"hive"``), or None when they agree.
+
+    The record says how bucketkit hashed the files it wrote; the catalog what the table declares now.
+    After ``ALTER TABLE ... SET TBLPROPERTIES ('bucketing_version'='2')`` on a table bucketkit wrote
+    with v1, pruning by the catalog's hash would skip the files that hold a key (Hive and Trino would
+    too: the files lie to them). Read unbucketed, with this reason. The JVM catalog applies the same
+    rule (``TableVerdict.recordDisagreement``; a hypothesis test holds the two equal).
+    """
+    diffs = []
+    for name in LAYOUT_FIELDS:
+        recorded, declared = _layout_value(name, record.get(name)), _layout_value(name, catalog.get(name))
+        if recorded != declared:
+            diffs.append(f"{name} {_show(recorded)} where the catalog says {_show(declared)}")
+    if not diffs:
+        return None
+    return (f"bucketkit's record {where} says its files were written with " + ", ".join(diffs)
+            + ": pruning or joining by the catalog's layout would miss rows. Set the table back (ALTER TABLE ... "
+            "SET TBLPROPERTIES / CLUSTERED BY as recorded), or rewrite it in the new layout")

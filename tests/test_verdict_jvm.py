@@ -82,3 +82,35 @@ def test_missing_bucketing_version_is_one(props, version):
     """Hive's Utilities.getBucketingVersion and Trino's HiveBucketing.getBucketingVersion: missing is 1."""
     verdict = catalog_verdict("hive", ["k"], props, ORC, ["int"])
     assert (verdict.kind, verdict.version, verdict.format) == ("bucketed", version, "orc")
+
+
+COLUMNS = st.lists(st.sampled_from(["k", "K", "v", "id"]), min_size=1, max_size=2)
+
+
+@st.composite
+def layouts(draw):
+    return {"hash_family": draw(st.sampled_from(["hive", "spark", None])), "bucketed_by": draw(COLUMNS),
+            "bucket_count": draw(st.sampled_from([4, 8, 16])), "bucketing_version": draw(st.sampled_from([1, 2]))}
+
+
+@settings(max_examples=200)
+@given(catalog=layouts(), record=st.one_of(layouts(), st.none()))
+def test_python_and_jvm_agree_on_a_record_that_contradicts_the_catalog(spark, catalog, record):
+    """bucketkit's record of how it hashed its files vs the catalog's declaration (issue 29: a v1 table
+    ALTERed to bucketing_version=2): the same verdict, word for word."""
+    from bucketkit.trust import record_disagreement
+
+    record = record or {**catalog, "bucketed_by": [c.upper() for c in catalog["bucketed_by"]]}  # case only
+    catalog = {**catalog, "hash_family": catalog["hash_family"] or "hive"}
+    python = record_disagreement(catalog, record, "/t/_bucketkit_table.json")
+    java = spark._jvm.io.bucketkit.spark.TableVerdict.recordDisagreement(
+        catalog["hash_family"], catalog["bucketed_by"], catalog["bucket_count"], catalog["bucketing_version"],
+        record["hash_family"], record["bucketed_by"], record["bucket_count"], record["bucketing_version"],
+        "/t/_bucketkit_table.json")
+    assert python == java
+    same = (all(str(a).lower() == str(b).lower() for a, b in zip(catalog["bucketed_by"], record["bucketed_by"]))
+            and len(catalog["bucketed_by"]) == len(record["bucketed_by"])
+            and (record["hash_family"] or "hive") == catalog["hash_family"]
+            and record["bucket_count"] == catalog["bucket_count"]
+            and record["bucketing_version"] == catalog["bucketing_version"])
+    assert (python is None) == same

@@ -14,16 +14,17 @@ Spark's own ``INSERT`` into a Hive bucketed table always places rows by the v1 h
 from __future__ import annotations
 
 import json
+import posixpath
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from bucketkit.acidplan import UNBUCKETED, WRITER_IDS, transactional_kind
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
-from bucketkit.metadata import TableSpec
+from bucketkit.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.naming import is_spark_hive_insert
 from bucketkit.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
-from bucketkit.trust import catalog_verdict
+from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -172,7 +173,20 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
         columns=tuple((f.name, types[f.name]) for f in schema.fields if f.name not in partitioned_by),
         file_format=fmt)
     fs, root = resolve_filesystem(hadoop_to_uri(ct.location().toString()))
+    if unbucketed is None and acid is None:
+        unbucketed = _record_disagreement(spec, root, fs)
     return BucketedTable(root, spec, fs, name, unbucketed_reason=unbucketed, transactional=acid)
+
+
+def _record_disagreement(spec: TableSpec, root: str, fs: Any) -> str | None:
+    """Why bucketkit's own record in ``root`` (how it hashed the files it wrote) forbids reading the
+    table bucketed by ``spec`` (the catalog's), or None: :func:`bucketkit.trust.record_disagreement`."""
+    try:
+        record = read_spec(root, fs)
+    except TableNotFoundError:  # no record: a table Hive, Trino or Spark wrote
+        return None
+    return record_disagreement({k: getattr(spec, k) for k in LAYOUT_FIELDS},
+                               {k: getattr(record, k) for k in LAYOUT_FIELDS}, posixpath.join(root, METADATA_FILE))
 
 
 def create_table(spark: Any, name: str, spec: TableSpec, location: str, *,

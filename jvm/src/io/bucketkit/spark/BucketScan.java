@@ -225,7 +225,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
    */
   static SortOrder[] sortOrder(HiveBucketedTable table, StructType readData, List<BucketPartition> partitions) {
     List<SortOrder> out = new ArrayList<>();
-    if (partitions.stream().anyMatch(p -> p.files.length != 1)) {
+    if (partitions.stream().anyMatch(p -> p.files.length != 1) || !Boolean.parseBoolean(
+        SparkSession.active().sessionState().conf().getConfString(SortedReadCheck.REPORT, "true"))) {
       return new SortOrder[0];
     }
     List<String> read = ScanPredicates.fieldNames(readData);
@@ -347,7 +348,25 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
             dataFilters, none, none).createReaderFactory()
         : new ParquetScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, dataFilters, options,
             scala.Option.empty(), none, none, new VariantExtraction[0]).createReaderFactory();
-    return new BucketReaderFactory(delegate);
+    return new BucketReaderFactory(delegate, sortedReadCheck());
+  }
+
+  /** The check of the order the scan reports, over the reader's output (data columns first), or null. */
+  private SortedReadCheck sortedReadCheck() {
+    if (ordering.length == 0) {
+      return null;
+    }
+    List<String> read = ScanPredicates.fieldNames(readData);
+    int[] ordinals = new int[ordering.length];
+    org.apache.spark.sql.types.DataType[] types = new org.apache.spark.sql.types.DataType[ordering.length];
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < ordering.length; i++) {
+      String name = ((NamedReference) ordering[i].expression()).fieldNames()[0];
+      ordinals[i] = read.indexOf(name.toLowerCase(java.util.Locale.ROOT));
+      types[i] = readData.fields()[ordinals[i]].dataType();
+      names.add(name);
+    }
+    return new SortedReadCheck(ordinals, types, table.name(), String.join(", ", names));
   }
 
   /** One bucket's files. */
@@ -380,19 +399,28 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   /** Spark's reader factory over one bucket's files. */
   static final class BucketReaderFactory implements PartitionReaderFactory {
     private final PartitionReaderFactory delegate;
+    private final SortedReadCheck sorted;  // null: the scan reports no order
 
-    BucketReaderFactory(PartitionReaderFactory delegate) {
+    BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted) {
       this.delegate = delegate;
+      this.sorted = sorted;
     }
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition p) {
-      return delegate.createReader(files(p));
+      PartitionReader<InternalRow> in = delegate.createReader(files(p));
+      return sorted == null || !(p instanceof BucketPartition) ? in : sorted.rows(in, file(p));
     }
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
-      return delegate.createColumnarReader(files(p));
+      PartitionReader<ColumnarBatch> in = delegate.createColumnarReader(files(p));
+      return sorted == null || !(p instanceof BucketPartition) ? in : sorted.batches(in, file(p));
+    }
+
+    // A bucket whose order is reported is one file (BucketScan.sortOrder).
+    private static String file(InputPartition p) {
+      return ((BucketPartition) p).files[0].filePath().toString();
     }
 
     @Override

@@ -176,6 +176,35 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     return v.table;
   }
 
+  /** The metadata file bucketkit's writer keeps at a table's root (Python: metadata.METADATA_FILE). */
+  static final String METADATA_FILE = "_bucketkit_table.json";
+  private static final com.fasterxml.jackson.databind.json.JsonMapper JSON =
+      com.fasterxml.jackson.databind.json.JsonMapper.builder().build();
+
+  /**
+   * Why bucketkit's record at the table's root (how it hashed the files it wrote) forbids reading
+   * {@code t} bucketed as its catalog says, or null (no record, or the two agree):
+   * {@link TableVerdict#recordDisagreement}.
+   */
+  static String recordDisagreement(CatalogTable t, Configuration conf, int buckets, int version) throws IOException {
+    org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path(pathOf(t.location()), METADATA_FILE);
+    com.fasterxml.jackson.databind.JsonNode record;
+    try (java.io.InputStream in = path.getFileSystem(conf).open(path)) {
+      record = JSON.readTree(in);
+    } catch (java.io.FileNotFoundException e) {
+      return null;
+    } catch (com.fasterxml.jackson.core.JacksonException e) {
+      return "bucketkit's record " + path + " cannot be read (" + e.getOriginalMessage() + "): how its files "
+          + "were hashed is unknown";
+    }
+    List<String> recordColumns = new ArrayList<>();
+    record.path("bucketed_by").forEach(c -> recordColumns.add(c.asText()));
+    return TableVerdict.recordDisagreement("hive",
+        CollectionConverters.asJava(t.bucketSpec().get().bucketColumnNames()), buckets, version,
+        record.path("hash_family").asText("hive"), recordColumns, record.path("bucket_count").asInt(-1),
+        record.path("bucketing_version").asInt(-1), path.toString());
+  }
+
   /** The bucketkit table for {@code t}, or why Spark should read it its own way. */
   record Vouched(HiveBucketedTable table, String doubt) {}
 
@@ -185,6 +214,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     int buckets = doubt == null ? t.bucketSpec().get().numBuckets() : 0;
     Configuration conf = spark.sessionState().newHadoopConf();
     List<TablePartition> parts = new ArrayList<>();
+    if (doubt == null) {
+      doubt = recordDisagreement(t, conf, buckets, version);
+    }
     if (doubt == null) {
       doubt = TableListing.oneVersion(conf, pathOf(t.location()), t.identifier().unquotedString(),
           () -> listPartitions(spark, t, conf, buckets, version, parts));

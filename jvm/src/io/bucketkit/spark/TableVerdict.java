@@ -94,4 +94,38 @@ public record TableVerdict(String kind, int version, String format, String reaso
     TableVerdict v = of(provider, bucketColumns, properties, serde, bucketField);
     return new String[] {v.kind, Integer.toString(v.version), v.format, v.reason};
   }
+
+  /**
+   * Why a table declaring ({@code family}, {@code columns}, {@code count}, {@code version}) in the
+   * catalog cannot be read bucketed when bucketkit's record at {@code where} says how it hashed its
+   * files otherwise, or null: Python's {@code trust.record_disagreement}, word for word (a hypothesis
+   * test holds the two equal). A record's missing hash family is {@code hive}.
+   */
+  public static String recordDisagreement(String family, List<String> columns, int count, int version,
+                                          String recordFamily, List<String> recordColumns, int recordCount,
+                                          int recordVersion, String where) {
+    List<String> diffs = new java.util.ArrayList<>();
+    String recorded = recordFamily == null || recordFamily.isEmpty() ? "hive" : recordFamily;
+    String declared = family == null || family.isEmpty() ? "hive" : family;
+    if (!recorded.equals(declared)) {
+      diffs.add("hash_family " + recorded + " where the catalog says " + declared);
+    }
+    List<String> rc = recordColumns.stream().map(c -> c.toLowerCase(Locale.ROOT)).toList();
+    List<String> dc = columns.stream().map(c -> c.toLowerCase(Locale.ROOT)).toList();
+    if (!rc.equals(dc)) {
+      diffs.add("bucketed_by (" + String.join(", ", rc) + ") where the catalog says (" + String.join(", ", dc) + ")");
+    }
+    if (recordCount != count) {
+      diffs.add("bucket_count " + recordCount + " where the catalog says " + count);
+    }
+    if (recordVersion != version) {
+      diffs.add("bucketing_version " + recordVersion + " where the catalog says " + version);
+    }
+    if (diffs.isEmpty()) {
+      return null;
+    }
+    return "bucketkit's record " + where + " says its files were written with " + String.join(", ", diffs)
+        + ": pruning or joining by the catalog's layout would miss rows. Set the table back (ALTER TABLE ... "
+        + "SET TBLPROPERTIES / CLUSTERED BY as recorded), or rewrite it in the new layout";
+  }
 }
