@@ -1,0 +1,174 @@
+"""Queries that do not use the bucketing, through bucketkit's catalog vs Spark's own plan (issue 26).
+
+Turning the catalog on must make no query slower. Each query runs as SQL with the catalog on and with
+it off (``spark.bucketkit.catalog.enabled=false``: Spark's own plan over the same files), interleaved,
+best of 3, rows checked equal first. Tables (ORC, Hive bucketing v2, written once by bucketkit.write
+under ``benchmarks/.data``):
+
+    t:    k bigint (uniform in [0, n/4)), v int (id % 100000), s string; n rows, 64 buckets (8, 64, 256 at 8M)
+    fact: the same rows partitioned by d (30 values) and bucketed into 16; dim: 4 rows per d (DPP)
+    star: t (64 buckets) joined with a plain (unbucketed) table of n/2 rows on k, no broadcast
+
+at several sizes (``--scale`` multiplies them): small tables matter as much as large ones. Also the
+cost of checking a ``SORTED BY`` table's order while reading it (:func:`sort_check`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved,
+                               with_spark_memory)
+
+SWITCH = "spark.bucketkit.catalog.enabled"
+SIZES = (1_000_000, 8_000_000, 20_000_000)
+BUCKET_COUNTS = {8_000_000: (8, 64, 256)}  # other sizes: 64 buckets
+SHAPES = {
+    "count(*)": "SELECT count(*) FROM {t}",
+    "WHERE v = 123": "SELECT * FROM {t} WHERE v = 123",
+    "count, max WHERE v < 1000": "SELECT count(*), max(s) FROM {t} WHERE v < 1000",
+    "count DISTINCT substr": "SELECT count(DISTINCT substr(s, 1, 3)) FROM {t}",
+    "ORDER BY v LIMIT 5": "SELECT k, v, s FROM {t} ORDER BY v DESC, k LIMIT 5",
+    "GROUP BY k": "SELECT count(*), sum(n) FROM (SELECT k, count(*) AS n FROM {t} GROUP BY k)",
+    "WHERE k = v": "SELECT * FROM {t} WHERE k = 4242",
+}
+
+
+def _rows(spark: Any, n: int) -> Any:
+    return spark.range(n).selectExpr(
+        f"CAST(hash(id, 7) % {max(1, n // 4)} AS BIGINT) AS k", "CAST(id % 100000 AS INT) AS v",
+        "concat('s', CAST(hash(id) % 5000 AS STRING)) AS s", "CAST(id % 30 AS INT) AS d")
+
+
+def _table(spark: Any, name: str, path: str, columns: str, buckets: int | None, partitioned: bool = False) -> None:
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    bucketing = f"CLUSTERED BY (k) INTO {buckets} BUCKETS " if buckets else ""
+    spark.sql(f"CREATE EXTERNAL TABLE {name} ({columns}) {'PARTITIONED BY (d INT) ' if partitioned else ''}"
+              f"{bucketing}STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
+    if partitioned:  # partition DDL runs on Spark's own table (docs/sql.md, Limits)
+        spark.conf.set(SWITCH, "false")
+        try:
+            spark.sql(f"MSCK REPAIR TABLE {name}")
+        finally:
+            spark.conf.unset(SWITCH)
+
+
+def prepare(spark: Any, n: int, counts: tuple[int, ...]) -> dict[Any, str]:
+    """Write the tables of one size once (later runs reuse them) and register them."""
+    import bucketkit
+
+    root = data_dir(f"sql-shapes-{n}-{'-'.join(map(str, counts))}")
+    paths = {b: str(root / f"t{b}") for b in counts}
+    paths.update(fact=str(root / "fact"), dim=str(root / "dim"), plain=str(root / "plain"))
+    if not (root / "READY").exists():
+        rows = _rows(spark, n).cache()
+        for b in counts:
+            bucketkit.write(rows.drop("d"), "k", b, path=paths[b], mode="overwrite")
+        bucketkit.write(rows, "k", 16, path=paths["fact"], partitioned_by="d", mode="overwrite")
+        rows.unpersist()
+        spark.range(120).selectExpr("CAST(id % 30 AS INT) AS d", "CAST(id AS INT) AS dk",
+                                    "IF(id = 7, 'pick', 'other') AS name").write.mode("overwrite").orc(paths["dim"])
+        _rows(spark, n // 2).selectExpr("k", "v AS w").write.mode("overwrite").orc(paths["plain"])
+        (root / "READY").write_text(str(n))
+    names = {b: f"bench_shapes_t{b}_{n}" for b in counts}
+    for b in counts:
+        _table(spark, names[b], paths[b], "k BIGINT, v INT, s STRING", b)
+    names.update(fact=f"bench_shapes_fact_{n}", dim=f"bench_shapes_dim_{n}", plain=f"bench_shapes_plain_{n}")
+    _table(spark, names["fact"], paths["fact"], "k BIGINT, v INT, s STRING", 16, partitioned=True)
+    _table(spark, names["dim"], paths["dim"], "d INT, dk INT, name STRING", None)
+    _table(spark, names["plain"], paths["plain"], "k BIGINT, w INT", None)
+    return names
+
+
+def _collect(spark: Any, text: str, catalog: bool) -> list:
+    spark.conf.set(SWITCH, str(catalog).lower())
+    try:
+        return spark.sql(text).collect()
+    finally:
+        spark.conf.unset(SWITCH)
+
+
+def _compare(spark: Any, name: str, text: str, notes: str, n: int) -> BenchResult:
+    ours, theirs = _collect(spark, text, True), _collect(spark, text, False)
+    assert sorted(map(repr, ours)) == sorted(map(repr, theirs)), (text, ours[:5], theirs[:5])
+    t_on, t_off = timed_interleaved([lambda: _collect(spark, text, True), lambda: _collect(spark, text, False)],
+                                    repeat=3)
+    return BenchResult(name, t_on, t_off, "Spark's own plan (catalog off), same files", notes, {"rows": n},
+                       goal_ratio=1.0)
+
+
+def sort_check(spark: Any, n: int) -> BenchResult:
+    """The cost of checking a SORTED BY table's order while reading it (SortedReadCheck): GROUP BY k over a
+    64-bucket table sorted by k, reading only k (the check is most of the per-row work), one task per bucket,
+    with the order reported and checked vs not reported (spark.bucketkit.reportSortOrder=false)."""
+    import bucketkit
+
+    path = str(data_dir(f"sql-shapes-sorted-{n}") / "t")
+    if not (data_dir(f"sql-shapes-sorted-{n}") / "READY").exists():
+        src = spark.range(n).selectExpr(f"CAST(hash(id, 3) % {max(1, n // 4)} AS BIGINT) AS k",
+                                        "CAST(id % 1000 AS INT) AS v")
+        bucketkit.write(src, "k", 64, path=path, sorted_by="k", mode="overwrite")
+        (data_dir(f"sql-shapes-sorted-{n}") / "READY").write_text(str(n))
+    name = f"bench_shapes_sorted_{n}"
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(f"CREATE EXTERNAL TABLE {name} (k BIGINT, v INT) CLUSTERED BY (k) SORTED BY (k) INTO 64 BUCKETS "
+              f"STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
+    text = f"SELECT count(*), sum(c) FROM (SELECT k, count(*) AS c FROM {name} GROUP BY k)"
+
+    def query(report: str) -> list:
+        spark.conf.set("spark.bucketkit.reportSortOrder", report)
+        spark.conf.set("spark.bucketkit.groupBuckets", "false")
+        try:
+            return spark.sql(text).collect()
+        finally:
+            spark.conf.unset("spark.bucketkit.reportSortOrder")
+            spark.conf.unset("spark.bucketkit.groupBuckets")
+
+    checked, unchecked = timed_interleaved([lambda: query("true"), lambda: query("false")], repeat=5)
+    return BenchResult(f"SORTED BY order checked while read ({n:,} rows, 64 buckets)", checked, unchecked,
+                       "same query, order not reported (no check)", "GROUP BY k reading only k", {"rows": n},
+                       goal_ratio=1.05)
+
+
+def run(scale: float = 1.0) -> list[BenchResult]:
+    spark = bench_session()
+    saved = {k: spark.conf.get(k) for k in ("spark.sql.autoBroadcastJoinThreshold",
+                                            "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly")}
+    results = []
+    try:
+        for size in SIZES:
+            n = scaled(size, scale)
+            counts = BUCKET_COUNTS.get(size, (64,))
+            t = prepare(spark, n, counts)
+            for buckets in counts:
+                notes = f"{n:,} rows, ORC, v2, {buckets} buckets, 2 cores"
+                for shape, text in SHAPES.items():
+                    results.append(_compare(spark, f"{shape} ({n:,} rows, {buckets} buckets)",
+                                            text.format(t=t[buckets]), notes, n))
+            # dynamic partition pruning: a small dimension filtered to one d, broadcast as Spark would
+            spark.conf.set("spark.sql.autoBroadcastJoinThreshold", saved["spark.sql.autoBroadcastJoinThreshold"])
+            spark.conf.set("spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly", "false")
+            results.append(_compare(
+                spark, f"DPP fact x dim ({n:,} rows, 30 partitions x 16 buckets)",
+                f"SELECT count(*), max(f.s) FROM {t['fact']} f JOIN {t['dim']} d ON f.d = d.d WHERE d.name = 'pick'",
+                f"{n:,} rows, 30 partitions x 16 buckets, 2 cores", n))
+            # a star join with a plain table too big to broadcast: only the plain side shuffles
+            spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+            results.append(_compare(
+                spark, f"star join with a plain table ({n:,} x {n // 2:,} rows, 64 buckets)",
+                f"SELECT count(*), sum(p.w) FROM {t[64]} f JOIN {t['plain']} p ON f.k = p.k",
+                f"{n:,} x {n // 2:,} rows, 64 buckets vs plain, 2 cores", n))
+            for k, v in saved.items():
+                spark.conf.set(k, v)
+        results.append(sort_check(spark, scaled(8_000_000, scale)))
+    finally:
+        for k, v in saved.items():
+            spark.conf.set(k, v)
+    return with_spark_memory(spark, results)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiplies the sizes (1M, 8M, 20M rows)")
+    print_results(run(parser.parse_args().scale))
