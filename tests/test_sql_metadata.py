@@ -129,3 +129,57 @@ def test_a_sorted_by_that_lies_fails_the_join_naming_the_file_never_wrong_rows(s
             spark.conf.unset("spark.bucketkit.reportSortOrder")
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+
+
+@pytest.fixture()
+def unhashed(spark, tmp_path):
+    """A table declared CLUSTERED BY (k) INTO 4 BUCKETS (v1) whose files are named 000000_0 ... 000003_0
+    but whose rows were dealt round-robin, never hashed (Hive 1.x without hive.enforce.bucketing; any tool
+    that copies files in)."""
+    import os
+
+    raw, table_dir = tmp_path / "raw", tmp_path / "unhashed"
+    spark.range(400).selectExpr("CAST(id AS INT) AS k", "CONCAT('v', CAST(id AS STRING)) AS v") \
+        .repartition(4).write.orc(str(raw))
+    table_dir.mkdir()
+    parts = sorted(p for p in os.listdir(raw) if p.startswith("part-"))
+    assert len(parts) == 4
+    for i, name in enumerate(parts):
+        os.rename(raw / name, table_dir / f"{i:06d}_0")
+    spark.sql("DROP TABLE IF EXISTS meta_unhashed")
+    spark.sql(f"CREATE EXTERNAL TABLE meta_unhashed (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+              f"LOCATION '{table_dir}'")
+    yield "meta_unhashed"
+    spark.sql("DROP TABLE IF EXISTS meta_unhashed")
+
+
+@pytest.mark.parametrize("key", [5, 6, 7, 8])
+def test_files_never_hashed_fail_a_pruned_read_naming_the_file_never_wrong_rows(spark, unhashed, key):
+    sql = f"SELECT * FROM meta_unhashed WHERE k = {key}"
+    golden = spark_rows(spark, sql)
+    assert len(golden) == 1
+    try:
+        rows = rows_of(spark, sql)
+    except Exception as e:  # noqa: BLE001 - the error Spark wraps around the task's
+        assert re.search(r"bucketkit: \S+/00000\d_0 \(table \S+meta_unhashed, bucket \d of 4 by its name\) holds a "
+                         r"row whose k = -?\d+ belongs in bucket \d.*bucketkit validate", str(e)), str(e)[:2000]
+    else:
+        assert rows == golden  # the one file read held only rows of its bucket: right rows
+
+
+def test_files_never_hashed_fail_a_bucket_join(spark, unhashed):
+    sql = "SELECT count(*) AS n FROM meta_unhashed a JOIN meta_unhashed b USING (k)"
+    assert spark_rows(spark, sql)[0].n == 400
+    with pytest.raises(Exception, match=r"belongs in bucket"):
+        spark.sql(sql).collect()
+
+
+def test_without_the_check_the_same_files_give_wrong_rows(spark, unhashed):
+    """What spark.bucketkit.checkBuckets=false (for tables known to be right) gives on files that lie: the
+    pruned reads of Spark's lookups miss rows. The check above is what stands between them and the user."""
+    spark.conf.set("spark.bucketkit.checkBuckets", "false")
+    try:
+        got = [len(rows_of(spark, f"SELECT * FROM meta_unhashed WHERE k = {key}")) for key in range(20)]
+    finally:
+        spark.conf.unset("spark.bucketkit.checkBuckets")
+    assert got.count(0) > 5  # Spark's own plan returns one row for each

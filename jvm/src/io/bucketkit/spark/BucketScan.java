@@ -348,12 +348,31 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
             dataFilters, none, none).createReaderFactory()
         : new ParquetScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, dataFilters, options,
             scala.Option.empty(), none, none, new VariantExtraction[0]).createReaderFactory();
-    return new BucketReaderFactory(delegate, sortedReadCheck());
+    return new BucketReaderFactory(delegate, sortedReadCheck(), bucketReadCheck(spark));
+  }
+
+  /** The check of every row's bucket against its file's, where the scan reads the bucket column, or null. */
+  private BucketReadCheck bucketReadCheck(SparkSession spark) {
+    int ordinal = ScanPredicates.fieldNames(readData).indexOf(table.bucketColumn);
+    if (ordinal < 0 || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED,
+        "true"))) {
+      return null;
+    }
+    java.util.Map<String, Integer> bucketOfFile = new java.util.HashMap<>();
+    for (BucketPartition p : partitions) {
+      for (PartitionedFile f : p.files) {
+        bucketOfFile.put(f.urlEncodedPath(), p.bucket);
+      }
+    }
+    return new BucketReadCheck(ordinal, readData.fields()[ordinal].dataType(),
+        io.bucketkit.hive.HiveHash.Type.parse(table.bucketHiveType), table.version, table.buckets, table.name(),
+        table.bucketColumn, bucketOfFile);
   }
 
   /** The check of the order the scan reports, over the reader's output (data columns first), or null. */
   private SortedReadCheck sortedReadCheck() {
-    if (ordering.length == 0) {
+    if (ordering.length == 0 || !Boolean.parseBoolean(
+        SparkSession.active().sessionState().conf().getConfString(SortedReadCheck.ENABLED, "true"))) {
       return null;
     }
     List<String> read = ScanPredicates.fieldNames(readData);
@@ -400,21 +419,25 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   static final class BucketReaderFactory implements PartitionReaderFactory {
     private final PartitionReaderFactory delegate;
     private final SortedReadCheck sorted;  // null: the scan reports no order
+    private final BucketReadCheck placed;  // null: rows' buckets not checked
 
-    BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted) {
+    BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted, BucketReadCheck placed) {
       this.delegate = delegate;
       this.sorted = sorted;
+      this.placed = placed;
     }
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition p) {
       PartitionReader<InternalRow> in = delegate.createReader(files(p));
+      in = placed == null ? in : placed.rows(in);
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.rows(in, file(p));
     }
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
       PartitionReader<ColumnarBatch> in = delegate.createColumnarReader(files(p));
+      in = placed == null ? in : placed.batches(in);
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.batches(in, file(p));
     }
 
