@@ -218,7 +218,11 @@ _snapshots = st.tuples(st.integers(1, 10), st.sets(st.integers(1, 10), max_size=
 def test_selection_agrees_with_hive_under_open_and_aborted_writes(spark, tmp_path_factory, dirs, snapshot):
     """Hive 2.3's getAcidState (in pyspark's jars) takes transaction ids where Hive 3 has write ids;
     its bases are all compactor bases, so ours carry a ``_metadata_acid`` saying so."""
-    hwm, open_ids, aborted = snapshot[0], sorted(snapshot[1]), sorted(snapshot[2] - snapshot[1])
+    # A metastore lists open and aborted ids at or below the high watermark only (anything above it is
+    # invisible anyway); Hive 2.3 counts an id above it twice in isTxnRangeAborted, a state no snapshot has.
+    hwm = snapshot[0]
+    open_ids = sorted(i for i in snapshot[1] if i <= hwm)
+    aborted = sorted(i for i in snapshot[2] - snapshot[1] if i <= hwm)
     root = tmp_path_factory.mktemp("acid")
     names = [_name(*d) for d in dirs]
     for name in names:
