@@ -10,7 +10,7 @@ under ``benchmarks/.data``):
     star: t (64 buckets) joined with a plain (unbucketed) table of n/2 rows on k, no broadcast
 
 at several sizes (``--scale`` multiplies them): small tables matter as much as large ones. Also the
-cost of checking a ``SORTED BY`` table's order while reading it (:func:`sort_check`).
+cost of checking a ``SORTED BY`` table's order (:func:`sort_check`) and every row's bucket while reading.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _compare(spark: Any, name: str, text: str, notes: str, n: int) -> BenchResul
 def sort_check(spark: Any, n: int) -> BenchResult:
     """The cost of checking a SORTED BY table's order while reading it (SortedReadCheck): GROUP BY k over a
     64-bucket table sorted by k, reading only k (the check is most of the per-row work), one task per bucket,
-    with the order reported and checked vs not reported (spark.bucketkit.reportSortOrder=false)."""
+    with the order checked vs reported unchecked (spark.bucketkit.checkSortOrder=false): the same plan."""
     import bucketkit
 
     path = str(data_dir(f"sql-shapes-sorted-{n}") / "t")
@@ -114,20 +114,25 @@ def sort_check(spark: Any, n: int) -> BenchResult:
     spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql(f"CREATE EXTERNAL TABLE {name} (k BIGINT, v INT) CLUSTERED BY (k) SORTED BY (k) INTO 64 BUCKETS "
               f"STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
-    text = f"SELECT count(*), sum(c) FROM (SELECT k, count(*) AS c FROM {name} GROUP BY k)"
+    return _check_cost(spark, f"SORTED BY order checked while read ({n:,} rows, 64 buckets)", name,
+                       "spark.bucketkit.checkSortOrder", "same query, order reported unchecked", n)
 
-    def query(report: str) -> list:
-        spark.conf.set("spark.bucketkit.reportSortOrder", report)
+
+def _check_cost(spark: Any, label: str, table: str, setting: str, baseline: str, n: int) -> BenchResult:
+    """``GROUP BY k`` over ``table`` reading only ``k``, one task per bucket, with ``setting`` true vs false."""
+    text = f"SELECT count(*), sum(c) FROM (SELECT k, count(*) AS c FROM {table} GROUP BY k)"
+
+    def query(value: str) -> list:
+        spark.conf.set(setting, value)
         spark.conf.set("spark.bucketkit.groupBuckets", "false")
         try:
             return spark.sql(text).collect()
         finally:
-            spark.conf.unset("spark.bucketkit.reportSortOrder")
+            spark.conf.unset(setting)
             spark.conf.unset("spark.bucketkit.groupBuckets")
 
     checked, unchecked = timed_interleaved([lambda: query("true"), lambda: query("false")], repeat=5)
-    return BenchResult(f"SORTED BY order checked while read ({n:,} rows, 64 buckets)", checked, unchecked,
-                       "same query, order not reported (no check)", "GROUP BY k reading only k", {"rows": n},
+    return BenchResult(label, checked, unchecked, baseline, "GROUP BY k reading only k", {"rows": n},
                        goal_ratio=1.05)
 
 
@@ -162,6 +167,10 @@ def run(scale: float = 1.0) -> list[BenchResult]:
             for k, v in saved.items():
                 spark.conf.set(k, v)
         results.append(sort_check(spark, scaled(8_000_000, scale)))
+        n = scaled(8_000_000, scale)  # every row's bucket checked against its file's (BucketReadCheck)
+        results.append(_check_cost(spark, f"rows' buckets checked while read ({n:,} rows, 64 buckets)",
+                                   prepare(spark, n, BUCKET_COUNTS[8_000_000])[64], "spark.bucketkit.checkBuckets",
+                                   "same query, buckets not checked", n))
     finally:
         for k, v in saved.items():
             spark.conf.set(k, v)
