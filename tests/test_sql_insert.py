@@ -196,14 +196,46 @@ def test_sorted_by_tables_get_sorted_files(spark, src, tmp_path):
     assert bucketkit.validate(load_table(spark, "sqli_sorted")).ok
 
 
-def test_a_missing_commit_python_is_named_and_nothing_is_written(spark, src, tmp_path):
-    root = create(spark, "sqli_nopython", tmp_path)
-    spark.conf.set("spark.bucketkit.python", str(tmp_path / "no-such-python"))
-    try:
-        with pytest.raises(Exception, match=r"starting '.*no-such-python' failed.*spark\.bucketkit\.python"):
-            spark.sql(f"INSERT INTO sqli_nopython SELECT k, v FROM {src}")
-    finally:
-        spark.conf.set("spark.bucketkit.python", __import__("sys").executable)
-    assert data_files(root) == []
-    spark.sql(f"INSERT INTO sqli_nopython SELECT k, v FROM {src}")  # the next INSERT works
-    assert len(data_files(root)) == 8
+def test_the_commit_python_cannot_be_changed_at_run_time(spark, src, tmp_path):
+    """spark.bucketkit.python names a program the driver runs (issue 28): a SQL user of a shared server must not
+    choose it. It is a static setting: SET and spark.conf.set are refused, and no marker program ever runs."""
+    from pyspark.errors import AnalysisException
+
+    marker, ran = tmp_path / "marker.sh", tmp_path / "ran"
+    marker.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    marker.chmod(0o755)
+    with pytest.raises(AnalysisException, match=r"spark\.bucketkit\.python"):
+        spark.sql(f"SET spark.bucketkit.python={marker}")
+    with pytest.raises(AnalysisException, match=r"spark\.bucketkit\.python"):
+        spark.conf.set("spark.bucketkit.python", str(marker))
+    root = create(spark, "sqli_python_static", tmp_path)
+    spark.sql(f"INSERT INTO sqli_python_static SELECT k, v FROM {src}")
+    assert len(data_files(root)) == 8 and not ran.exists()
+
+
+def test_a_missing_commit_python_is_named_and_nothing_is_written(tmp_path):
+    """The application's own setting (static) naming no program: the INSERT fails naming it and the setting,
+    and writes nothing. A session of its own (the setting cannot change in this one)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os
+        from bucketkit.spark.session import get_session
+        spark = get_session("nopython", warehouse={str(tmp_path / "wh")!r},
+                            conf={{"spark.bucketkit.python": {str(tmp_path / "no-such-python")!r}}})
+        spark.sql("CREATE TABLE t (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+                  "TBLPROPERTIES ('bucketing_version'='2')")
+        try:
+            spark.sql("INSERT INTO t VALUES (1, 'a')")
+            print("NO ERROR")
+        except Exception as e:
+            print("ERROR", " ".join(str(e).split())[:4000])
+        files = [f for d, _, fs in os.walk({str(tmp_path / "wh")!r}) for f in fs if f.endswith(".orc")]
+        print("FILES", len(files))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         cwd=tmp_path).stdout
+    assert re.search(r"ERROR .*starting '.*no-such-python' failed.*spark\.bucketkit\.python", out), out
+    assert "FILES 0" in out, out

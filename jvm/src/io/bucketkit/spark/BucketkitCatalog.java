@@ -78,6 +78,7 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
   @Override
   public void initialize(String name, CaseInsensitiveStringMap options) {
     super.initialize(name, options);
+    CommitCoordinator.registerStaticSettings();
     bucketVersion = Integer.parseInt(options.getOrDefault("bucketing-version", "2").trim());
     io.bucketkit.hive.HiveHash.checkVersion(bucketVersion);
   }

@@ -18,6 +18,7 @@ import scala.runtime.BoxedUnit;
 public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
+    CommitCoordinator.registerStaticSettings();
     extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
       @Override
       public ColumnarRule apply(SparkSession session) {

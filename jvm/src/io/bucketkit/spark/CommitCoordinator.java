@@ -38,9 +38,25 @@ final class CommitCoordinator implements AutoCloseable {
     this.out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
   }
 
-  /** The Python that runs bucketkit: {@code spark.bucketkit.python}, else PySpark's driver Python, else python3. */
+  /**
+   * {@code spark.bucketkit.python} names a program the driver runs: it is static, read from the
+   * application's configuration only ({@code SparkConf}: spark-submit, spark-defaults.conf, the
+   * session builder) and registered so that Spark refuses a runtime {@code SET} of it. A SQL user of a
+   * shared server (Thrift, Connect) cannot make the driver run a program of theirs.
+   */
+  static void registerStaticSettings() {
+    SparkCompat.registerStatic(PYTHON, "The Python (with bucketkit installed) that commits INSERTs on the driver. "
+        + "Static: a runtime SET would let any SQL user make the driver run a program.");
+  }
+
+  /**
+   * The Python that runs bucketkit: {@code spark.bucketkit.python}, else PySpark's driver Python, else
+   * python3 — from the application's static configuration and environment, never the session's
+   * runtime settings.
+   */
   static String python(SparkSession spark) {
-    String conf = spark.conf().get(PYTHON, "");
+    org.apache.spark.SparkConf app = spark.sparkContext().getConf();
+    String conf = app.get(PYTHON, "");
     if (!conf.isEmpty()) {
       return conf;
     }
@@ -50,7 +66,7 @@ final class CommitCoordinator implements AutoCloseable {
         return v;
       }
     }
-    String pyspark = spark.conf().get("spark.pyspark.driver.python", spark.conf().get("spark.pyspark.python", ""));
+    String pyspark = app.get("spark.pyspark.driver.python", app.get("spark.pyspark.python", ""));
     return pyspark.isEmpty() ? "python3" : pyspark;
   }
 

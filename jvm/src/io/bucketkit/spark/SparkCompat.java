@@ -94,4 +94,16 @@ final class SparkCompat {
   private static <T extends Throwable> RuntimeException unchecked(Throwable t) throws T {
     throw (T) t;
   }
+
+  /**
+   * Registers {@code key} as a static SQL setting (once per JVM): Spark then refuses to change it after
+   * the application starts — {@code SET} in SQL, the Thrift server and Spark Connect, and
+   * {@code spark.conf.set} — with its own "cannot modify a static config" error.
+   */
+  static synchronized void registerStatic(String key, String doc) {
+    if (!org.apache.spark.sql.internal.SQLConf$.MODULE$.isStaticConfigKey(key)) {
+      org.apache.spark.sql.internal.SQLConf$.MODULE$.buildStaticConf(key).doc(doc).version("bucketkit")
+          .stringConf().createOptional();
+    }
+  }
 }
