@@ -239,3 +239,39 @@ def test_a_missing_commit_python_is_named_and_nothing_is_written(tmp_path):
                          cwd=tmp_path).stdout
     assert re.search(r"ERROR .*starting '.*no-such-python' failed.*spark\.bucketkit\.python", out), out
     assert "FILES 0" in out, out
+
+
+CRAFTED = ["..", "../..", "../../escape", "/abs/path", "a/../../b", "%2F..%2F..", "x" * 200, ".", "p=..", "c:\\\\x"]
+
+
+def test_crafted_partition_values_stay_inside_the_table(spark, tmp_path):
+    """Issue 28: whatever a partition value says, the commit writes, links, renames and deletes only inside the
+    table's own directory (and its sibling staging, gone after the readers' grace). Every value reads back as
+    written, as Spark's own plan reads it."""
+    spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    root = tmp_path / "box" / "t"
+    spark.sql("DROP TABLE IF EXISTS sqli_crafted")
+    spark.sql(f"CREATE TABLE sqli_crafted (k INT, v STRING) PARTITIONED BY (p STRING) CLUSTERED BY (k) INTO 4 BUCKETS "
+              f"STORED AS ORC LOCATION '{root}' TBLPROPERTIES ('bucketing_version'='2')")
+
+    def entries():
+        return {os.path.relpath(os.path.join(d, f), tmp_path) for d, ds, fs in os.walk(tmp_path) for f in ds + fs}
+
+    before = entries()
+    for value in CRAFTED:
+        spark.sql(f"INSERT INTO sqli_crafted PARTITION (p) SELECT 1, 'a', '{value}'")
+    lock = os.path.join("box", ".t.bucketkit.lock")  # the table's commit lock, beside it by design (docs/writing.md)
+
+    def outside():
+        return sorted(e for e in entries() - before if not e.startswith(os.path.join("box", "t") + os.sep)
+                      and e not in (os.path.join("box", "t"), lock))
+
+    deadline = time.monotonic() + RETIRE_GRACE + 10  # switched-out versions (beside the table) go after their grace
+    while outside() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert outside() == []
+    rows = sorted(r.p for r in spark.sql("SELECT p FROM sqli_crafted").collect())
+    with catalog_off(spark):
+        assert rows == sorted(r.p for r in spark.sql("SELECT p FROM sqli_crafted").collect())
+    assert len(rows) == len(CRAFTED) and "../../escape" in rows and "/abs/path" in rows
+    spark.sql("DROP TABLE IF EXISTS sqli_crafted")
