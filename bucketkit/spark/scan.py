@@ -164,7 +164,7 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
         reader = spark.read.format(spec.file_format).schema(spark_ddl(bt))
         if spec.partitioned_by:
             reader = reader.option("basePath", spark_uri(bt.filesystem, bt.location))
-        df = reader.load(_paths(plan))
+        df = _rows_checked(spark, reader.load(_paths(plan)), plan, bt)
     if plan.residual:
         df = df.where(spark_filters.residual_predicate(plan.residual, spec))
     for predicate in predicates:
@@ -172,6 +172,40 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
     if plan.columns is not None:
         df = df.select(*[f"`{c}`" for c in plan.columns])
     return df
+
+
+def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: BucketedTable) -> DataFrame:
+    """``df`` (a pruned read of Hive-bucketed files) with every row's bucket checked against its file's, as the
+    SQL catalog checks it (``io.bucketkit.spark.BucketReadCheck``; Trino's ``hive.validate-bucketing``): files
+    named as buckets whose rows were never hashed fail the read naming the file, never a pruned read missing
+    rows silently. Files are told by name (a name two partitions give different buckets is not checked)."""
+    from pyspark.sql import functions as F
+
+    from bucketkit.spark.hashcol import bucket_id_column
+
+    spec = bt.spec
+    if not plan.is_pruned or spec.hash_family != "hive":
+        return df
+    by_name: dict[str, int | None] = {}
+    for part in plan.partitions:
+        for bucket, files in part.bucket_files.items():
+            for f in files:
+                name = f.rsplit("/", 1)[-1]
+                by_name[name] = bucket if by_name.get(name, bucket) == bucket else None
+    pairs = [x for name, b in sorted(by_name.items()) if b is not None for x in (F.lit(name), F.lit(b))]
+    if not pairs:
+        return df
+    file_bucket = F.element_at(F.create_map(*pairs), F.regexp_extract(F.input_file_name(), r"([^/]*)$", 1))
+    row_bucket = bucket_id_column([F.col(f"`{c}`") for c in spec.bucketed_by], spec.bucket_types,
+                                  spec.bucketing_version, spec.bucket_count, spark=spark)
+    message = F.concat(
+        F.lit("bucketkit: "), F.input_file_name(), F.lit(f" (table {bt}, bucket "), file_bucket.cast("string"),
+        F.lit(f" of {spec.bucket_count} by its name) holds a row whose key belongs in bucket "),
+        row_bucket.cast("string"), F.lit(f" (Hive bucketing v{spec.bucketing_version}): the files are not placed "
+                                         "as the table's metadata says, so a pruned read would miss rows. Check it "
+                                         "with `bucketkit validate`"))
+    return df.where(F.when(file_bucket.isNotNull() & (row_bucket != file_bucket), F.raise_error(message))
+                    .otherwise(F.lit(True)))
 
 
 def _paths(plan: ScanPlan) -> list[str]:
