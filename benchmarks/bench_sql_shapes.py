@@ -140,12 +140,12 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     spark = bench_session()
     saved = {k: spark.conf.get(k) for k in ("spark.sql.autoBroadcastJoinThreshold",
                                             "spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly")}
-    results = []
+    results, tables = [], {}
     try:
         for size in SIZES:
             n = scaled(size, scale)
             counts = BUCKET_COUNTS.get(size, (64,))
-            t = prepare(spark, n, counts)
+            t = tables[size] = prepare(spark, n, counts)
             for buckets in counts:
                 notes = f"{n:,} rows, ORC, v2, {buckets} buckets, 2 cores"
                 for shape, text in SHAPES.items():
@@ -169,7 +169,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
         results.append(sort_check(spark, scaled(8_000_000, scale)))
         n = scaled(8_000_000, scale)  # every row's bucket checked against its file's (BucketReadCheck)
         results.append(_check_cost(spark, f"rows' buckets checked while read ({n:,} rows, 64 buckets)",
-                                   prepare(spark, n, BUCKET_COUNTS[8_000_000])[64], "spark.bucketkit.checkBuckets",
+                                   tables[8_000_000][64], "spark.bucketkit.checkBuckets",
                                    "same query, buckets not checked", n))
     finally:
         for k, v in saved.items():

@@ -8,6 +8,7 @@ need what Spark itself writes or plans (Spark's Hive INSERT, with its v1 hash an
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 
 SWITCH = "spark.bucketkit.catalog.enabled"
@@ -40,3 +41,13 @@ def spark_insert_into_v2(spark, table: str, statement: str) -> None:
             spark.sql(statement)
         finally:
             spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('bucketing_version'='2')")
+
+
+def final_plan(df):
+    """A query's executed plan; of an adaptive plan, the final one (not the initial plan printed after it)."""
+    return df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+
+
+def scans(plan: str) -> list[str]:
+    """The lines of ``plan`` that are bucketkit's bucketed scans (BucketScan's description)."""
+    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit .*", plan)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.naming import bucket_of, is_spark_hive_insert
-from sparkown import SWITCH, catalog_off, spark_insert
+from sparkown import SWITCH, catalog_off, scans, spark_insert
 
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
 
@@ -83,10 +83,6 @@ def tables(spark, tmp_path_factory):
     spark.sql("DROP TABLE IF EXISTS sqlc_bk_v1_orc16")
     bucketkit.write(source_rows(spark, 13).drop("p"), "k", 16, table="sqlc_bk_v1_orc16", bucketing_version=1)
     return made
-
-
-def scans(plan):
-    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit .*", plan)
 
 
 def assert_shuffle_free(plan):

@@ -16,7 +16,7 @@ import re
 import pytest
 
 import bucketkit
-from sparkown import catalog_off
+from sparkown import catalog_off, final_plan, scans
 
 KEYS = [3, 17, 42, 4242]
 
@@ -33,8 +33,7 @@ def spark_rows(spark, sql):
 def bucketkit_scans(spark, sql):
     df = spark.sql(sql)
     df.collect()
-    plan = df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
-    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit .*", plan)
+    return scans(final_plan(df))
 
 
 @pytest.fixture()

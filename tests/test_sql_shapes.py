@@ -13,7 +13,7 @@ import re
 import pytest
 
 import bucketkit
-from sparkown import catalog_off
+from sparkown import catalog_off, final_plan, scans
 
 ROWS = 3000
 BUCKETS = 8
@@ -38,15 +38,6 @@ def run(spark, sql, *, broadcast=False):
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
     return rows, plan, golden, golden_plan
-
-
-def final_plan(df):
-    """The executed plan; of an adaptive plan, the final one (not the initial plan printed after it)."""
-    return df._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
-
-
-def scans(plan):
-    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit .*", plan)
 
 
 @pytest.fixture(scope="module")

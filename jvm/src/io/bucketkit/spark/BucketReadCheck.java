@@ -1,6 +1,5 @@
 package io.bucketkit.spark;
 
-import java.io.IOException;
 import java.io.Serializable;
 import java.util.Map;
 
@@ -112,7 +111,7 @@ final class BucketReadCheck implements Serializable {
   }
 
   PartitionReader<InternalRow> rows(PartitionReader<InternalRow> in) {
-    return new Passing<>(in) {
+    return new CheckedReader<>(in) {
       @Override
       public InternalRow get() {
         InternalRow row = in.get();
@@ -126,7 +125,7 @@ final class BucketReadCheck implements Serializable {
   }
 
   PartitionReader<ColumnarBatch> batches(PartitionReader<ColumnarBatch> in) {
-    return new Passing<>(in) {
+    return new CheckedReader<>(in) {
       @Override
       public ColumnarBatch get() {
         ColumnarBatch batch = in.get();
@@ -134,11 +133,7 @@ final class BucketReadCheck implements Serializable {
         if (expected >= 0 && batch.numRows() > 0) {
           int wrong = firstWrong(batch.column(ordinal), batch.numRows(), expected);
           if (wrong >= 0) {
-            ColumnVector[] vectors = new ColumnVector[batch.numCols()];
-            for (int i = 0; i < vectors.length; i++) {
-              vectors[i] = batch.column(i);
-            }
-            ColumnarBatchRow row = new ColumnarBatchRow(vectors);
+            ColumnarBatchRow row = CheckedReader.rowView(batch);
             row.rowId = wrong;
             check(row, expected);
           }
@@ -146,24 +141,5 @@ final class BucketReadCheck implements Serializable {
         return batch;
       }
     };
-  }
-
-  /** A reader passing {@code in} through; {@code get} checks. */
-  abstract static class Passing<T> implements PartitionReader<T> {
-    protected final PartitionReader<T> in;
-
-    Passing(PartitionReader<T> in) {
-      this.in = in;
-    }
-
-    @Override
-    public boolean next() throws IOException {
-      return in.next();
-    }
-
-    @Override
-    public void close() throws IOException {
-      in.close();
-    }
   }
 }

@@ -348,7 +348,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
             dataFilters, none, none).createReaderFactory()
         : new ParquetScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, dataFilters, options,
             scala.Option.empty(), none, none, new VariantExtraction[0]).createReaderFactory();
-    return new BucketReaderFactory(delegate, sortedReadCheck(), bucketReadCheck(spark));
+    return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark));
   }
 
   /** The check of every row's bucket against its file's, where the scan reads the bucket column, or null. */
@@ -370,9 +370,9 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   }
 
   /** The check of the order the scan reports, over the reader's output (data columns first), or null. */
-  private SortedReadCheck sortedReadCheck() {
+  private SortedReadCheck sortedReadCheck(SparkSession spark) {
     if (ordering.length == 0 || !Boolean.parseBoolean(
-        SparkSession.active().sessionState().conf().getConfString(SortedReadCheck.ENABLED, "true"))) {
+        spark.sessionState().conf().getConfString(SortedReadCheck.ENABLED, "true"))) {
       return null;
     }
     List<String> read = ScanPredicates.fieldNames(readData);

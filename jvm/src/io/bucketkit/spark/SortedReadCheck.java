@@ -1,6 +1,5 @@
 package io.bucketkit.spark;
 
-import java.io.IOException;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,7 +87,7 @@ final class SortedReadCheck implements Serializable {
 
   PartitionReader<InternalRow> rows(PartitionReader<InternalRow> in, String file) {
     InterpretedOrdering ordering = ordering();
-    return new BucketReadCheck.Passing<>(in) {
+    return new CheckedReader<>(in) {
       private InternalRow previous;
       private long row;
 
@@ -108,7 +107,7 @@ final class SortedReadCheck implements Serializable {
 
   PartitionReader<ColumnarBatch> batches(PartitionReader<ColumnarBatch> in, String file) {
     InterpretedOrdering ordering = ordering();
-    return new BucketReadCheck.Passing<>(in) {
+    return new CheckedReader<>(in) {
       private InternalRow last;  // the previous batch's last row, copied
       private long row;
 
@@ -117,17 +116,12 @@ final class SortedReadCheck implements Serializable {
         ColumnarBatch batch = in.get();
         int n = batch.numRows();
         if (n > 0) {
-          ColumnVector[] vectors = new ColumnVector[batch.numCols()];
-          for (int i = 0; i < vectors.length; i++) {
-            vectors[i] = batch.column(i);
-          }
-          ColumnarBatchRow a = new ColumnarBatchRow(vectors);
-          ColumnarBatchRow b = new ColumnarBatchRow(vectors);
-          b.rowId = 0;
+          ColumnarBatchRow a = CheckedReader.rowView(batch);
+          ColumnarBatchRow b = CheckedReader.rowView(batch);
           if (last != null && ordering.compare(last, b) > 0) {
             throw unsorted(file, row);
           }
-          ColumnVector first = vectors[ordinals[0]];
+          ColumnVector first = batch.column(ordinals[0]);
           for (int i = 1; i < n; i++) {
             int c = compareFirst(first, i - 1, i);  // the first sort column straight from the vector
             if (c < 0 || (c == 0 && ordinals.length == 1 && fastFirst)) {
