@@ -35,6 +35,7 @@ import pyarrow.orc as po
 from bucketkit.acid import ACID_VERSION_FILE, encode_bucket_property, original_row_id_bases
 from bucketkit.acidstate import METADATA_FILE, AcidState, acid_state, file_bucket
 from bucketkit.errors import AcidStateError, CorruptTableError
+from bucketkit.io import not_readable
 from bucketkit.writeids import ValidTxnList, ValidWriteIdList
 
 __all__ = ["ACID_COLUMNS", "BucketFiles", "bucket_files", "state_buckets", "read_bucket", "read_snapshot",
@@ -119,7 +120,12 @@ def snapshot(fs: pafs.FileSystem, root: str, write_ids: ValidWriteIdList | str |
 
 # -- reading files --------------------------------------------------------------------------------
 def _open_orc(fs: pafs.FileSystem, path: str) -> po.ORCFile:
-    return po.ORCFile(fs.open_input_file(path))
+    source = fs.open_input_file(path)
+    try:
+        return po.ORCFile(source)
+    except (pa.ArrowException, OSError) as exc:
+        source.close()
+        raise not_readable(path, "orc", exc) from None
 
 
 def _dir_acid_version(fs: pafs.FileSystem, directory: str) -> int:

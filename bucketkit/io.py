@@ -25,7 +25,7 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.errors import InvalidArgumentError
+from bucketkit.errors import CorruptTableError, InvalidArgumentError
 
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
@@ -190,7 +190,7 @@ class DataFile:
 
 def open_data_file(filesystem: pafs.FileSystem, path: str, file_format: str) -> DataFile:
     """Open ``path`` as ``file_format``. A missing file raises ``FileNotFoundError``."""
-    return _data_file(filesystem.open_input_file(path), file_format)
+    return _data_file(filesystem.open_input_file(path), file_format, path)
 
 
 def detect_data_file(filesystem: pafs.FileSystem, path: str) -> DataFile | None:
@@ -203,15 +203,23 @@ def detect_data_file(filesystem: pafs.FileSystem, path: str) -> DataFile | None:
     if file_format is None:
         source.close()
         return None
-    return _data_file(source, file_format)
+    return _data_file(source, file_format, path)
 
 
-def _data_file(source: Any, file_format: str) -> DataFile:
+def _data_file(source: Any, file_format: str, path: str) -> DataFile:
     try:
         return DataFile(source, file_format)
-    except BaseException:
+    except BaseException as exc:
         source.close()
+        if isinstance(exc, (pa.ArrowException, OSError)) and not isinstance(exc, FileNotFoundError):
+            raise not_readable(path, file_format, exc) from None
         raise
+
+
+def not_readable(path: str, file_format: str, exc: BaseException) -> Exception:
+    """The error for a data file whose footer ``file_format``'s reader cannot read (it names the file)."""
+    return CorruptTableError(f"{path}: not a readable {file_format.upper()} file ({exc}); the table's "
+                             f"files must all be {file_format.upper()}")
 
 
 def read_file(filesystem: pafs.FileSystem, path: str, file_format: str, columns: Sequence[str] | None = None,

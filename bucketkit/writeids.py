@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from bucketkit.errors import InvalidArgumentError
 
-__all__ = ["ValidWriteIdList", "ValidTxnList", "ALL", "SOME", "NONE", "MAX_ID"]
+__all__ = ["ValidWriteIdList", "ValidTxnList", "ALL", "SOME", "NONE", "MAX_ID", "for_table"]
 
 MAX_ID = 2**63 - 1  # Java's Long.MAX_VALUE: "no high watermark" / "nothing open"
 ALL, SOME, NONE = "ALL", "SOME", "NONE"
@@ -140,3 +140,24 @@ class ValidTxnList(_IdList):
 
     def __str__(self) -> str:
         return self._fields_string()
+
+
+def for_table(text: str, table: str) -> str | None:
+    """The ValidWriteIdList of ``table`` (``db.table``, or ``catalog.db.table``) in ``text``, or None.
+
+    ``text`` is what Hive keeps under ``hive.txn.tables.valid.writeids`` (``ValidTxnWriteIdList``:
+    ``<txn id>$<db.t1 list>$<db.t2 list>...``), or ``$``-separated ValidWriteIdList strings alone.
+    Names compare case-insensitively (the metastore lower-cases them); a name without a database
+    matches no list.
+
+    Raises:
+        InvalidArgumentError: a list that is not in Hive's format.
+    """
+    wanted = ".".join(table.lower().split(".")[-2:])
+    for item in (part.strip() for part in text.split("$")):
+        if ":" not in item:
+            continue  # the leading transaction id of Hive's form
+        if item.partition(":")[0].strip("`").lower() == wanted:
+            ValidWriteIdList.parse(item)  # a malformed list fails here, naming itself
+            return item
+    return None

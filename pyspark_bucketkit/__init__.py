@@ -36,4 +36,7 @@ class DefaultSource(BucketkitDataSource):
     """The ``bucketkit`` format as Spark registers it by itself (see the module docstring)."""
 
     def reader(self, schema):
-        return WholeTableReader.like(super().reader(schema))
+        reader = super().reader(schema)
+        if {k.lower(): v for k, v in self.options.items()}.get("push_filters", "").lower() == "true":
+            return reader  # the JVM catalog's ACID reads say so where the session has push-down on
+        return WholeTableReader.like(reader)

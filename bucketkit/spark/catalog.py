@@ -29,7 +29,7 @@ from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["resolve_table", "load_table", "create_table", "add_partitions", "drop_partitions", "table_exists",
+__all__ = ["resolve_table", "load_table", "describe_catalog_table", "table_from_description", "create_table", "add_partitions", "drop_partitions", "table_exists",
            "table_location", "spark_written_files", "MANAGED_PROPERTY"]
 
 MANAGED_PROPERTY = "bucketkit.managed"
@@ -112,8 +112,46 @@ def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any
         raise TableNotFoundError(f"{exc}; for a directory of that name write './{ref}'") from None
 
 
+def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
+    """A session catalog table's metadata as plain data (:func:`table_from_description` reads it).
+
+    The JVM catalog sends the same description of a Hive ACID table to the ``bucketkit`` data source
+    (``io.bucketkit.spark.AcidSnapshotTable.describe``); tests/test_sql_acid.py holds the two equal.
+
+    Raises:
+        TableNotFoundError: no such table.
+    """
+    if not table_exists(spark, name):
+        raise TableNotFoundError(f"table {name!r} is not in the session catalog")
+    ct = _catalog_table(spark, name)
+    spec = ct.bucketSpec().get() if ct.bucketSpec().isDefined() else None
+    return {
+        "name": name,
+        "provider": ct.provider().get() if ct.provider().isDefined() else None,
+        "serde": ct.storage().serde().get() if ct.storage().serde().isDefined() else None,
+        "properties": table_properties(spark, ct),
+        "schema": json.loads(ct.schema().json()),
+        "partition_columns": _seq(ct.partitionColumnNames()),
+        "bucket_columns": _seq(spec.bucketColumnNames()) if spec is not None else [],
+        "bucket_count": int(spec.numBuckets()) if spec is not None else None,
+        "sort_columns": _seq(spec.sortColumnNames()) if spec is not None else [],
+        "location": ct.location().toString(),
+    }
+
+
 def load_table(spark: SparkSession, name: str) -> BucketedTable:
-    """Resolve a Hive bucketed table of the session catalog into a :class:`BucketedTable`.
+    """Resolve a Hive bucketed table of the session catalog into a :class:`BucketedTable`
+    (:func:`table_from_description` of :func:`describe_catalog_table`).
+
+    Raises:
+        TableNotFoundError: no such table.
+        InvalidArgumentError: the table is not bucketed or not stored as ORC/Parquet.
+    """
+    return table_from_description(describe_catalog_table(spark, name))
+
+
+def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
+    """The :class:`BucketedTable` a catalog table's description (:func:`describe_catalog_table`) names.
 
     The spec comes from the catalog: bucket columns and count, sort columns, partition columns,
     every column's Hive type (``varchar(n)``/``char(n)`` kept). The hash family from the provider:
@@ -125,26 +163,20 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
     default managed table) it is read unbucketed, its ``bucket_N`` files being writer ids.
 
     Raises:
-        TableNotFoundError: no such table.
         InvalidArgumentError: the table is not bucketed or not stored as ORC/Parquet.
     """
     from pyspark.sql.types import StructType
 
     from bucketkit.spark.types import hive_type_of_spark
 
-    if not table_exists(spark, name):
-        raise TableNotFoundError(f"table {name!r} is not in the session catalog")
-    ct = _catalog_table(spark, name)
-    props = table_properties(spark, ct)
-    schema = StructType.fromJson(json.loads(ct.schema().json()))
+    name, props = d["name"], dict(d["properties"])
+    schema = StructType.fromJson(d["schema"])
     types = {f.name: hive_type_of_spark(f) for f in schema.fields}
-    partitioned_by = _seq(ct.partitionColumnNames())
-    declared = _seq(ct.bucketSpec().get().bucketColumnNames()) if ct.bucketSpec().isDefined() else []
+    partitioned_by = list(d["partition_columns"])
+    declared = list(d["bucket_columns"])
     lowered = {f.name.lower(): f.name for f in schema.fields if f.name not in partitioned_by}
-    verdict = catalog_verdict(
-        ct.provider().get() if ct.provider().isDefined() else None, declared, props,
-        ct.storage().serde().get() if ct.storage().serde().isDefined() else None,
-        [types[lowered[c.lower()]] if c.lower() in lowered else None for c in declared])
+    verdict = catalog_verdict(d["provider"], declared, props, d["serde"],
+                              [types[lowered[c.lower()]] if c.lower() in lowered else None for c in declared])
     acid = transactional_kind(props)
     if verdict.kind == "not-bucketed":
         raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
@@ -152,16 +184,15 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
     if verdict.kind == "spark":  # a data source table: Spark's bucketBy placed its rows, with Spark's own hash
         where, family, version = f"provider {verdict.format!r}", "spark", 1
     else:  # Hive's own bucketing: the version from the table property (missing -> 1, Hive's and Trino's rule)
-        serde = ct.storage().serde().get() if ct.storage().serde().isDefined() else ""
+        serde = d["serde"] or ""
         fmt = fmt or next((f for f in FILE_FORMATS if f in serde.lower()), None)
         where, family, version = f"serde {serde!r}", "hive", verdict.version or 1  # 0: unknown, read unbucketed
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
     columns = [f.name for f in schema.fields if f.name not in partitioned_by]
-    if ct.bucketSpec().isDefined():
-        bucket_spec = ct.bucketSpec().get()
-        bucketed_by, count = [lowered.get(c.lower(), c) for c in declared], int(bucket_spec.numBuckets())
-        sorted_by = tuple(_seq(bucket_spec.sortColumnNames()))
+    if declared:
+        bucketed_by, count = [lowered.get(c.lower(), c) for c in declared], int(d["bucket_count"])
+        sorted_by = tuple(d["sort_columns"])
         unbucketed = verdict.reason if verdict.kind == "unbucketed" or verdict.version == 0 else None
     else:  # an unbucketed ACID table: bucket_N are writer ids; a stand-in spec, never hashed
         bucketed_by, count, sorted_by, unbucketed = columns[:1], WRITER_IDS, (), UNBUCKETED
@@ -172,7 +203,7 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
         partition_types=tuple(types[c] for c in partitioned_by),
         columns=tuple((f.name, types[f.name]) for f in schema.fields if f.name not in partitioned_by),
         file_format=fmt)
-    fs, root = resolve_filesystem(hadoop_to_uri(ct.location().toString()))
+    fs, root = resolve_filesystem(hadoop_to_uri(d["location"]))
     if unbucketed is None and acid is None:
         unbucketed = _record_disagreement(spec, root, fs)
     return BucketedTable(root, spec, fs, name, unbucketed_reason=unbucketed, transactional=acid)

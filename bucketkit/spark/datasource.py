@@ -41,6 +41,12 @@ __all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_
 def table_from_options(options: dict[str, str]) -> BucketedTable:
     """The table a ``bucketkit`` read names, from the data source options (keys case-insensitive)."""
     opts = {k.lower(): v for k, v in options.items()}
+    if opts.get("catalog_table"):  # a session catalog table, described by the JVM catalog (SQL reads)
+        import json
+
+        from bucketkit.spark.catalog import table_from_description
+
+        return table_from_description(json.loads(opts["catalog_table"]))
     path = opts.get("path")
     if not path:
         raise InvalidArgumentError("format('bucketkit'): give the table directory, e.g. .load('/data/t')")
@@ -185,7 +191,13 @@ class BucketkitDataSource(DataSource):
 
     def reader(self, schema: Any) -> BucketkitReader:
         opts = {k.lower(): v for k, v in self.options.items()}
-        return BucketkitReader(self._table(), schema, opts.get("write_ids") or None, _flag(self.options, "row_id"))
+        table = self._table()
+        write_ids = opts.get("write_ids") or None
+        if write_ids is None and opts.get("session_write_ids") and table.name:
+            from bucketkit.writeids import for_table
+
+            write_ids = for_table(opts["session_write_ids"], table.name)
+        return BucketkitReader(table, schema, write_ids, _flag(self.options, "row_id"))
 
 
 def read_table(spark: Any, name: str) -> Any:

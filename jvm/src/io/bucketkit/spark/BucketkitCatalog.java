@@ -54,6 +54,9 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
       HiveBucketedTable target = HiveBucketedTable.forWrite(((V1Table) table).v1Table());
       return target == null ? table : target;
     }
+    if (HiveBucketedTable.isAcid(((V1Table) table).v1Table())) {  // Spark's own reader would return no rows
+      return AcidSnapshotTable.load(spark, ((V1Table) table).v1Table());
+    }
     try {
       HiveBucketedTable bucketed = HiveBucketedTable.load(spark, ((V1Table) table).v1Table());
       return bucketed == null ? table : bucketed;

@@ -120,7 +120,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     return CollectionConverters.asJava(t.properties()).getOrDefault(key, "").trim();
   }
 
-  private static boolean isAcid(CatalogTable t) {
+  static boolean isAcid(CatalogTable t) {
     return TableVerdict.isAcid(CollectionConverters.asJava(t.properties()));
   }
 
@@ -162,13 +162,6 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /** The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way. */
   static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
-    if (isAcid(t)) {  // Spark's own reader lists no base_/delta_ directories: it would return no rows
-      throw new UnsupportedOperationException("bucketkit: Spark SQL cannot read Hive ACID table "
-          + t.identifier().unquotedString() + " (transactional=true): Spark's own reader skips its base_/delta_ "
-          + "directories and would return no rows. Read its snapshot with bucketkit.scan(spark, '"
-          + t.identifier().unquotedString() + "'), or set " + BucketkitCatalog.ENABLED + "=false to get Spark's "
-          + "own read anyway");
-    }
     Vouched v = vouch(spark, t);
     if (v.table == null) {
       PassThrough.log(LOG, t, v.doubt);

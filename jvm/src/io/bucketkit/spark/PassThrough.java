@@ -48,6 +48,9 @@ public final class PassThrough {
       throws IOException, org.apache.spark.sql.AnalysisException {
     TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
     CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
+    if (HiveBucketedTable.isAcid(t)) {
+      return new String[] {"unbucketed", AcidSnapshotTable.HOW};
+    }
     HiveBucketedTable.Vouched v = HiveBucketedTable.vouch(spark, t);
     if (v.table() == null) {
       return new String[] {"unbucketed", v.doubt()};

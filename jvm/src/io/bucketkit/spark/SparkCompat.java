@@ -7,11 +7,16 @@ import java.util.List;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.FilePartition$;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonDataSourceV2;
+import org.apache.spark.sql.execution.datasources.v2.python.PythonTable;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -49,6 +54,16 @@ final class SparkCompat {
     splits.sort(Comparator.comparingLong(PartitionedFile::length).reversed());
     return CollectionConverters.asJava(FilePartition$.MODULE$.getFilePartitions(spark,
         CollectionConverters.asScala(splits).toList(), maxSplit)).toArray(new FilePartition[0]);
+  }
+
+  /**
+   * The scan builder of Python data source {@code source} (registered in the session) over
+   * {@code schema}, with {@code options} handed to the source: Spark's own {@code PythonTable}.
+   */
+  static ScanBuilder pythonScanBuilder(String source, StructType schema, CaseInsensitiveStringMap options) {
+    PythonDataSourceV2 provider = new PythonDataSourceV2();
+    provider.setShortName(source);
+    return new PythonTable(provider, source, schema).newScanBuilder(options);
   }
 
   /** Spark's least number of tasks for a file scan: one per core, or {@code spark.sql.files.minPartitionNum}. */

@@ -1,0 +1,139 @@
+package io.bucketkit.spark;
+
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.spark.sql.catalyst.catalog.BucketSpec;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A Hive ACID table (transactional=true) read in Spark SQL as Hive reads it: its snapshot (base +
+ * deltas − delete events, original files with their row ids), by bucketkit's own ACID reader, the
+ * one {@code bucketkit.scan} runs. Spark's own reader lists no base_/delta_ directories and
+ * returns no rows (or deleted ones).
+ *
+ * <p>The read is the {@code bucketkit} Python data source's ({@code bucketkit.spark.datasource}),
+ * handed this table's catalog metadata as the {@code catalog_table} option: the Python core turns
+ * that into the table's spec ({@code catalog.table_from_description}), plans the snapshot and reads
+ * each (partition, bucket) unit. One implementation decides the snapshot for SQL and Python. Filters
+ * pushed by Spark prune buckets and partitions where the session has
+ * {@code spark.sql.python.filterPushdown.enabled} (bucketkit's sessions do).
+ *
+ * <p>The snapshot is every committed write id in the directory names, unless the query passes
+ * Hive's ValidWriteIdList as option {@code write_ids} ({@code SELECT ... FROM t WITH ('write_ids'
+ * = 'db.t:5:...')}) or the session holds it in {@link #WRITE_IDS} (Hive's
+ * {@code hive.txn.tables.valid.writeids} form, one list per table).
+ */
+public final class AcidSnapshotTable implements SupportsRead {
+  /** The Python data source that reads ACID snapshots. */
+  static final String SOURCE = "bucketkit";
+  /** Session setting: Hive's ValidTxnWriteIdList ({@code txnid$db.t:hwm:minOpen:open:aborted$...}). */
+  static final String WRITE_IDS = "spark.bucketkit.acid.validWriteIds";
+  /** How Spark SQL reads such a table ({@code bucketkit.sql_status}). */
+  static final String HOW = "a Hive ACID table (transactional=true): Spark SQL reads its snapshot (base and deltas "
+      + "minus delete events, as Hive does) with bucketkit's ACID reader; filters on the bucket and partition "
+      + "columns read only the matching files, joins and GROUP BY on the bucket column shuffle";
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+
+  private final CatalogTable table;
+  private final Map<String, String> options = new HashMap<>();
+
+  private AcidSnapshotTable(CatalogTable table, Map<String, String> options) {
+    this.table = table;
+    this.options.putAll(options);
+  }
+
+  /** The snapshot read of ACID table {@code t}, or an error naming the table and what is missing. */
+  static AcidSnapshotTable load(SparkSession spark, CatalogTable t) {
+    String name = t.identifier().unquotedString();
+    if (!spark.sessionState().dataSourceManager().dataSourceExists(SOURCE)) {
+      throw new IllegalStateException("bucketkit: Hive ACID table " + name + " is read by bucketkit's Python data "
+          + "source '" + SOURCE + "', which this session does not have: install bucketkit into the Python Spark runs "
+          + "(spark.pyspark.python / PYSPARK_PYTHON), or call bucketkit.configure(spark)");
+    }
+    Map<String, String> options = new HashMap<>();
+    options.put("catalog_table", describe(t));
+    String sessionIds = spark.sessionState().conf().getConfString(WRITE_IDS, "");
+    if (!sessionIds.isBlank()) {
+      options.put("session_write_ids", sessionIds);
+    }
+    if (Boolean.parseBoolean(spark.sessionState().conf().getConfString("spark.sql.python.filterPushdown.enabled",
+        "false"))) {
+      options.put("push_filters", "true");  // the pruning reader; Spark refuses it where push-down is off
+    }
+    return new AcidSnapshotTable(t, options);
+  }
+
+  /**
+   * The catalog metadata of {@code t} as the Python core reads it ({@code bucketkit.spark.catalog.
+   * describe_catalog_table} gives the same from Python; tests/test_sql_acid.py holds them equal).
+   */
+  public static String describe(CatalogTable t) {
+    ObjectNode d = JSON.createObjectNode();
+    d.put("name", t.identifier().unquotedString());
+    d.put("provider", t.provider().isDefined() ? t.provider().get() : null);
+    d.put("serde", t.storage().serde().isDefined() ? t.storage().serde().get() : null);
+    ObjectNode properties = d.putObject("properties");
+    CollectionConverters.asJava(t.properties()).forEach(properties::put);
+    try {
+      d.set("schema", JSON.readTree(t.schema().json()));
+    } catch (com.fasterxml.jackson.core.JacksonException e) {
+      throw new IllegalStateException("bucketkit: the schema of " + t.identifier() + " is not JSON", e);
+    }
+    strings(d, "partition_columns", CollectionConverters.asJava(t.partitionColumnNames()));
+    BucketSpec spec = t.bucketSpec().isDefined() ? t.bucketSpec().get() : null;
+    strings(d, "bucket_columns", spec == null ? List.of() : CollectionConverters.asJava(spec.bucketColumnNames()));
+    if (spec == null) {
+      d.putNull("bucket_count");
+    } else {
+      d.put("bucket_count", spec.numBuckets());
+    }
+    strings(d, "sort_columns", spec == null ? List.of() : CollectionConverters.asJava(spec.sortColumnNames()));
+    d.put("location", t.location().toString());
+    return d.toString();
+  }
+
+  private static void strings(ObjectNode d, String key, List<String> values) {
+    values.forEach(d.putArray(key)::add);
+  }
+
+  @Override
+  public String name() {
+    return table.identifier().unquotedString();
+  }
+
+  @Override
+  public StructType schema() {
+    return table.schema();
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return EnumSet.of(TableCapability.BATCH_READ);
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    return CollectionConverters.asJava(table.properties());
+  }
+
+  /** The Python source's scan, with this table's options plus the query's ({@code write_ids}). */
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap query) {
+    Map<String, String> merged = new HashMap<>(options);
+    merged.putAll(query.asCaseSensitiveMap());
+    return SparkCompat.pythonScanBuilder(SOURCE, table.schema(), new CaseInsensitiveStringMap(merged));
+  }
+}

@@ -1,0 +1,170 @@
+"""Hive ACID tables in Spark SQL through bucketkit's catalog: Hive's snapshot, never Spark's empty read.
+
+Spark's own reader lists no ``base_``/``delta_``/``delete_delta_`` directories: it returns no rows,
+or rows Hive deleted. With the catalog on, a query on a table whose properties say
+``transactional=true`` is read by bucketkit's ACID reader (the one ``bucketkit.scan`` runs), handed
+the table's catalog metadata by the JVM. Expected rows come from the files' owning projects' tests
+(Trino's ``TestOrcDeletedRows``/``TestOrcPageSourceFactory``, see tests/test_acid_scan.py) or from
+the writes of tables built here (tests/acidutil.py), never from a bucketkit read.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+import bucketkit
+from bucketkit.spark.catalog import describe_catalog_table
+from bucketkit.writeids import for_table
+from engine_files import engine, needs_engine
+from sparkown import catalog_off, final_plan
+from test_acid_scan import _bucketed_acid_table, dummy_rows, nations, rows
+
+
+def managed_acid(spark, name, columns, clustered, properties=""):
+    """Create managed ACID table ``name`` (Hive refuses external ones) and return its empty directory."""
+    props = ", " + properties if properties else ""
+    spark.sql(f"CREATE TABLE {name} ({columns}) {clustered} STORED AS ORC "
+              f"TBLPROPERTIES ('transactional'='true'{props})")
+    location = spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Location'").first()[1]
+    root = Path(location.removeprefix("file:"))
+    shutil.rmtree(root, ignore_errors=True)
+    return root
+
+
+@pytest.fixture
+def acid_table(spark, tmp_path):
+    """``acid_built``: a 4-bucket v2 full-ACID table over tests' own delta/delete-delta files."""
+    spark.sql("DROP TABLE IF EXISTS acid_built")
+    root = managed_acid(spark, "acid_built", "k int, v string", "CLUSTERED BY (k) INTO 4 BUCKETS", "'bucketing_version'='2'")
+    fn, live = _bucketed_acid_table(root)
+    yield root, fn, live
+    spark.sql("DROP TABLE IF EXISTS acid_built")
+
+
+def test_sql_reads_the_snapshot(spark, acid_table):
+    _, _, live = acid_table
+    expected = [(k, f"v{k}") for k in live]
+    assert rows(spark.sql("SELECT k, v FROM acid_built")) == expected
+    assert spark.sql("SELECT count(*) FROM acid_built").first()[0] == len(live)
+    with catalog_off(spark):  # Spark's own reader: no rows at all (it lists no delta_ directories)
+        assert spark.sql("SELECT count(*) FROM acid_built").first()[0] == 0
+    # joins and aggregates over it run as over any relation
+    assert rows(spark.sql("SELECT a.k FROM acid_built a JOIN acid_built b ON a.k = b.k WHERE a.k < 10")) == \
+        [(k,) for k in live if k < 10]
+
+
+def test_key_lookup_reads_only_its_bucket(spark, acid_table):
+    root, fn, _ = acid_table
+    wanted = fn.bucket_of([7])
+    for path in root.rglob("bucket_*"):  # any other bucket's file opened would fail the query
+        if path.name != f"bucket_{wanted:05d}":
+            path.write_bytes(b"not an ORC file")
+    assert rows(spark.sql("SELECT k, v FROM acid_built WHERE k = 7")) == [(7, "v7")]
+    other = next(k for k in range(8, 40) if k % 3 and fn.bucket_of([k]) == wanted)
+    assert rows(spark.sql(f"SELECT k FROM acid_built WHERE k IN (7, {other}, NULL)")) == [(7,), (other,)]
+    with pytest.raises(Exception, match="bucket_0000"):  # the whole table: the corrupt files are read
+        spark.sql("SELECT count(*) FROM acid_built").collect()
+
+
+def test_write_ids_from_the_query_or_the_session(spark, acid_table):
+    _, _, live = acid_table
+    before_deletes = [(k,) for k in range(40)]  # write 2 (the delete delta) not yet committed
+    assert rows(spark.sql("SELECT k FROM acid_built WITH ('write_ids' = 'default.acid_built:1:2:2:')")) == \
+        before_deletes
+    assert rows(spark.read.option("write_ids", "default.acid_built:1:2:2:").table("acid_built").select("k")) == \
+        before_deletes
+    key = "spark.bucketkit.acid.validWriteIds"
+    spark.conf.set(key, "9$default.other:1:9223372036854775807::$default.acid_built:2:2:2:")
+    try:
+        assert rows(spark.sql("SELECT k FROM acid_built")) == before_deletes
+        spark.conf.set(key, "9$default.other:1:9223372036854775807::")  # no list for this table: all committed
+        assert rows(spark.sql("SELECT k FROM acid_built")) == [(k,) for k in live]
+    finally:
+        spark.conf.unset(key)
+
+
+def test_for_table_picks_the_tables_list():
+    text = "17$db.a:3:9223372036854775807::$DB.B:5:4:4:"
+    assert for_table(text, "spark_catalog.db.b") == "DB.B:5:4:4:"
+    assert for_table(text, "db.a") == "db.a:3:9223372036854775807::"
+    assert for_table(text, "db.c") is None
+    assert for_table("db.c:1:9223372036854775807::", "db.c") == "db.c:1:9223372036854775807::"
+
+
+@needs_engine
+def test_trino_original_files_with_a_delete_delta(spark):
+    spark.sql("DROP TABLE IF EXISTS acid_dummy_sql")
+    target = managed_acid(spark, "acid_dummy_sql", "id int, data string, comment string",
+                          "CLUSTERED BY (id) INTO 4 BUCKETS", "'bucketing_version'='2'")
+    try:
+        shutil.copytree(engine("trino/dummy_id_data_orc"), target)
+        expected = dummy_rows()
+        assert rows(spark.sql("SELECT * FROM acid_dummy_sql")) == expected
+        with catalog_off(spark):  # Spark's own reader returns the deleted row too
+            assert spark.sql("SELECT count(*) FROM acid_dummy_sql").first()[0] == len(expected) + 1
+        status = bucketkit.sql_status(spark, "acid_dummy_sql")
+        assert not status.bucketed and "snapshot" in status.detail
+    finally:
+        spark.sql("DROP TABLE IF EXISTS acid_dummy_sql")
+
+
+@needs_engine
+def test_trino_delta_with_two_delete_deltas(spark):
+    spark.sql("DROP TABLE IF EXISTS acid_nation")
+    target = managed_acid(spark, "acid_nation", "n_nationkey bigint, n_name string, n_regionkey bigint, n_comment string",
+                          "CLUSTERED BY (n_nationkey) INTO 1 BUCKETS")
+    try:
+        shutil.copytree(engine("composed/nation_acid_with_delete_deltas"), target)
+        expected = sorted(n for n in nations() for _ in range(1000) if n[0] not in (5, 19))
+        assert spark.sql("SELECT count(*) FROM acid_nation").first()[0] == 23000
+        assert rows(spark.sql("SELECT * FROM acid_nation")) == expected
+        assert rows(spark.sql("SELECT n_nationkey, count(*) FROM acid_nation WHERE n_nationkey IN (5, 6) "
+                              "GROUP BY n_nationkey")) == [(6, 1000)]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS acid_nation")
+
+
+def test_jvm_and_python_describe_a_table_alike(spark, acid_table, tmp_path):
+    spark.sql("DROP TABLE IF EXISTS described_p")
+    spark.sql(f"CREATE TABLE described_p (k bigint, c varchar(5)) PARTITIONED BY (d string, n int) "
+              f"CLUSTERED BY (k) SORTED BY (k) INTO 8 BUCKETS STORED AS PARQUET LOCATION '{tmp_path / 'p'}'")
+    spark.sql("DROP TABLE IF EXISTS described_s")
+    spark.sql("CREATE TABLE described_s (k int, v string) USING orc CLUSTERED BY (v) INTO 3 BUCKETS")
+    jvm = spark.sparkContext._jvm
+    try:
+        for name in ("acid_built", "described_p", "described_s"):
+            python = describe_catalog_table(spark, name)
+            ct = spark._jsparkSession.sessionState().catalog().getTableMetadata(
+                jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name))
+            java = json.loads(jvm.io.bucketkit.spark.AcidSnapshotTable.describe(ct))
+            assert java.pop("name").endswith("." + name)
+            python.pop("name")
+            assert java == python
+    finally:
+        spark.sql("DROP TABLE IF EXISTS described_p")
+        spark.sql("DROP TABLE IF EXISTS described_s")
+
+
+def test_partitioned_table_reads_only_the_partitions_asked(spark):
+    spark.sql("DROP TABLE IF EXISTS acid_parts")
+    root = managed_acid(spark, "acid_parts", "k int, v string", "PARTITIONED BY (d string) CLUSTERED BY (k) INTO 4 BUCKETS",
+                        "'bucketing_version'='2'")
+    try:
+        _, live = _bucketed_acid_table(root / "d=a")
+        _bucketed_acid_table(root / "d=b")
+        spark.sql("MSCK REPAIR TABLE acid_parts")
+        assert rows(spark.sql("SELECT k, d FROM acid_parts WHERE k < 5")) == \
+            sorted((k, d) for k in live if k < 5 for d in "ab")
+        for path in (root / "d=b").rglob("bucket_*"):
+            path.write_bytes(b"not an ORC file")
+        assert rows(spark.sql("SELECT k, v, d FROM acid_parts WHERE d = 'a'")) == [(k, f"v{k}", "a") for k in live]
+        plan = spark.sql("SELECT * FROM acid_parts WHERE d = 'a'")._jdf.queryExecution().executedPlan().toString()
+        assert "PythonScan" in plan or "BatchScan" in plan
+        with pytest.raises(Exception, match=r"d=b/.*bucket_0000\d: not a readable ORC file"):
+            spark.sql("SELECT count(*) FROM acid_parts").collect()
+    finally:
+        spark.sql("DROP TABLE IF EXISTS acid_parts")
