@@ -29,7 +29,7 @@ import json
 import sys
 from typing import Any, Sequence
 
-from bucketkit.errors import BucketkitError
+from bucketkit.errors import BucketkitError, InvalidArgumentError
 from bucketkit.io import split_top_level
 from bucketkit.layout import format_bytes
 
@@ -280,7 +280,11 @@ def _inspect_text(data: dict[str, Any]) -> str:
 
 
 def _plot(parts: list[dict[str, Any]], bucket_count: int, target: str, title: str) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise InvalidArgumentError(f"--plot {target}: needs matplotlib, which bucketkit installs only with the "
+                                   f"plot extra: pip install 'bucketkit[plot]'") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

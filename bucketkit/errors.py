@@ -92,7 +92,8 @@ class JavaNotFoundError(BucketkitError):
 
 class JvmBuildError(BucketkitError):
     """bucketkit's Java sources could not be compiled into its Spark catalog jar (javac's messages
-    included), or the jar is missing from an installed package."""
+    included), the jar is missing from an installed package or targets another Spark, or a session
+    that should have bucketkit's catalog does not."""
 
 
 class JoinMemoryError(BucketkitError):

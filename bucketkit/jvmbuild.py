@@ -23,12 +23,13 @@ from pathlib import Path
 from bucketkit.errors import JvmBuildError
 from bucketkit.javacheck import java_tool, require_java
 
-__all__ = ["JAR", "SOURCES", "jar_path", "build", "pyspark_jars"]
+__all__ = ["JAR", "SOURCES", "jar_path", "jar_spark_version", "build", "pyspark_jars"]
 
 PACKAGE = Path(__file__).resolve().parent
 SOURCES = PACKAGE.parent / "jvm" / "src"
 JAR = PACKAGE / "jars" / "bucketkit-spark.jar"
 _DIGEST_ENTRY = "META-INF/bucketkit-sources.sha256"
+_SPARK_ENTRY = "META-INF/bucketkit-pyspark.version"  # the pyspark whose jars the classes were compiled against
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)  # zip entries with one timestamp: the same sources give the same jar
 
 
@@ -46,17 +47,18 @@ def pyspark_jars() -> Path:
 
 
 def _digest(root: Path, sources: list[Path]) -> str:
-    h = hashlib.sha256(f"pyspark {importlib.metadata.version('pyspark')}; release 17\n".encode())
+    h = hashlib.sha256(f"pyspark {importlib.metadata.version('pyspark')}; release 17; jar format 2\n".encode())
     for src in sources:
         h.update(f"{src.relative_to(root).as_posix()}\n".encode())
         h.update(src.read_bytes())
     return h.hexdigest()
 
 
-def _jar_digest(jar: Path) -> str | None:
+def _jar_entry(jar: Path, entry: str) -> str | None:
+    """The text of ``entry`` in ``jar`` (None: no such jar or entry)."""
     try:
         with zipfile.ZipFile(jar) as z:
-            return z.read(_DIGEST_ENTRY).decode().strip()
+            return z.read(entry).decode().strip()
     except (OSError, KeyError, zipfile.BadZipFile):
         return None
 
@@ -73,7 +75,7 @@ def build(jar: Path = JAR, *, sources: Path = SOURCES, force: bool = False) -> P
     if not sources:
         return jar if jar.is_file() else None
     digest = _digest(root, sources)
-    if not force and _jar_digest(jar) == digest:
+    if not force and _jar_entry(jar, _DIGEST_ENTRY) == digest:
         return jar
     require_java(compiler=True)
     with tempfile.TemporaryDirectory(prefix="bucketkit-javac-") as tmp:
@@ -89,6 +91,7 @@ def build(jar: Path = JAR, *, sources: Path = SOURCES, force: bool = False) -> P
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr(zipfile.ZipInfo("META-INF/MANIFEST.MF", _FIXED_TIME), "Manifest-Version: 1.0\r\n\r\n")
             z.writestr(zipfile.ZipInfo(_DIGEST_ENTRY, _FIXED_TIME), digest + "\n")
+            z.writestr(zipfile.ZipInfo(_SPARK_ENTRY, _FIXED_TIME), importlib.metadata.version("pyspark") + "\n")
             for cls in sorted(classes.rglob("*.class")):
                 info = zipfile.ZipInfo(cls.relative_to(classes).as_posix(), _FIXED_TIME)
                 info.compress_type = zipfile.ZIP_DEFLATED
@@ -97,12 +100,33 @@ def build(jar: Path = JAR, *, sources: Path = SOURCES, force: bool = False) -> P
     return jar
 
 
+def jar_spark_version(jar: Path) -> str | None:
+    """The pyspark version ``jar`` was compiled against (None: a jar from before this was recorded)."""
+    return _jar_entry(jar, _SPARK_ENTRY)
+
+
+def _minor(version: str) -> tuple[str, ...]:
+    return tuple(version.split(".")[:2])
+
+
 def jar_path() -> Path | None:
     """The jar to put on Spark's classpath, built first if its sources changed (None: no JVM part).
 
-    An installed package without ``jvm/src`` uses the jar it shipped with.
+    An installed package without ``jvm/src`` uses the jar it shipped with, if it was compiled
+    against this pyspark's feature release (Spark's internal APIs the catalog uses change between
+    ``4.0`` and ``4.3``; patch releases keep them).
+
+    Raises:
+        JvmBuildError: the shipped jar targets another Spark than the installed pyspark.
     """
-    return build()
+    jar = build()
+    if jar is not None:
+        compiled, installed = jar_spark_version(jar), importlib.metadata.version("pyspark")
+        if compiled is not None and _minor(compiled) != _minor(installed):
+            raise JvmBuildError(f"{jar}: bucketkit's Spark catalog was compiled for pyspark {compiled}, but pyspark "
+                                f"{installed} is installed; install the bucketkit built for Spark "
+                                f"{'.'.join(_minor(installed))} (or pyspark {compiled})")
+    return jar
 
 
 def main() -> int:

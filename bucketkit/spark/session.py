@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bucketkit.errors import JvmBuildError
 from bucketkit.javacheck import require_java
 from bucketkit.jvmbuild import jar_path
 
@@ -67,8 +68,6 @@ def configure_builder(builder: Any, *, catalog: bool = True) -> Any:
     Raises:
         JvmBuildError: the jar is missing and cannot be built (no Java sources, or javac failed).
     """
-    from bucketkit.errors import JvmBuildError
-
     jar = jar_path()
     if jar is None:
         raise JvmBuildError("bucketkit's jar is missing and jvm/src is not there to build it; "
@@ -132,6 +131,9 @@ def get_session(
 
     Raises:
         JavaNotFoundError: no Java 17+ runtime (one clear line instead of a Py4J trace).
+        JvmBuildError: ``catalog=True`` and no catalog can be had: the jar is missing (and no
+            ``jvm/src`` to build it), targets another Spark, or ``getOrCreate`` returned a running
+            session started without it. Never a session silently without the catalog.
     """
     require_java()
     # Workers must run this very interpreter (the virtualenv's, with pyarrow and bucketkit).
@@ -159,6 +161,11 @@ def get_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     jar = jar_path()  # once: it digests jvm/src (and compiles when a source changed)
+    if jar is None and catalog:
+        raise JvmBuildError("bucketkit's Spark catalog is missing: this install has neither the jar "
+                            "(bucketkit/jars/bucketkit-spark.jar, which every wheel carries) nor jvm/src to build it; "
+                            "reinstall bucketkit from a wheel or a checkout, or pass catalog=False for a session "
+                            "without Spark SQL support")
     if jar is not None:  # bucketkit's JVM part, beside any jars the caller adds
         builder = _with_jar(builder, jar, catalog)
         for key in (CATALOG_CONF.keys() | {PYTHON_CONF}) & (conf or {}).keys():  # the caller's settings win
@@ -167,4 +174,22 @@ def get_session(
         builder = builder.enableHiveSupport()
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(log_level)
+    if catalog:
+        _require_catalog(spark)
     return configure(spark)
+
+
+def _require_catalog(spark: Any) -> None:
+    """Refuse a session that should have bucketkit's catalog and planner rules and has not
+    (``getOrCreate`` returned a session started without them: it copies the builder's settings onto
+    the running session, but its planner rules, ``spark.sql.extensions``, were fixed at start)."""
+    state = spark._jsparkSession.sessionState()
+    catalog = state.catalogManager().v2SessionCatalog().getClass().getName()
+    rules = [state.columnarRules().apply(i).getClass().getName() for i in range(state.columnarRules().size())]
+    extensions = EXTENSIONS_CONF["spark.sql.extensions"]
+    if catalog != CATALOG_CONF["spark.sql.catalog.spark_catalog"] or not any(r.startswith(extensions) for r in rules):
+        raise JvmBuildError(f"this SparkSession was started without bucketkit's catalog and planner rules (session "
+                            f"catalog {catalog}; spark.sql.extensions without {extensions}): "
+                            f"SparkSession.builder.getOrCreate() returned a session already running, whose "
+                            f"static settings cannot change. Stop it first (spark.stop()), start it with "
+                            f"bucketkit.configure_builder(SparkSession.builder), or pass catalog=False")
