@@ -25,17 +25,43 @@ Nothing here imports pyspark.
 from __future__ import annotations
 
 import json
+import posixpath
 import sys
 from typing import IO, Any
 
 from bucketkit.commit import Transaction, recover
-from bucketkit.errors import BucketkitError, SpecMismatchError
+from bucketkit.errors import BucketkitError, InvalidArgumentError, SpecMismatchError
 from bucketkit.io import hadoop_to_uri, resolve_filesystem, spark_uri
 from bucketkit.metadata import TableSpec, read_spec
-from bucketkit.partitions import DEFAULT_PARTITION
+from bucketkit.partitions import DEFAULT_PARTITION, parse_partition_path
 from bucketkit.writing import STAGED_DATA, WriteOptions, WriteTarget, aborting, finalize, recovered_partitions
 
 __all__ = ["main", "serve"]
+
+
+def _confined(request: dict[str, Any], root: str, spec: TableSpec) -> None:
+    """Refuse a request that would reach outside the table's own directory: a location that is a
+    filesystem root (the commit switches the directory whole, its journal and next version beside it),
+    or static partition paths that are not ``key=value`` directories of the table's partition columns.
+
+    Raises:
+        InvalidArgumentError: naming the table and the path.
+    """
+    table = request["table"]
+    name = posixpath.basename(root.rstrip("/"))
+    if not name or name in (".", "..") or posixpath.normpath(root) != root.rstrip("/"):
+        raise InvalidArgumentError(f"table {table}: location {request['location']!r} is not a directory of its own "
+                                   f"(a filesystem root, or a path with '.'/'..'): bucketkit's commit replaces the "
+                                   f"table's directory whole and keeps its journal beside it; give the table a "
+                                   f"LOCATION of its own")
+    for rel in request.get("static_partitions", ()):
+        try:
+            keys = list(parse_partition_path(rel)) if rel and not rel.startswith("/") else None
+        except InvalidArgumentError:
+            keys = None
+        if keys != list(spec.partitioned_by):
+            raise InvalidArgumentError(f"table {table}: static partition path {rel!r}: expected one key=value "
+                                       f"directory per partition column {list(spec.partitioned_by)}, inside the table")
 
 
 def _target(request: dict[str, Any]) -> tuple[WriteTarget, TableSpec]:
@@ -43,6 +69,7 @@ def _target(request: dict[str, Any]) -> tuple[WriteTarget, TableSpec]:
     location, table = hadoop_to_uri(request["location"]), request["table"]
     fs, root = resolve_filesystem(location)
     spec = TableSpec.from_dict(request["spec"])
+    _confined(request, root, spec)
     try:
         known = read_spec(root, fs)
     except BucketkitError:  # no metadata yet: a table Hive, Trino or Spark DDL made

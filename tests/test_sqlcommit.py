@@ -70,3 +70,24 @@ def test_staged_files_are_committed_with_hive_names(tmp_path):
 
 def test_a_warm_process_whose_driver_ends_exits_quietly():
     assert talk([]) == (0, [])
+
+
+def test_requests_reaching_outside_the_table_are_refused(tmp_path):
+    """Issue 28: whatever the catalog says, the commit touches only the table's directory (and its
+    journal beside it). A filesystem root as location, or a static partition path that is not the
+    table's own key=value directories, is refused before anything is created."""
+    parted = SPEC.with_(partitioned_by=("p",), partition_types=("string",))
+    root = tmp_path / "t"
+    root.mkdir()
+    cases = [({**request(root), "location": "file:/"}, "not a directory of its own"),
+             ({**request(root), "location": "file:///"}, "not a directory of its own")]
+    for rel in ("../x", "/etc", "p=a/../../x", "q=a", "p=a/q=b", "", "..", "p=a/.."):
+        cases.append(({**request(root, parted), "static_partitions": [rel]}, "static partition path"))
+    for req, expected in cases:
+        before = sorted(os.listdir(tmp_path))
+        status, replies = talk([req, {"commit": True}])
+        assert status == 1 and replies[0]["error"] == "InvalidArgumentError", (req, replies)
+        assert expected in replies[0]["message"] and "db.t" in replies[0]["message"]
+        assert sorted(os.listdir(tmp_path)) == before and os.listdir(root) == []
+    status, replies = talk([{**request(root, parted), "static_partitions": ["p=a%2F..%2F.."]}])  # escaped: one dir
+    assert status == 0 and replies[-1] == {"aborted": True}

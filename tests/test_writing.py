@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from bucketkit.commit import Transaction, visible_files
-from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError
+from bucketkit.errors import CorruptTableError, InvalidArgumentError, SpecMismatchError, TableExistsError
 from bucketkit.metadata import TableSpec, read_spec
 from bucketkit.writing import WriteOptions, WriteTarget, finalize, path_target, reconcile
 
@@ -140,7 +140,7 @@ def test_a_failing_finalize_aborts_and_leaves_the_table_as_it_was(tmp_path):
     bad = Path(tx.staging) / "data" / "bucketkit_bucket=0" / "part-0.orc"
     bad.parent.mkdir(parents=True)
     bad.write_bytes(b"not an orc file")
-    with pytest.raises(OSError):  # pyarrow's "not an ORC file"
+    with pytest.raises(CorruptTableError, match=r"part-0\.orc: not a readable ORC file"):
         finalize(tx, WriteOptions(), path_target(str(root), None, "error"))
     assert not Path(tx.next).exists() and not root.exists()
 

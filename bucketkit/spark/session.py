@@ -75,15 +75,18 @@ def configure_builder(builder: Any, *, catalog: bool = True) -> Any:
     return _with_jar(builder, jar, catalog)
 
 
-def _append(builder: Any, key: str, value: str) -> Any:
-    """``key`` set to its current value (if any) plus ``value``, comma-separated, once."""
+def _append(builder: Any, key: str, value: str, sep: str = ",") -> Any:
+    """``key`` set to its current value (if any) plus ``value``, ``sep``-separated, once."""
     current = builder._options.get(key) if hasattr(builder, "_options") else None
-    items = [v for v in (current or "").split(",") if v.strip()]
-    return builder.config(key, ",".join(items if value in items else [*items, value]))
+    items = [v for v in (current or "").split(sep) if v.strip()]
+    return builder.config(key, sep.join(items if value in items else [*items, value]))
 
 
 def _with_jar(builder: Any, jar: Any, catalog: bool) -> Any:
     builder = _append(builder, "spark.jars", str(jar))
+    # and on the driver's own class path: threads that swap their context class loader (the Thrift
+    # server's Hive sessions) must still find the catalog and planner rules
+    builder = _append(builder, "spark.driver.extraClassPath", str(jar), os.pathsep)
     if catalog:
         for key, value in CATALOG_CONF.items():
             builder = builder.config(key, value)

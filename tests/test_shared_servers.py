@@ -1,0 +1,124 @@
+"""A shared server's SQL users (issue 28), through the Thrift server as BI tools and beeline reach it.
+
+Spark's own Thrift server (``HiveThriftServer2``, in pyspark's jars) is started in the tests'
+session and driven through Hive's own JDBC driver (``hive-jdbc``, also in pyspark's jars), so each
+statement runs in a Thrift session of its own user, as on a real server:
+
+- ``SET spark.bucketkit.python=<program>`` is refused, and the program never runs on an INSERT;
+- ``SET spark.bucketkit.catalog.enabled=false`` then ``INSERT`` into a ``bucketing_version=2`` table
+  is refused (Spark's own writer would place its rows by the v1 hash), and the table is unchanged;
+- an INSERT with the catalog on is bucketkit's: ``validate`` finds every row in its bucket.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+import bucketkit
+from bucketkit.spark.catalog import load_table
+
+pytestmark = pytest.mark.spark
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def jdbc(spark):
+    """A JDBC connection factory to a Thrift server over the tests' session (stopped after the module)."""
+    jvm = spark.sparkContext._jvm
+    port = _free_port()
+    spark.conf.set("hive.server2.thrift.port", str(port))
+    spark.conf.set("hive.server2.thrift.bind.host", "127.0.0.1")
+    spark.conf.set("hive.server2.transport.mode", "binary")
+    server = jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2.startWithContext(
+        spark._jsparkSession.sqlContext())
+    jvm.java.lang.Class.forName("org.apache.hive.jdbc.HiveDriver")
+    url = f"jdbc:hive2://127.0.0.1:{port}/default"
+    deadline = time.time() + 60
+    while True:
+        try:
+            jvm.java.sql.DriverManager.getConnection(url, "probe", "").close()
+            break
+        except Exception:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.5)
+
+    def connect(user: str):
+        return jvm.java.sql.DriverManager.getConnection(url, user, "")
+
+    yield connect
+    server.stop()
+    for key in ("hive.server2.thrift.port", "hive.server2.thrift.bind.host", "hive.server2.transport.mode"):
+        spark.conf.unset(key)
+
+
+def _execute(conn, sql: str) -> None:
+    stmt = conn.createStatement()
+    try:
+        stmt.execute(sql)
+    finally:
+        stmt.close()
+
+
+def _error(conn, sql: str) -> str:
+    from py4j.protocol import Py4JJavaError
+
+    with pytest.raises(Py4JJavaError) as info:
+        _execute(conn, sql)
+    return info.value.java_exception.getMessage()
+
+
+def _count(conn, sql: str) -> int:
+    stmt = conn.createStatement()
+    try:
+        rs = stmt.executeQuery(sql)
+        rs.next()
+        return rs.getLong(1)
+    finally:
+        stmt.close()
+
+
+def test_a_thrift_user_cannot_choose_the_commit_program(spark, jdbc, tmp_path):
+    marker, ran = tmp_path / "marker.sh", tmp_path / "ran"
+    marker.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    marker.chmod(0o755)
+    conn = jdbc("mallory")
+    try:
+        assert "spark.bucketkit.python" in _error(conn, f"SET spark.bucketkit.python={marker}")
+        _execute(conn, f"CREATE TABLE thrift_v2 (k int, v string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+                       f"LOCATION '{tmp_path / 'thrift_v2'}' TBLPROPERTIES ('bucketing_version'='2')")
+        _execute(conn, "INSERT INTO thrift_v2 SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(300)")
+        assert not ran.exists()
+        assert _count(conn, "SELECT count(*) FROM thrift_v2") == 300
+        result = bucketkit.validate(load_table(spark, "thrift_v2"))
+        assert result.ok and result.rows_checked == 300
+    finally:
+        _execute(conn, "DROP TABLE IF EXISTS thrift_v2")
+        conn.close()
+
+
+def test_a_thrift_user_switching_the_catalog_off_cannot_misplace_rows(spark, jdbc, tmp_path):
+    conn = jdbc("mallory")
+    try:
+        _execute(conn, f"CREATE TABLE thrift_off (k int, v string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+                       f"LOCATION '{tmp_path / 'thrift_off'}' TBLPROPERTIES ('bucketing_version'='2')")
+        _execute(conn, "INSERT INTO thrift_off SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(100)")
+        before = sorted(p.name for p in (tmp_path / "thrift_off").iterdir())
+        _execute(conn, "SET spark.bucketkit.catalog.enabled=false")
+        message = _error(conn, "INSERT INTO thrift_off SELECT CAST(id AS INT), 'x' FROM range(100)")
+        assert "bucketing_version" in message or "v2" in message, message
+        assert sorted(p.name for p in (tmp_path / "thrift_off").iterdir()) == before
+        assert bucketkit.validate(load_table(spark, "thrift_off")).ok
+        # the switch was this Thrift session's alone: the tests' own session still has the catalog on
+        assert spark.conf.get("spark.bucketkit.catalog.enabled", "true") == "true"
+    finally:
+        _execute(conn, "DROP TABLE IF EXISTS thrift_off")
+        conn.close()
