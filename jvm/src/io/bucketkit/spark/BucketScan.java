@@ -216,6 +216,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       }
     }
     plan();
+    checkPackedTasks();
   }
 
   /**
@@ -332,7 +333,15 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     if (readerFactory == null) {
       readerFactory = newReaderFactory();
     }
+    checkPackedTasks();
     return readerFactory;
+  }
+
+  /** Tell the reader factory whether this scan's packed tasks need their rows' buckets checked. */
+  private void checkPackedTasks() {
+    if (readerFactory instanceof BucketReaderFactory f) {
+      f.checkPackedTasks(packed && buckets != null);
+    }
   }
 
   private PartitionReaderFactory newReaderFactory() {
@@ -420,6 +429,11 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     private final PartitionReaderFactory delegate;
     private final SortedReadCheck sorted;  // null: the scan reports no order
     private final BucketReadCheck placed;  // null: rows' buckets not checked
+    // Whether a packed scan's tasks (Spark's FilePartitions) are checked too: only when the scan reads
+    // some buckets, not all (a bucket filter, static or at run time). A packed read of every bucket
+    // returns the same rows wherever they sit, and reports no bucketing for anything to rely on.
+    // Set by the scan when it plans and after runtime filters, before the factory goes to the tasks.
+    private volatile boolean checkPacked;
 
     BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted, BucketReadCheck placed) {
       this.delegate = delegate;
@@ -427,17 +441,25 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       this.placed = placed;
     }
 
+    void checkPackedTasks(boolean check) {
+      checkPacked = check;
+    }
+
+    private boolean checked(InputPartition p) {
+      return placed != null && (p instanceof BucketPartition || checkPacked);
+    }
+
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition p) {
       PartitionReader<InternalRow> in = delegate.createReader(files(p));
-      in = placed == null ? in : placed.rows(in);
+      in = checked(p) ? placed.rows(in) : in;
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.rows(in, file(p));
     }
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
       PartitionReader<ColumnarBatch> in = delegate.createColumnarReader(files(p));
-      in = placed == null ? in : placed.batches(in);
+      in = checked(p) ? placed.batches(in) : in;
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.batches(in, file(p));
     }
 
