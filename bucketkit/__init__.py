@@ -43,6 +43,7 @@ _EXPORTS = {
     # Spark layer
     "get_session": "bucketkit.spark.session",
     "write": "bucketkit.spark.writer",
+    "rebucket": "bucketkit.spark.rebucket",
     "WriteResult": "bucketkit.writing",
     "scan": "bucketkit.spark.scan",
     "join": "bucketkit.spark.join",
@@ -62,6 +63,7 @@ if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imp
     from bucketkit.spark.scan import plan_scan, scan
     from bucketkit.spark.session import get_session
     from bucketkit.spark.sqlstatus import sql_status
+    from bucketkit.spark.rebucket import rebucket
     from bucketkit.spark.writer import write
     from bucketkit.table import BucketedTable, open_table, reference_kind
     from bucketkit.validation import ValidationResult, validate

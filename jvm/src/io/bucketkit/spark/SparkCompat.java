@@ -66,6 +66,37 @@ final class SparkCompat {
     return new PythonTable(provider, source, schema).newScanBuilder(options);
   }
 
+  /** {@code t} with another bucket spec and properties, every other field as it was. */
+  static org.apache.spark.sql.catalyst.catalog.CatalogTable withBucketing(
+      org.apache.spark.sql.catalyst.catalog.CatalogTable t, org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
+      scala.collection.immutable.Map<String, String> properties) {
+    return t.copy(t.copy$default$1(), t.copy$default$2(), t.copy$default$3(), t.copy$default$4(), t.copy$default$5(),
+        t.copy$default$6(), scala.Option.apply(spec), t.copy$default$8(), t.copy$default$9(), t.copy$default$10(),
+        t.copy$default$11(), properties, t.copy$default$13(), t.copy$default$14(), t.copy$default$15(),
+        t.copy$default$16(), t.copy$default$17(), t.copy$default$18(), t.copy$default$19(), t.copy$default$20(),
+        t.copy$default$21(), t.copy$default$22());
+  }
+
+  /**
+   * Store a new bucket spec for table {@code db.name} in the metastore, with the properties
+   * {@code properties} makes of its stored ones. Through the Hive client, on the table as stored
+   * (with the properties Spark keeps there): the session catalog's {@code alterTable} keeps the bucket
+   * spec a table had.
+   */
+  static void alterBucketing(SparkSession spark, String db, String name,
+                             org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
+                             java.util.function.UnaryOperator<java.util.Map<String, String>> properties) {
+    org.apache.spark.sql.catalyst.catalog.ExternalCatalog external = spark.sharedState().externalCatalog().unwrapped();
+    if (!(external instanceof org.apache.spark.sql.hive.HiveExternalCatalog hive)) {
+      throw new UnsupportedOperationException("bucketkit: changing " + db + "." + name + "'s bucketing needs a Hive "
+          + "metastore (this session's catalog is " + external.getClass().getName() + ")");
+    }
+    org.apache.spark.sql.catalyst.catalog.CatalogTable raw = hive.client().getTable(db, name);
+    java.util.Map<String, String> props = properties.apply(CollectionConverters.asJava(raw.properties()));
+    hive.client().alterTable(withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
+        CollectionConverters.asScala(props))));
+  }
+
   /** Spark's least number of tasks for a file scan: one per core, or {@code spark.sql.files.minPartitionNum}. */
   private static int minPartitions(SparkSession spark) {
     SQLConf conf = spark.sessionState().conf();

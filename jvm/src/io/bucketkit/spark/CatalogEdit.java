@@ -1,0 +1,63 @@
+package io.bucketkit.spark;
+
+import java.util.Arrays;
+
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.catalog.BucketSpec;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.classic.SparkSession;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Metastore edits Spark SQL has no statement for: a Hive table's {@code CLUSTERED BY ... INTO n
+ * BUCKETS} and {@code bucketing_version}, changed by {@code bucketkit.rebucket} once the table's files
+ * have been rewritten in the new layout (Spark refuses {@code ALTER TABLE ... CLUSTERED BY}, and its
+ * catalog's {@code alterTable} keeps a table's bucket spec as it was).
+ */
+public final class CatalogEdit {
+  private CatalogEdit() {}
+
+  /**
+   * Set table {@code name}'s bucketing in the metastore: bucket columns, count, sort columns and the
+   * {@code bucketing_version} property. The table's files must already be laid out so.
+   */
+  public static void setBucketing(SparkSession spark, String name, String[] columns, int buckets,
+                                  String[] sortColumns, int version) throws org.apache.spark.sql.AnalysisException {
+    TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+    CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
+    BucketSpec spec = new BucketSpec(buckets, CollectionConverters.asScala(Arrays.asList(columns)).toList(),
+        CollectionConverters.asScala(Arrays.asList(sortColumns)).toList());
+    SparkCompat.alterBucketing(spark, t.identifier().database().get(), t.identifier().table(), spec,
+        raw -> withSparkBucketing(raw, spec, version));
+    spark.sessionState().catalog().refreshTable(id);
+  }
+
+  private static final String SPEC = "spark.sql.sources.schema.";
+
+  /**
+   * The metastore properties with the new bucketing: {@code bucketing_version}, and the copy of the
+   * bucket spec Spark keeps in {@code spark.sql.sources.schema.*} for the tables it created (Spark
+   * reads the spec from there, Hive and Trino from the table's own bucket fields; both change).
+   */
+  static java.util.Map<String, String> withSparkBucketing(java.util.Map<String, String> raw, BucketSpec spec,
+                                                          int version) {
+    java.util.Map<String, String> out = new java.util.TreeMap<>(raw);
+    out.put("bucketing_version", Integer.toString(version));
+    if (out.containsKey(SPEC + "numBuckets")) {
+      out.keySet().removeIf(k -> k.startsWith(SPEC + "bucketCol.") || k.startsWith(SPEC + "sortCol."));
+      java.util.List<String> bucket = CollectionConverters.asJava(spec.bucketColumnNames());
+      java.util.List<String> sort = CollectionConverters.asJava(spec.sortColumnNames());
+      out.put(SPEC + "numBuckets", Integer.toString(spec.numBuckets()));
+      out.put(SPEC + "numBucketCols", Integer.toString(bucket.size()));
+      for (int i = 0; i < bucket.size(); i++) {
+        out.put(SPEC + "bucketCol." + i, bucket.get(i));
+      }
+      out.put(SPEC + "numSortCols", Integer.toString(sort.size()));
+      for (int i = 0; i < sort.size(); i++) {
+        out.put(SPEC + "sortCol." + i, sort.get(i));
+      }
+    }
+    return out;
+  }
+}

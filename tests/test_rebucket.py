@@ -1,0 +1,116 @@
+"""bucketkit.rebucket: a table's hashing changed by rewriting its rows, atomically (issue 29).
+
+Golden rows come from Spark's own plan with the catalog off; placement is checked by ``validate``
+(whose hashing tests/test_hashing*.py hold equal to Hive's own classes) and by the number of files.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sparkown import catalog_off
+
+import bucketkit
+from bucketkit.errors import InvalidArgumentError
+from bucketkit.spark.catalog import load_table
+
+pytestmark = pytest.mark.spark
+
+
+def spark_rows(spark, sql):
+    with catalog_off(spark):
+        return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
+
+
+def data_files(root):
+    return sorted(p for p in root.rglob("*") if p.is_file() and not any(
+        part.startswith((".", "_")) for part in p.relative_to(root).parts))
+
+
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_v1_table_moves_to_v2_and_more_buckets(spark, tmp_path, partitioned):
+    name, root = f"rb_{int(partitioned)}", tmp_path / "rb"
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(f"CREATE TABLE {name} (k bigint, v string) {'PARTITIONED BY (p string)' if partitioned else ''} "
+              f"CLUSTERED BY (k) SORTED BY (k) INTO 4 BUCKETS STORED AS ORC LOCATION '{root}'")  # no version: v1
+    cols = "id AS k, CONCAT('v', CAST(id AS STRING)) AS v" + (", IF(id % 3 = 0, 'a', 'b') AS p" if partitioned else "")
+    spark.sql(f"INSERT INTO {name} SELECT {cols} FROM range(2000)")
+    before = spark_rows(spark, f"SELECT * FROM {name}")
+    try:
+        result = bucketkit.rebucket(spark, name, bucket_count=16, bucketing_version=2)
+        assert result.spec.bucket_count == 16 and result.spec.bucketing_version == 2
+        described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()}
+        assert described["Num Buckets"] == "16" and "bucketing_version=2" in described["Table Properties"], described
+        # as Hive and Trino read the metastore: the table's own bucket fields, not Spark's copy in its properties
+        raw = spark._jsparkSession.sharedState().externalCatalog().unwrapped().client().getRawHiveTable(
+            "default", name).rawTable()
+        assert raw.getNumBuckets() == 16 and list(raw.getBucketCols()) == ["k"]
+        assert raw.getParameters().get("bucketing_version") == "2"
+        assert spark_rows(spark, f"SELECT * FROM {name}") == before
+        assert sorted((tuple(r) for r in spark.sql(f"SELECT * FROM {name}").collect()), key=repr) == before
+        assert len(data_files(root)) == 16 * (2 if partitioned else 1)
+        table = load_table(spark, name)
+        assert table.unbucketed_reason is None and table.spec.bucketing_version == 2
+        check = bucketkit.validate(table)
+        assert check.ok and check.rows_checked == 2000
+        status = bucketkit.sql_status(spark, name)
+        assert status.bucketed and "v2, 16 buckets" in status.detail, status
+        assert spark.sql(f"SELECT v FROM {name} WHERE k = 1234").collect()[0].v == "v1234"
+        spark.sql(f"INSERT INTO {name} SELECT {cols} FROM range(2000, 2100)")  # INSERTs go on in the new layout
+        assert bucketkit.validate(load_table(spark, name)).ok
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_a_flipped_property_is_repaired_by_rebucketing_to_it(spark, tmp_path):
+    """ALTER TABLE ... SET TBLPROPERTIES ('bucketing_version'='2') over v1 files makes the files lie (read
+    unbucketed, INSERT refused); rebucketing with the table's own settings rewrites them as it says."""
+    spark.sql("DROP TABLE IF EXISTS rb_flip")
+    spark.sql(f"CREATE TABLE rb_flip (k int, v string) CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC "
+              f"LOCATION '{tmp_path / 'flip'}' TBLPROPERTIES ('bucketing_version'='1')")
+    try:
+        spark.sql("INSERT INTO rb_flip SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(500)")
+        spark.sql("ALTER TABLE rb_flip SET TBLPROPERTIES ('bucketing_version'='2')")
+        assert not bucketkit.sql_status(spark, "rb_flip").bucketed
+        bucketkit.rebucket(spark, "rb_flip")
+        assert bucketkit.sql_status(spark, "rb_flip").bucketed
+        assert bucketkit.validate(load_table(spark, "rb_flip")).ok
+        assert spark.sql("SELECT count(*) FROM rb_flip WHERE k = 77").first()[0] == 1
+    finally:
+        spark.sql("DROP TABLE IF EXISTS rb_flip")
+
+
+def test_a_directory_table_is_rebucketed_in_place(spark, tmp_path):
+    df = spark.range(300).selectExpr("id AS k", "id * 2 AS w")
+    bucketkit.write(df, "k", 4, path=str(tmp_path / "d"))
+    result = bucketkit.rebucket(spark, str(tmp_path / "d"), bucket_count=8, bucketed_by="w")
+    assert result.spec.bucketed_by == ("w",) and bucketkit.read_spec(str(tmp_path / "d")).bucket_count == 8
+    assert bucketkit.validate(str(tmp_path / "d")).ok
+    assert sorted(tuple(r) for r in bucketkit.scan(spark, path=str(tmp_path / "d")).collect()) == \
+        [(k, 2 * k) for k in range(300)]
+
+
+def test_refused_where_bucketkit_must_not_rewrite(spark, tmp_path):
+    spark.sql("DROP TABLE IF EXISTS rb_spark")
+    spark.range(10).selectExpr("id AS k").write.bucketBy(4, "k").saveAsTable("rb_spark")
+    try:
+        with pytest.raises(InvalidArgumentError, match=r"Spark's own hash"):
+            bucketkit.rebucket(spark, "rb_spark", bucket_count=8)
+    finally:
+        spark.sql("DROP TABLE IF EXISTS rb_spark")
+    bucketkit.write(spark.range(10).selectExpr("id AS k"), "k", 4, path=str(tmp_path / "x"))
+    with pytest.raises(InvalidArgumentError, match=r"bucketed_by=\['nope'\]"):
+        bucketkit.rebucket(spark, str(tmp_path / "x"), bucketed_by="nope")
+
+
+def test_the_cli_rebuckets_a_directory(spark, tmp_path, capsys):
+    import json
+
+    from bucketkit.cli import main
+
+    bucketkit.write(spark.range(200).selectExpr("id AS k"), "k", 4, path=str(tmp_path / "c"), bucketing_version=1)
+    assert main(["rebucket", str(tmp_path / "c"), "--bucket-count", "32", "--bucketing-version", "2", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["bucket_count"] == 32 and out["bucketing_version"] == 2 and out["rows"] == 200
+    assert bucketkit.validate(str(tmp_path / "c")).ok
+    assert main(["rebucket", str(tmp_path / "c"), "--conf", "nonsense"]) == 2
+    assert "--conf 'nonsense': expected KEY=VALUE" in capsys.readouterr().err
