@@ -12,7 +12,6 @@ statement runs in a Thrift session of its own user, as on a real server:
 
 from __future__ import annotations
 
-import socket
 import time
 
 import pytest
@@ -23,33 +22,30 @@ from bucketkit.spark.catalog import load_table
 pytestmark = pytest.mark.spark
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def jdbc(spark):
     """A JDBC connection factory to a Thrift server over the tests' session (stopped after the module)."""
     jvm = spark.sparkContext._jvm
-    port = _free_port()
-    spark.conf.set("hive.server2.thrift.port", str(port))
+    spark.conf.set("hive.server2.thrift.port", "0")  # any free port
     spark.conf.set("hive.server2.thrift.bind.host", "127.0.0.1")
     spark.conf.set("hive.server2.transport.mode", "binary")
     server = jvm.org.apache.spark.sql.hive.thriftserver.HiveThriftServer2.startWithContext(
         spark._jsparkSession.sqlContext())
     jvm.java.lang.Class.forName("org.apache.hive.jdbc.HiveDriver")
-    url = f"jdbc:hive2://127.0.0.1:{port}/default"
+    services = [s for s in server.getServices() if s.getClass().getName().endswith("ThriftBinaryCLIService")]
+    assert services, [s.getClass().getName() for s in server.getServices()]
     deadline = time.time() + 60
     while True:
+        port = services[0].getPortNumber()  # the port it bound (0 asked for a free one)
         try:
-            jvm.java.sql.DriverManager.getConnection(url, "probe", "").close()
+            jvm.java.sql.DriverManager.getConnection(f"jdbc:hive2://127.0.0.1:{port}/default", "probe", "").close()
             break
         except Exception:
             if time.time() > deadline:
-                raise
+                raise AssertionError(f"the Thrift server did not answer on port {port}: state "
+                                     f"{server.getServiceState()}, {services[0].getServiceState()}") from None
             time.sleep(0.5)
+    url = f"jdbc:hive2://127.0.0.1:{port}/default"
 
     def connect(user: str):
         return jvm.java.sql.DriverManager.getConnection(url, user, "")
