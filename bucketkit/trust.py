@@ -53,9 +53,13 @@ class CatalogVerdict:
     reason: str | None
 
 
+#: Hive's TEXTFILE serde (with TextInputFormat: ``STORED AS TEXTFILE``, Hive's default format).
+TEXT_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
+
+
 def _format_of_serde(serde: str | None) -> str | None:
     s = (serde or "").lower()
-    return "orc" if "orc" in s else "parquet" if "parquet" in s else None
+    return "orc" if "orc" in s else "parquet" if "parquet" in s else "text" if s.strip() == TEXT_SERDE.lower() else None
 
 
 def catalog_verdict(provider: str | None, bucket_columns: Sequence[str], properties: Mapping[str, str],
@@ -95,7 +99,7 @@ def catalog_verdict(provider: str | None, bucket_columns: Sequence[str], propert
         return unbucketed(bad_version)
     fmt = _format_of_serde(serde)
     if fmt is None:
-        return unbucketed(f"serde {serde or '(none)'} is neither ORC nor Parquet")
+        return unbucketed(f"serde {serde or '(none)'} is not ORC, Parquet or Hive's text serde")
     if bucket_types[0] is None:
         return unbucketed(f"bucket column {bucket_columns[0]} is not a data column")
     if len(bucket_columns) == 1:

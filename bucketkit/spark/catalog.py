@@ -187,6 +187,10 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
         serde = d["serde"] or ""
         fmt = fmt or next((f for f in FILE_FORMATS if f in serde.lower()), None)
         where, family, version = f"serde {serde!r}", "hive", verdict.version or 1  # 0: unknown, read unbucketed
+    if verdict.format == "text":
+        raise InvalidArgumentError(f"table {name!r} is a Hive TEXTFILE table: Spark SQL reads it through bucketkit's "
+                                   f"catalog (bucketed, its own serde); read it with bucketkit.scan(spark, {name!r}) "
+                                   f"or SQL (joins of it: in SQL, without an Exchange)")
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
     columns = [f.name for f in schema.fields if f.name not in partitioned_by]

@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from bucketkit import acidplan, pruning
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.filters import normalize
 from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning import ScanPlan
 from bucketkit.spark import filters as spark_filters
 from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import resolve_table
-from bucketkit.table import BucketedTable, TableRef, open_table, spec_options_given
+from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -137,8 +138,38 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
         AcidStateError: a Hive ACID file Hive 3 would refuse (ACID v1; the message names it), or
             no base usable for the snapshot.
     """
+    if path is None and _is_text_table(spark, table):
+        return _read_through_sql(spark, table, filters, columns, write_ids, row_id, spec_options)
     plan, predicates = _plan(spark, table, path, filters, columns, spec_options, write_ids)
     return read_plan(spark, plan, predicates, row_id=row_id)
+
+
+def _is_text_table(spark: Any, table: Any) -> bool:
+    """Whether ``table`` names a catalog table stored as Hive TEXTFILE (``LazySimpleSerDe``)."""
+    from bucketkit.spark.catalog import describe_catalog_table, table_exists
+    from bucketkit.trust import TEXT_SERDE
+
+    return (isinstance(table, str) and reference_kind(table) == "catalog" and table_exists(spark, table)
+            and (describe_catalog_table(spark, table)["serde"] or "").lower() == TEXT_SERDE.lower())
+
+
+def _read_through_sql(spark: Any, table: str, filters: Any, columns: Sequence[str] | None, write_ids: Any,
+                      row_id: bool, spec_options: dict) -> DataFrame:
+    """A Hive TEXTFILE catalog table, read as Spark SQL reads it: with bucketkit's catalog, its files are
+    read by the table's own serde, bucket-pruned by ``filters`` (docs/sql.md); one reader for SQL and
+    :func:`scan`, so one behaviour."""
+    given = {k: v for k, v in (("write_ids", write_ids), ("row_id", row_id or None)) if v is not None}
+    given.update(spec_options_given(spec_options))
+    if given:
+        raise InvalidArgumentError(f"table {table!r} is a Hive TEXTFILE catalog table (not ACID, its spec from the "
+                                   f"catalog): {', '.join(sorted(given))} do not apply")
+    df = spark.table(table)
+    if spark_filters.is_spark_filter(filters):
+        df = df.where(filters)
+    elif filters is not None:
+        condition = spark_filters.to_column(normalize(filters))
+        df = df if condition is None else df.where(condition)
+    return df.select(*columns) if columns is not None else df
 
 
 def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (), *,

@@ -323,7 +323,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       return partitions.toArray(new InputPartition[0]);
     }
     return SparkCompat.packFiles(SparkSession.active(),
-        partitions.stream().flatMap(p -> java.util.Arrays.stream(p.files)).toList());
+        partitions.stream().flatMap(p -> java.util.Arrays.stream(p.files)).toList(), !table.format.equals("text"));
   }
 
   @Override
@@ -352,7 +352,11 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     org.apache.hadoop.conf.Configuration conf = spark.sessionState().newHadoopConf();
     scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
         CollectionConverters.asScala(new ArrayList<org.apache.spark.sql.catalyst.expressions.Expression>()).toList();
-    PartitionReaderFactory delegate = table.format.equals("orc")
+    PartitionReaderFactory delegate = table.format.equals("text")
+        ? new HiveTextReaderFactory(spark.sparkContext().broadcast(new org.apache.spark.util.SerializableConfiguration(conf),
+            scala.reflect.ClassTag$.MODULE$.apply(org.apache.spark.util.SerializableConfiguration.class)),
+            SparkCompat.hiveTableProperties(table.table), readData, readPartition)
+        : table.format.equals("orc")
         ? new OrcScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, options, scala.Option.empty(),
             dataFilters, none, none).createReaderFactory()
         : new ParquetScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, dataFilters, options,

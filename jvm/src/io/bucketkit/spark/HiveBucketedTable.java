@@ -101,6 +101,18 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     if (!v.kind().equals(TableVerdict.BUCKETED)) {
       return v.reason();
     }
+    if (v.format().equals("text")) {
+      String input = t.storage().inputFormat().isDefined() ? t.storage().inputFormat().get() : "";
+      if (!input.equals("org.apache.hadoop.mapred.TextInputFormat")) {
+        return "serde " + TableVerdict.TEXT_SERDE + " with input format " + (input.isEmpty() ? "(none)" : input)
+            + " (bucketkit reads its text files with TextInputFormat only: STORED AS TEXTFILE)";
+      }
+      for (String key : new String[] {"skip.header.line.count", "skip.footer.line.count"}) {
+        if (!property(t, key).isEmpty() && !property(t, key).equals("0")) {
+          return "table property " + key + "=" + property(t, key) + " (header or footer lines: read by Spark's own reader)";
+        }
+      }
+    }
     int columns = t.bucketSpec().get().bucketColumnNames().size();
     if (columns != 1) {
       return "bucketed by " + columns + " columns; Spark's transforms take one column "
@@ -228,6 +240,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    */
   static HiveBucketedTable forWrite(CatalogTable t) {
     String doubt = doubt(t);
+    if (doubt == null && format(t).equals("text")) {
+      doubt = "a TEXTFILE table (bucketkit's SQL INSERT writes ORC and Parquet files)";
+    }
     if (doubt == null) {
       for (StructField f : t.partitionSchema().fields()) {
         if (!PartitionPaths.supported(f.dataType())) {

@@ -34,7 +34,7 @@ final class SparkCompat {
    * {@code spark.sql.files.maxPartitionBytes}, smaller when the read is small so every core gets work,
    * each file costing {@code spark.sql.files.openCostInBytes} more.
    */
-  static InputPartition[] packFiles(SparkSession spark, List<PartitionedFile> files) {
+  static InputPartition[] packFiles(SparkSession spark, List<PartitionedFile> files, boolean split) {
     SQLConf conf = spark.sessionState().conf();
     long openCost = conf.filesOpenCostInBytes();
     long total = 0;
@@ -45,8 +45,9 @@ final class SparkCompat {
     long maxSplit = Math.min(conf.filesMaxPartitionBytes(), Math.max(openCost, total / Math.max(1, minPartitions)));
     List<PartitionedFile> splits = new ArrayList<>();
     for (PartitionedFile f : files) {
-      for (long start = f.start(); start < f.start() + f.length(); start += maxSplit) {
-        long length = Math.min(maxSplit, f.start() + f.length() - start);
+      long step = split ? maxSplit : Math.max(1, f.length());  // text files whole: a compressed one has no splits
+      for (long start = f.start(); start < f.start() + f.length(); start += step) {
+        long length = Math.min(step, f.start() + f.length() - start);
         splits.add(new PartitionedFile(f.partitionValues(), f.filePath(), start, length,
             f.locations(), f.modificationTime(), f.fileSize(), f.otherConstantMetadataColumnValues()));
       }
@@ -95,6 +96,15 @@ final class SparkCompat {
     java.util.Map<String, String> props = properties.apply(CollectionConverters.asJava(raw.properties()));
     hive.client().alterTable(withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
         CollectionConverters.asScala(props))));
+  }
+
+  /**
+   * A Hive table's metadata as its serde is initialised with it (columns, types, delimiters,
+   * escapes, NULL format), the way Spark's own Hive table scan gets it: {@code HiveClientImpl.toHiveTable}
+   * then Hive's {@code Table.getMetadata}.
+   */
+  static java.util.Properties hiveTableProperties(org.apache.spark.sql.catalyst.catalog.CatalogTable t) {
+    return org.apache.spark.sql.hive.client.HiveClientImpl.toHiveTable(t, scala.Option.empty()).getMetadata();
   }
 
   /** Spark's least number of tasks for a file scan: one per core, or {@code spark.sql.files.minPartitionNum}. */

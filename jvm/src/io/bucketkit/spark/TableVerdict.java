@@ -54,7 +54,7 @@ public record TableVerdict(String kind, int version, String format, String reaso
     }
     String format = format(serde);
     if (format == null) {
-      return unbucketed("serde " + (serde.isEmpty() ? "(none)" : serde) + " is neither ORC nor Parquet");
+      return unbucketed("serde " + (serde.isEmpty() ? "(none)" : serde) + " is not ORC, Parquet or Hive's text serde");
     }
     if (bucketField == null) {
       return unbucketed("bucket column " + bucketColumns.get(0) + " is not a data column");
@@ -82,10 +82,14 @@ public record TableVerdict(String kind, int version, String format, String reaso
     return value != null && value.trim().equalsIgnoreCase("true");
   }
 
-  /** "orc", "parquet" or null, from a serde class name. */
+  /** Hive's TEXTFILE serde (with {@code TextInputFormat}: {@code STORED AS TEXTFILE}, Hive's default). */
+  static final String TEXT_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe";
+
+  /** "orc", "parquet", "text" (Hive's LazySimpleSerDe) or null, from a serde class name. */
   static String format(String serde) {
     String s = serde == null ? "" : serde.toLowerCase(Locale.ROOT);
-    return s.contains("orc") ? "orc" : s.contains("parquet") ? "parquet" : null;
+    return s.contains("orc") ? "orc" : s.contains("parquet") ? "parquet"
+        : TEXT_SERDE.equalsIgnoreCase(s.trim()) ? "text" : null;
   }
 
   /** Python-callable (the differential test): {kind, version, format, reason}. */

@@ -1,0 +1,123 @@
+"""Hive TEXTFILE bucketed tables (Hive's default format) through bucketkit's catalog (issue 20).
+
+Read bucketed — shuffle-free joins of N and kN buckets, bucket pruning — with rows equal to Spark's
+own Hive reader of the same table (the catalog off), because the files are read by the table's own
+serde (``LazySimpleSerDe``) through Spark's ``HadoopTableReader.fillObject``. Hive's own test files
+(``auto_sortmerge_join``, in ../shared) give Hive's stated answer: ``auto_sortmerge_join_5.q.out``
+counts 19 rows for the join of the 4-bucket small table with the 2-bucket big one.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from sparkown import catalog_off, final_plan, scans
+
+import bucketkit
+from engine_files import engine, needs_engine
+
+pytestmark = pytest.mark.spark
+
+
+def rows_of(spark, sql):
+    return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
+
+
+def spark_rows(spark, sql):
+    with catalog_off(spark):
+        return rows_of(spark, sql)
+
+
+@pytest.fixture()
+def hive_tables(spark, tmp_path):
+    """auto_sortmerge_join_5.q's tables: small = small/000000_0..000003_0 in 4 buckets, big = big/000000_0 and
+    000001_0 in 2 buckets, both CLUSTERED BY (key) SORTED BY (key), TEXTFILE, bucketing v1."""
+    for name, files, buckets in (("txt_small", [f"small/00000{i}_0" for i in range(4)], 4),
+                                 ("txt_big", ["big/000000_0", "big/000001_0"], 2)):
+        root = tmp_path / name
+        root.mkdir()
+        for f in files:
+            shutil.copy(engine(f"hive/auto_sortmerge_join/{f}"), root / f.split("/")[1])
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE EXTERNAL TABLE {name} (key string, value string) CLUSTERED BY (key) SORTED BY (key) "
+                  f"INTO {buckets} BUCKETS STORED AS TEXTFILE LOCATION '{root}' TBLPROPERTIES ('bucketing_version'='1')")
+    yield
+    for name in ("txt_small", "txt_big"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@needs_engine
+def test_hives_sortmerge_join_files_join_without_an_exchange(spark, hive_tables):
+    sql = "SELECT count(*) FROM txt_small a JOIN txt_big b ON a.key = b.key"
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        assert spark.sql(sql).first()[0] == 19  # auto_sortmerge_join_5.q.out
+        assert spark_rows(spark, sql) == [(19,)]
+        df = spark.sql(sql)
+        df.collect()
+        plan = final_plan(df)
+        assert "Exchange hashpartitioning" not in plan, plan
+        assert len(scans(plan)) == 2 and all("text" in s for s in scans(plan)), plan
+        pairs = "SELECT a.key, a.value, b.value FROM txt_small a JOIN txt_big b ON a.key = b.key"
+        assert rows_of(spark, pairs) == spark_rows(spark, pairs)
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+    assert bucketkit.sql_status(spark, "txt_big").bucketed
+
+
+@needs_engine
+def test_text_tables_read_as_sparks_hive_reader_reads_them(spark, hive_tables):
+    for sql in ("SELECT * FROM txt_big", "SELECT value, key FROM txt_small", "SELECT count(*) FROM txt_big",
+                "SELECT key, count(*) FROM txt_big GROUP BY key", "SELECT * FROM txt_big WHERE key = '100'"):
+        assert rows_of(spark, sql) == spark_rows(spark, sql), sql
+    (scan,) = [s for s in scans(final_plan(spark.sql("SELECT * FROM txt_big WHERE key = '100'")))]
+    assert "buckets=1 of 2" in scan, scan
+
+
+def test_lazy_simple_serde_values_read_as_spark_reads_them(spark, tmp_path):
+    """Escapes, \\N NULLs, malformed numbers (NULL), custom delimiters, every type: the serde's answer."""
+    root = tmp_path / "typed"
+    spark.sql("DROP TABLE IF EXISTS txt_typed")
+    spark.sql(f"CREATE TABLE txt_typed (k int, b boolean, d double, s string, dt date, a array<int>) "
+              f"CLUSTERED BY (k) INTO 2 BUCKETS ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' ESCAPED BY '\\\\' "
+              f"COLLECTION ITEMS TERMINATED BY ',' STORED AS TEXTFILE LOCATION '{root}'")
+    try:
+        with catalog_off(spark):  # Spark's own Hive writer (v1, one file per bucket) writes the files
+            spark.sql("INSERT INTO txt_typed VALUES (1, true, 1.5, 'a|b', DATE'2020-01-02', array(1, 2)), "
+                      "(2, false, -0.0, NULL, NULL, NULL), (NULL, NULL, NULL, 'x\\\\y', DATE'1970-01-01', array()), "
+                      "(3, true, 1e300, '', DATE'2999-12-31', array(NULL, 3))")
+        (root / "000000_0_copy_9").write_text("oops|maybe|nan|\\N|2020-13-45|x,y\n4|TRUE|  7|t\\|u|2020-02-29|5\n")
+        for sql in ("SELECT * FROM txt_typed", "SELECT k, s FROM txt_typed WHERE k = 4", "SELECT count(*) FROM txt_typed"):
+            with catalog_off(spark):
+                expected = rows_of(spark, sql)
+            got = spark.sql(sql)
+            assert sorted((tuple(r) for r in got.collect()), key=repr) == expected, sql
+    finally:
+        spark.sql("DROP TABLE IF EXISTS txt_typed")
+
+
+def test_insert_into_a_text_table_is_left_to_spark_or_refused(spark, tmp_path):
+    spark.sql("DROP TABLE IF EXISTS txt_v2")
+    spark.sql(f"CREATE TABLE txt_v2 (k int) CLUSTERED BY (k) INTO 2 BUCKETS STORED AS TEXTFILE "
+              f"LOCATION '{tmp_path / 'v2'}' TBLPROPERTIES ('bucketing_version'='2')")
+    try:
+        with pytest.raises(Exception, match="TEXTFILE"):
+            spark.sql("INSERT INTO txt_v2 VALUES (1), (2)")
+    finally:
+        spark.sql("DROP TABLE IF EXISTS txt_v2")
+
+
+@needs_engine
+def test_bucketkit_scan_reads_a_text_table_as_sql_does(spark, hive_tables):
+    """One behaviour for one table: bucketkit.scan of a TEXTFILE catalog table is the catalog's read (pruned)."""
+    df = bucketkit.scan(spark, "txt_big", filters=[("key", "=", "100")], columns=["value"])
+    assert sorted(tuple(r) for r in df.collect()) == [tuple(r[1:]) for r in spark_rows(spark, "SELECT key, value "
+                                                                                        "FROM txt_big WHERE key = '100'")]
+    (scan,) = scans(final_plan(df))
+    assert "buckets=1 of 2" in scan, scan
+    assert sorted(tuple(r) for r in bucketkit.scan(spark, "txt_small", filters="key > '2'").collect()) == \
+        spark_rows(spark, "SELECT * FROM txt_small WHERE key > '2'")
+    with pytest.raises(bucketkit.InvalidArgumentError, match="TEXTFILE.*bucketkit.scan"):
+        bucketkit.plan_scan("txt_big", spark=spark)
