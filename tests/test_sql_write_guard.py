@@ -81,3 +81,22 @@ def test_insert_with_the_catalog_off_into_a_v1_table_is_spark_s_own(spark, src):
     with catalog_off(spark):
         spark.sql("INSERT INTO guard_v1 SELECT * FROM guard_src WHERE k > 2")
     assert spark.table("guard_v1").count() == 2 + 47
+
+
+@pytest.mark.parametrize("fmt", ["AVRO", "SEQUENCEFILE", "TEXTFILE"])
+def test_a_v2_table_of_another_format_is_refused_catalog_on_or_off(spark, src, fmt, tmp_path):
+    """One rule for the catalog's INSERT and the guard: a v2 bucketed table Spark's writer would hash v1, whatever
+    its format, is refused both ways (the guard once let catalog-off INSERTs into Avro/SequenceFile tables by)."""
+    name = f"guard_{fmt.lower()}"
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(f"CREATE TABLE {name} (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS {fmt} "
+              f"LOCATION '{tmp_path / name}' TBLPROPERTIES ('bucketing_version'='2')")
+    try:
+        with pytest.raises(Exception, match=name):
+            spark.sql(f"INSERT INTO {name} SELECT * FROM guard_src")
+        with catalog_off(spark):
+            with pytest.raises(AnalysisException, match=rf"INSERT into \S*{name} .*v1 hash"):
+                spark.sql(f"INSERT INTO {name} SELECT * FROM guard_src")
+        assert not [p for p in (tmp_path / name).rglob("*") if p.is_file()] if (tmp_path / name).exists() else True
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")

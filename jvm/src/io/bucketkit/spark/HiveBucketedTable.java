@@ -127,6 +127,15 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     return null;
   }
 
+  /**
+   * Whether {@code t} is a Hive bucketed table (not ACID) declaring {@code bucketing_version=2}, whatever
+   * its format: Spark's own Hive writer would place its rows by the v1 hash. The one rule by which both
+   * the catalog's INSERT ({@link #forWrite}) and {@link SparkWriteGuard} (catalog off, CTAS) refuse.
+   */
+  static boolean declaresV2(CatalogTable t) {
+    return property(t, "bucketing_version").equals("2") && t.bucketSpec().isDefined() && !isAcid(t);
+  }
+
   /** A table property, trimmed ("" when missing). */
   private static String property(CatalogTable t, String key) {
     return CollectionConverters.asJava(t.properties()).getOrDefault(key, "").trim();
@@ -254,7 +263,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     if (doubt == null) {
       return new HiveBucketedTable(t, format(t), version(t), bucketField(t), null);
     }
-    if (property(t, "bucketing_version").equals("2") && t.bucketSpec().isDefined() && !isAcid(t)) {
+    if (declaresV2(t)) {
       throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
           + " (bucketing_version=2): " + doubt + ". Spark's own INSERT would place its rows by the v1 hash, which "
           + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...)");

@@ -63,7 +63,7 @@ final class SparkWriteGuard extends AbstractFunction1<LogicalPlan, BoxedUnit> {
           + "plain files outside any transaction, which Hive ignores or reads wrongly. Write it with Hive or "
           + "Trino";
     }
-    if (!v.kind().equals(TableVerdict.BUCKETED) || v.version() != 2) {
+    if (!HiveBucketedTable.declaresV2(t)) {  // any format: Spark's writer hashes v1 for Avro or SequenceFile too
       return null;
     }
     String why = "Spark's own Hive writer places rows by the bucketing v1 hash, and " + name
