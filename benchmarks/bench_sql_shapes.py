@@ -8,6 +8,7 @@ under ``benchmarks/.data``):
     t:    k bigint (uniform in [0, n/4)), v int (id % 100000), s string; n rows, 64 buckets (8, 64, 256 at 8M)
     fact: the same rows partitioned by d (30 values) and bucketed into 16; dim: 4 rows per d (DPP)
     star: t (64 buckets) joined with a plain (unbucketed) table of n/2 rows on k, no broadcast
+    keys: 6 keys of t, 3 named 'pick': t joined with it on k, filtered, broadcast (runtime bucket pruning)
 
 at several sizes (``--scale`` multiplies them): small tables matter as much as large ones. Also the
 cost of checking a ``SORTED BY`` table's order (:func:`sort_check`) and every row's bucket while reading.
@@ -79,6 +80,15 @@ def prepare(spark: Any, n: int, counts: tuple[int, ...]) -> dict[Any, str]:
     _table(spark, names["dim"], paths["dim"], "d INT, dk INT, name STRING", None)
     _table(spark, names["plain"], paths["plain"], "k BIGINT, w INT", None)
     return names
+
+
+def _keys(spark: Any, n: int) -> str:
+    """A plain 6-row table of keys of the n-row tables, 3 of them named 'pick' (runtime bucket pruning)."""
+    name, path = f"bench_shapes_keys_{n}", str(data_dir(f"sql-shapes-keys-{n}") / "keys")
+    spark.range(6).selectExpr(f"CAST(id * {max(1, n // 24)} + 7 AS BIGINT) AS k",
+                              "IF(id % 2 = 0, 'pick', 'other') AS name").write.mode("overwrite").orc(path)
+    _table(spark, name, path, "k BIGINT, name STRING", None)
+    return name
 
 
 def _collect(spark: Any, text: str, catalog: bool) -> list:
@@ -158,6 +168,12 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                 spark, f"DPP fact x dim ({n:,} rows, 30 partitions x 16 buckets)",
                 f"SELECT count(*), max(f.s) FROM {t['fact']} f JOIN {t['dim']} d ON f.d = d.d WHERE d.name = 'pick'",
                 f"{n:,} rows, 30 partitions x 16 buckets, 2 cores", n))
+            # beyond Spark: a runtime filter on the bucket column (a dimension of 3 keys, filtered, broadcast)
+            # prunes the fact's buckets; Spark's own plan reads every file
+            results.append(_compare(
+                spark, f"runtime bucket pruning, 3 keys ({n:,} rows, 64 buckets)",
+                f"SELECT count(*), max(f.s) FROM {t[64]} f JOIN {_keys(spark, n)} d ON f.k = d.k WHERE d.name = 'pick'",
+                f"{n:,} rows, 64 buckets, a 6-row dimension filtered to 3 keys, 2 cores", n))
             # a star join with a plain table too big to broadcast: only the plain side shuffles
             spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
             results.append(_compare(
