@@ -66,6 +66,10 @@ import scala.jdk.javaapi.CollectionConverters;
 final class BucketScan implements SupportsReportPartitioning, SupportsReportOrdering, SupportsReportStatistics,
     SupportsRuntimeV2Filtering, Batch {
   static final String GROUP_BUCKETS = "spark.bucketkit.groupBuckets";
+  // The file index Spark's OrcScan/ParquetScan want and never read here (the scan hands them its own
+  // files): one empty index per session, not one per query (each builds a Hadoop configuration).
+  private static final java.util.Map<SparkSession, InMemoryFileIndex> NO_FILES =
+      java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
   private final HiveBucketedTable table;
   private final StructType readData;
   private final StructType readPartition;
@@ -346,10 +350,13 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   private PartitionReaderFactory newReaderFactory() {
     SparkSession spark = SparkSession.active();
-    InMemoryFileIndex noFiles = new InMemoryFileIndex(spark, CollectionConverters.asScala(new ArrayList<Path>())
-        .toList(), scala.collection.immutable.Map$.MODULE$.empty(), scala.Option.empty(), NoopCache$.MODULE$,
-        scala.Option.empty(), scala.Option.empty());
-    org.apache.hadoop.conf.Configuration conf = spark.sessionState().newHadoopConf();
+    InMemoryFileIndex noFiles = NO_FILES.computeIfAbsent(spark, s -> new InMemoryFileIndex(s,
+        CollectionConverters.asScala(new ArrayList<Path>()).toList(), scala.collection.immutable.Map$.MODULE$.empty(),
+        scala.Option.empty(), NoopCache$.MODULE$, scala.Option.empty(), scala.Option.empty()));
+    // the configuration the table was listed with (this query's session settings; listing is over, and
+    // one reader factory per scan uses it): a new one costs ~1 ms of planning
+    org.apache.hadoop.conf.Configuration conf = table.hadoopConf != null
+        ? table.hadoopConf : spark.sessionState().newHadoopConf();
     scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
         CollectionConverters.asScala(new ArrayList<org.apache.spark.sql.catalyst.expressions.Expression>()).toList();
     PartitionReaderFactory delegate = table.format.equals("text")

@@ -65,6 +65,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     }
   }
 
+  /** The Hadoop configuration the table was listed with, reused by its scans' readers (null: a write's). */
+  transient Configuration hadoopConf;
+
   private HiveBucketedTable(CatalogTable table, String format, int version, StructField bucketColumn,
                             List<TablePartition> partitions) {
     this.table = table;
@@ -238,7 +241,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     if (doubt != null) {
       return new Vouched(null, doubt);
     }
-    return new Vouched(new HiveBucketedTable(t, format(t), version, bucketField(t), parts), null);
+    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version, bucketField(t), parts);
+    table.hadoopConf = conf;  // one per query: its scan's reader factory needs the same session settings
+    return new Vouched(table, null);
   }
 
   /**
