@@ -1,5 +1,5 @@
 """A shared server's SQL users (issue 28): through the Thrift server as BI tools and beeline reach it, and
-through Spark Connect as its clients do.
+through Spark Connect as its clients do (a client process of its own).
 
 Spark's own Thrift server (``HiveThriftServer2``, in pyspark's jars) is started in the tests'
 session and driven through Hive's own JDBC driver (``hive-jdbc``, also in pyspark's jars), so each
@@ -10,8 +10,9 @@ statement runs in a Thrift session of its own user, as on a real server:
   is refused (Spark's own writer would place its rows by the v1 hash), and the table is unchanged;
 - an INSERT with the catalog on is bucketkit's: ``validate`` finds every row in its bucket.
 
-The same through a Spark Connect client (``pyspark[connect]``) of a Connect server started over the
-tests' session: each client gets a session of its own, with bucketkit's catalog and rules.
+The same through a Spark Connect client (``pyspark[connect]``, in a process of its own: a Connect session
+switches pyspark's API to Connect mode for its whole process) of a Connect server started over the tests'
+session: each client gets a session of its own, with bucketkit's catalog and rules.
 """
 
 from __future__ import annotations
@@ -124,47 +125,83 @@ def test_a_thrift_user_switching_the_catalog_off_cannot_misplace_rows(spark, jdb
         conn.close()
 
 
-@pytest.fixture(scope="module")
-def connect(spark):
-    """A Spark Connect client session, served by a Connect server over the tests' session's context."""
-    from pyspark.sql import SparkSession
+CONNECT_CLIENT = """
+import json, sys
+from pyspark.sql import SparkSession
 
+port, marker, location = sys.argv[1:4]
+remote = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
+out = {}
+
+def error(fn):
+    try:
+        fn()
+    except Exception as exc:  # the server's refusal, as a client sees it
+        return str(exc)
+    return None
+
+out["set"] = error(lambda: remote.sql(f"SET spark.bucketkit.python={marker}").collect())
+out["conf_set"] = error(lambda: remote.conf.set("spark.bucketkit.python", marker))
+remote.sql(f"CREATE TABLE connect_v2 (k int, v string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+           f"LOCATION '{location}' TBLPROPERTIES ('bucketing_version'='2')")
+remote.sql("INSERT INTO connect_v2 SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(300)").collect()
+out["count"] = remote.sql("SELECT count(*) FROM connect_v2").first()[0]
+print(json.dumps({"inserted": True}), flush=True)
+sys.stdin.readline()  # the test lists the table's files, then lets the client go on
+remote.sql("SET spark.bucketkit.catalog.enabled=false").collect()
+out["off_insert"] = error(lambda: remote.sql("INSERT INTO connect_v2 SELECT CAST(id AS INT), 'x' FROM range(100)").collect())
+remote.sql("SET spark.bucketkit.catalog.enabled=true").collect()
+out["lookup"] = remote.sql("SELECT v FROM connect_v2 WHERE k = 7").first()[0]
+out["plan"] = remote.sql("EXPLAIN SELECT * FROM connect_v2 WHERE k = 7").first()[0]
+remote.stop()
+print(json.dumps(out), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def connect_port(spark):
+    """The port of a Spark Connect server over the tests' session's context (its clients run in a process of
+    their own: a Connect session switches pyspark's API to Connect mode for the whole process)."""
     jvm = spark.sparkContext._jvm
     spark.sparkContext._jsc.sc().conf().set("spark.connect.grpc.binding.port", "0")  # any free port
     jvm.org.apache.spark.sql.connect.service.SparkConnectService.start(spark.sparkContext._jsc.sc())
     service = getattr(getattr(jvm.org.apache.spark.sql.connect.service, "SparkConnectService$"), "MODULE$")
-    remote = SparkSession.builder.remote(f"sc://127.0.0.1:{service.localPort()}").create()
-    yield remote
-    remote.stop()
+    yield service.localPort()
     jvm.org.apache.spark.sql.connect.service.SparkConnectService.stop(
         jvm.scala.Option.empty(), jvm.scala.Option.empty())
 
 
-def test_a_connect_client_cannot_choose_the_commit_program_nor_misplace_rows(spark, connect, tmp_path):
-    marker, ran = tmp_path / "marker.sh", tmp_path / "ran"
+def test_a_connect_client_cannot_choose_the_commit_program_nor_misplace_rows(spark, connect_port, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    marker, ran, location = tmp_path / "marker.sh", tmp_path / "ran", tmp_path / "connect_v2"
     marker.write_text(f"#!/bin/sh\ntouch {ran}\n")
     marker.chmod(0o755)
-    with pytest.raises(Exception, match=r"CANNOT_MODIFY_STATIC_CONFIG.*spark\.bucketkit\.python"):
-        connect.sql(f"SET spark.bucketkit.python={marker}").collect()
-    with pytest.raises(Exception, match=r"spark\.bucketkit\.python"):
-        connect.conf.set("spark.bucketkit.python", str(marker))
-    connect.sql(f"CREATE TABLE connect_v2 (k int, v string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
-                f"LOCATION '{tmp_path / 'connect_v2'}' TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql("DROP TABLE IF EXISTS connect_v2")
+    client = subprocess.Popen([sys.executable, "-c", CONNECT_CLIENT, str(connect_port), str(marker), str(location)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        connect.sql("INSERT INTO connect_v2 SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(300)").collect()
-        assert not ran.exists()
-        assert connect.sql("SELECT count(*) FROM connect_v2").first()[0] == 300
+        first = client.stdout.readline()
+        assert json.loads(first or "{}").get("inserted"), client.stderr.read()[-4000:]
+        before = sorted(p.name for p in location.iterdir())
+        client.stdin.write("\n")
+        client.stdin.flush()
+        out, err = client.communicate(timeout=300)
+        result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
+        assert result, err[-4000:]
+        assert "CANNOT_MODIFY_STATIC_CONFIG" in result["set"] and "spark.bucketkit.python" in result["set"]
+        assert "spark.bucketkit.python" in result["conf_set"]
+        assert not ran.exists() and result["count"] == 300
         check = bucketkit.validate(load_table(spark, "connect_v2"))
         assert check.ok and check.rows_checked == 300
-        before = sorted(p.name for p in (tmp_path / "connect_v2").iterdir())
-        connect.sql("SET spark.bucketkit.catalog.enabled=false").collect()
-        with pytest.raises(Exception, match=r"bucketing_version=2"):
-            connect.sql("INSERT INTO connect_v2 SELECT CAST(id AS INT), 'x' FROM range(100)").collect()
-        assert sorted(p.name for p in (tmp_path / "connect_v2").iterdir()) == before
+        assert "bucketing_version=2" in result["off_insert"], result["off_insert"]
+        assert sorted(p.name for p in location.iterdir()) == before  # nothing written by the refused INSERT
         assert spark.conf.get("spark.bucketkit.catalog.enabled", "true") == "true"  # that client's session only
-        connect.sql("SET spark.bucketkit.catalog.enabled=true").collect()
-        assert connect.sql("SELECT v FROM connect_v2 WHERE k = 7").first()[0] == "7"
-        plan = connect.sql("EXPLAIN SELECT * FROM connect_v2 WHERE k = 7").first()[0]
-        assert "bucketkit" in plan and "buckets=1 of 4" in plan, plan  # the client's reads are bucketkit's, pruned
+        assert result["lookup"] == "7"
+        assert "bucketkit" in result["plan"] and "buckets=1 of 4" in result["plan"], result["plan"]
     finally:
+        if client.poll() is None:
+            client.kill()
         spark.sql("DROP TABLE IF EXISTS connect_v2")
