@@ -27,7 +27,7 @@ from bucketkit.hashing import check_bucketable
 from bucketkit.metadata import TableSpec
 from bucketkit.naming import is_spark_hive_insert
 
-__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict", "LAYOUT_FIELDS",
+__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict", "format_of_serde", "LAYOUT_FIELDS",
            "record_disagreement"]
 
 # What decides where a row lands: bucketkit's record and the catalog must agree on these.
@@ -57,7 +57,9 @@ class CatalogVerdict:
 TEXT_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 
 
-def _format_of_serde(serde: str | None) -> str | None:
+def format_of_serde(serde: str | None) -> str | None:
+    """``"orc"``, ``"parquet"``, ``"text"`` (Hive's LazySimpleSerDe) or None, from a serde class name
+    (the JVM's ``TableVerdict.format``)."""
     s = (serde or "").lower()
     return "orc" if "orc" in s else "parquet" if "parquet" in s else "text" if s.strip() == TEXT_SERDE.lower() else None
 
@@ -87,17 +89,17 @@ def catalog_verdict(provider: str | None, bucket_columns: Sequence[str], propert
     bad_version = (f"table property bucketing_version='{declared}', expected '1' or '2' (missing is 1, as Hive and "
                    "Trino read it); any other value leaves the hash unknown")
     if transactional_kind(properties) is not None:
-        return CatalogVerdict("acid", version, _format_of_serde(serde),
+        return CatalogVerdict("acid", version, format_of_serde(serde),
                               bad_version if version == 0 else "a Hive ACID table (transactional=true)")
     if not bucket_columns:
-        return CatalogVerdict("not-bucketed", 0, _format_of_serde(serde), "not bucketed")
+        return CatalogVerdict("not-bucketed", 0, format_of_serde(serde), "not bucketed")
 
     def unbucketed(reason: str) -> CatalogVerdict:
         return CatalogVerdict("unbucketed", 0, None, reason)
 
     if version == 0:
         return unbucketed(bad_version)
-    fmt = _format_of_serde(serde)
+    fmt = format_of_serde(serde)
     if fmt is None:
         return unbucketed(f"serde {serde or '(none)'} is not ORC, Parquet or Hive's text serde")
     if bucket_types[0] is None:

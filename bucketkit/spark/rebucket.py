@@ -51,7 +51,7 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
             rewrite it with Hive), a table Spark's ``bucketBy`` placed (Spark's hash; rewrite it with
             Spark), or a bad option.
     """
-    from bucketkit.spark.catalog import resolve_table, table_location
+    from bucketkit.spark.catalog import resolve_table
     from bucketkit.spark.scan import scan
     from bucketkit.spark.writer import write
 
@@ -69,16 +69,13 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
     unknown = [c for c in by if c not in types]
     if unknown:
         raise InvalidArgumentError(f"bucketed_by={by!r}: {unknown} not among the table's data columns {list(types)}")
-    catalog = isinstance(table, str) and reference_kind(table) == "catalog"
-    location = table_location(spark, table) if catalog else current.location
     rows = scan(spark, current)  # every bucket, never pruned: rows wherever they sit
-    result = write(rows, by, bucket_count or spec.bucket_count, path=str(location),
-                   filesystem=None if catalog else current.filesystem,
+    result = write(rows, by, bucket_count or spec.bucket_count, path=current.location, filesystem=current.filesystem,
                    sorted_by=list(spec.sorted_by) if sorted_by is None else sorted_by,
                    partitioned_by=list(spec.partitioned_by) or None,
                    bucketing_version=bucketing_version or spec.bucketing_version, file_format=spec.file_format,
                    bucket_types={c: types[c] for c in by}, mode="overwrite")
-    if catalog:
+    if isinstance(table, str) and reference_kind(table) == "catalog":
         new = result.spec
         spark.sparkContext._jvm.io.bucketkit.spark.CatalogEdit.setBucketing(
             spark._jsparkSession, table, _strings(spark, new.bucketed_by), new.bucket_count,

@@ -22,14 +22,15 @@ import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from bucketkit import acidplan, pruning
-from bucketkit.errors import InvalidArgumentError
+from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.filters import normalize
 from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning import ScanPlan
 from bucketkit.spark import filters as spark_filters
 from bucketkit.spark.filters import SparkFilters
-from bucketkit.spark.catalog import resolve_table
+from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
+from bucketkit.trust import format_of_serde
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -138,19 +139,22 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
         AcidStateError: a Hive ACID file Hive 3 would refuse (ACID v1; the message names it), or
             no base usable for the snapshot.
     """
-    if path is None and _is_text_table(spark, table):
-        return _read_through_sql(spark, table, filters, columns, write_ids, row_id, spec_options)
+    if path is None and isinstance(table, str) and reference_kind(table) == "catalog" and spark is not None:
+        described = _described(spark, table)  # None: not in the catalog (resolve_table below says so)
+        if described is not None and format_of_serde(described["serde"]) == "text":
+            return _read_through_sql(spark, table, filters, columns, write_ids, row_id, spec_options)
+        if described is not None and not spec_options_given(spec_options):
+            table = table_from_description(described)  # the catalog asked once, as load_table would
     plan, predicates = _plan(spark, table, path, filters, columns, spec_options, write_ids)
     return read_plan(spark, plan, predicates, row_id=row_id)
 
 
-def _is_text_table(spark: Any, table: Any) -> bool:
-    """Whether ``table`` names a catalog table stored as Hive TEXTFILE (``LazySimpleSerDe``)."""
-    from bucketkit.spark.catalog import describe_catalog_table, table_exists
-    from bucketkit.trust import TEXT_SERDE
-
-    return (isinstance(table, str) and reference_kind(table) == "catalog" and table_exists(spark, table)
-            and (describe_catalog_table(spark, table)["serde"] or "").lower() == TEXT_SERDE.lower())
+def _described(spark: Any, name: str) -> dict | None:
+    """:func:`~bucketkit.spark.catalog.describe_catalog_table`, or None when ``name`` is not in the catalog."""
+    try:
+        return describe_catalog_table(spark, name)
+    except TableNotFoundError:
+        return None
 
 
 def _read_through_sql(spark: Any, table: str, filters: Any, columns: Sequence[str] | None, write_ids: Any,

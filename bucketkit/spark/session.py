@@ -68,11 +68,17 @@ def configure_builder(builder: Any, *, catalog: bool = True) -> Any:
     Raises:
         JvmBuildError: the jar is missing and cannot be built (no Java sources, or javac failed).
     """
+    return _with_jar(builder, _required_jar(), catalog)
+
+
+def _required_jar(hint: str = "") -> Any:
+    """The jar (built first if its sources changed), or the one error for an install without it."""
     jar = jar_path()
     if jar is None:
-        raise JvmBuildError("bucketkit's jar is missing and jvm/src is not there to build it; "
-                            "reinstall bucketkit (the wheel ships bucketkit/jars/bucketkit-spark.jar)")
-    return _with_jar(builder, jar, catalog)
+        raise JvmBuildError("bucketkit's Spark catalog is missing: this install has neither the jar "
+                            "(bucketkit/jars/bucketkit-spark.jar, which every wheel carries) nor jvm/src to build it; "
+                            "reinstall bucketkit from a wheel or a checkout" + hint)
+    return jar
 
 
 def _append(builder: Any, key: str, value: str, sep: str = ",") -> Any:
@@ -163,12 +169,8 @@ def get_session(
     settings = {**BUCKETKIT_CONF, **(conf or {})}
     for key, value in settings.items():
         builder = builder.config(key, value)
-    jar = jar_path()  # once: it digests jvm/src (and compiles when a source changed)
-    if jar is None and catalog:
-        raise JvmBuildError("bucketkit's Spark catalog is missing: this install has neither the jar "
-                            "(bucketkit/jars/bucketkit-spark.jar, which every wheel carries) nor jvm/src to build it; "
-                            "reinstall bucketkit from a wheel or a checkout, or pass catalog=False for a session "
-                            "without Spark SQL support")
+    # once: it digests jvm/src (and compiles when a source changed)
+    jar = _required_jar(", or pass catalog=False for a session without Spark SQL support") if catalog else jar_path()
     if jar is not None:  # bucketkit's JVM part, beside any jars the caller adds
         builder = _with_jar(builder, jar, catalog)
         for key in (CATALOG_CONF.keys() | {PYTHON_CONF}) & (conf or {}).keys():  # the caller's settings win
