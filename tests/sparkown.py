@@ -24,6 +24,17 @@ def catalog_off(spark):
         spark.conf.unset(SWITCH)
 
 
+def rows_of(spark, sql: str) -> list[tuple]:
+    """The rows of ``sql`` as tuples, in one order (by repr): compare catalog on with catalog off."""
+    return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
+
+
+def spark_rows(spark, sql: str) -> list[tuple]:
+    """:func:`rows_of` with Spark's own plan (catalog off): the golden rows."""
+    with catalog_off(spark):
+        return rows_of(spark, sql)
+
+
 def spark_insert(spark, statement: str) -> None:
     """Run an ``INSERT`` with Spark's own Hive writer (not bucketkit's)."""
     with catalog_off(spark):

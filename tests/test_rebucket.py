@@ -7,18 +7,13 @@ Golden rows come from Spark's own plan with the catalog off; placement is checke
 from __future__ import annotations
 
 import pytest
-from sparkown import catalog_off
+from sparkown import rows_of, spark_rows
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.spark.catalog import load_table
 
 pytestmark = pytest.mark.spark
-
-
-def spark_rows(spark, sql):
-    with catalog_off(spark):
-        return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
 
 
 def data_files(root):
@@ -46,7 +41,7 @@ def test_a_v1_table_moves_to_v2_and_more_buckets(spark, tmp_path, partitioned):
         assert raw.getNumBuckets() == 16 and list(raw.getBucketCols()) == ["k"]
         assert raw.getParameters().get("bucketing_version") == "2"
         assert spark_rows(spark, f"SELECT * FROM {name}") == before
-        assert sorted((tuple(r) for r in spark.sql(f"SELECT * FROM {name}").collect()), key=repr) == before
+        assert rows_of(spark, f"SELECT * FROM {name}") == before
         assert len(data_files(root)) == 16 * (2 if partitioned else 1)
         table = load_table(spark, name)
         assert table.unbucketed_reason is None and table.spec.bucketing_version == 2

@@ -9,21 +9,12 @@ are compared again and every row sits in its bucket (``validate``). Golden rows:
 from __future__ import annotations
 
 import pytest
-from sparkown import catalog_off
+from sparkown import catalog_off, rows_of, spark_rows
 
 import bucketkit
 from bucketkit.spark.catalog import load_table
 
 pytestmark = pytest.mark.spark
-
-
-def rows_of(spark, sql):
-    return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
-
-
-def spark_rows(spark, sql):
-    with catalog_off(spark):
-        return rows_of(spark, sql)
 
 
 def same_rows(spark, table, key=7):

@@ -12,21 +12,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from sparkown import catalog_off, final_plan, scans
+from sparkown import catalog_off, final_plan, rows_of, scans, spark_rows
 
 import bucketkit
 from engine_files import engine, needs_engine
 
 pytestmark = pytest.mark.spark
-
-
-def rows_of(spark, sql):
-    return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
-
-
-def spark_rows(spark, sql):
-    with catalog_off(spark):
-        return rows_of(spark, sql)
 
 
 @pytest.fixture()
@@ -90,10 +81,7 @@ def test_lazy_simple_serde_values_read_as_spark_reads_them(spark, tmp_path):
                       "(3, true, 1e300, '', DATE'2999-12-31', array(NULL, 3))")
         (root / "000000_0_copy_9").write_text("oops|maybe|nan|\\N|2020-13-45|x,y\n4|TRUE|  7|t\\|u|2020-02-29|5\n")
         for sql in ("SELECT * FROM txt_typed", "SELECT k, s FROM txt_typed WHERE k = 4", "SELECT count(*) FROM txt_typed"):
-            with catalog_off(spark):
-                expected = rows_of(spark, sql)
-            got = spark.sql(sql)
-            assert sorted((tuple(r) for r in got.collect()), key=repr) == expected, sql
+            assert rows_of(spark, sql) == spark_rows(spark, sql), sql
     finally:
         spark.sql("DROP TABLE IF EXISTS txt_typed")
 
