@@ -46,18 +46,19 @@ public final class CatalogEdit {
     out.put("bucketing_version", Integer.toString(version));
     if (out.containsKey(SPEC + "numBuckets")) {
       out.keySet().removeIf(k -> k.startsWith(SPEC + "bucketCol.") || k.startsWith(SPEC + "sortCol."));
-      java.util.List<String> bucket = CollectionConverters.asJava(spec.bucketColumnNames());
-      java.util.List<String> sort = CollectionConverters.asJava(spec.sortColumnNames());
       out.put(SPEC + "numBuckets", Integer.toString(spec.numBuckets()));
-      out.put(SPEC + "numBucketCols", Integer.toString(bucket.size()));
-      for (int i = 0; i < bucket.size(); i++) {
-        out.put(SPEC + "bucketCol." + i, bucket.get(i));
-      }
-      out.put(SPEC + "numSortCols", Integer.toString(sort.size()));
-      for (int i = 0; i < sort.size(); i++) {
-        out.put(SPEC + "sortCol." + i, sort.get(i));
-      }
+      putColumns(out, "numBucketCols", "bucketCol.", CollectionConverters.asJava(spec.bucketColumnNames()));
+      putColumns(out, "numSortCols", "sortCol.", CollectionConverters.asJava(spec.sortColumnNames()));
     }
     return out;
+  }
+
+  /** Spark's form of a column list: its size under {@code count}, each column under {@code <each><i>}. */
+  private static void putColumns(java.util.Map<String, String> out, String count, String each,
+                                 java.util.List<String> columns) {
+    out.put(SPEC + count, Integer.toString(columns.size()));
+    for (int i = 0; i < columns.size(); i++) {
+      out.put(SPEC + each + i, columns.get(i));
+    }
   }
 }
