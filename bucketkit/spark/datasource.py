@@ -17,17 +17,20 @@ catalog tables (with ``transactional`` and ``unbucketed_reason``).
 
 A Hive ACID table is read by (partition, bucket) unit, one input partition each, exactly as
 :func:`bucketkit.scan` reads it (:func:`bucketkit.spark.scan.unit_reader`); options
-``write_ids`` (Hive's ValidWriteIdList string: the snapshot) and ``row_id`` (``true``: add Hive's
-``row__id``).
+``write_ids`` (Hive's ValidWriteIdList string: the snapshot), ``row_id`` (``true``: add Hive's
+``row__id``) and ``check_buckets`` (``true``: re-hash every row of a bucketed table and fail on one
+its file's bucket does not hold, as the SQL catalog asks). Each partition tells the JVM its bucket
+(:class:`AcidPartition`), so Spark SQL joins a bucketed ACID table without an Exchange.
 """
 
 from __future__ import annotations
 
+import pickle
 from typing import Any, Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from bucketkit.errors import InvalidArgumentError
+from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.io import read_file, resolve_filesystem, split_top_level
 from bucketkit.metadata import TableSpec
 from bucketkit.spark.filters import from_pushed
@@ -93,10 +96,34 @@ class FilePartition(InputPartition):
 
 
 class AcidPartition(InputPartition):
-    """One input partition of a Hive ACID read: one bucket of one partition's snapshot."""
+    """One input partition of a Hive ACID read: one bucket of one partition's snapshot.
 
-    def __init__(self, unit: Any, kind: str, write_ids: Any) -> None:
-        self.unit, self.kind, self.write_ids = unit, kind, write_ids
+    Pickled as a plain dict the JVM catalog reads (with Spark's own unpickler, Pyrolite) to key its
+    scan by bucket (``io.bucketkit.spark.AcidSnapshotScan``): ``bucket`` (the hash bucket, -1 when
+    this reader reads the table unbucketed), ``unbucketed`` (why, or None), ``bytes`` (the unit's
+    file sizes), ``pruned`` (whether the read selected buckets), ``payload`` (the unit itself,
+    pickled again for the Python reader) and, where its rows are to be checked against their bucket,
+    ``unchecked``: the whole partition pickled without the check, for the JVM to read instead where
+    nothing relies on the buckets (a full read the plan does not key; as for plain tables).
+    """
+
+    def __init__(self, unit: Any, kind: str, write_ids: Any, unbucketed: str | None = None, size: int = 0,
+                 check: Any = None, pruned: bool = False) -> None:
+        self.unit, self.kind, self.write_ids, self.check = unit, kind, write_ids, check
+        self.unbucketed, self.size, self.pruned = unbucketed, size, pruned
+
+    def __getstate__(self) -> dict:
+        state = {"bucket": -1 if self.unbucketed else self.unit.bucket, "unbucketed": self.unbucketed,
+                 "bytes": self.size, "pruned": self.pruned,
+                 "payload": pickle.dumps((self.unit, self.kind, self.write_ids, self.check), 5)}
+        if self.check is not None:
+            state["unchecked"] = pickle.dumps(AcidPartition(self.unit, self.kind, self.write_ids, self.unbucketed,
+                                                            self.size, None, self.pruned), 5)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.unit, self.kind, self.write_ids, self.check = pickle.loads(state["payload"])
+        self.unbucketed, self.size, self.pruned = state["unbucketed"], state["bytes"], state["pruned"]
 
 
 def _flag(options: dict[str, str], key: str) -> bool:
@@ -109,8 +136,10 @@ def _flag(options: dict[str, str], key: str) -> bool:
 class BucketkitReader(DataSourceReader):
     """Plans with bucket/partition pruning from the pushed filters; reads files with pyarrow."""
 
-    def __init__(self, table: BucketedTable, schema: Any, write_ids: str | None = None, row_id: bool = False) -> None:
+    def __init__(self, table: BucketedTable, schema: Any, write_ids: str | None = None, row_id: bool = False,
+                 check_buckets: bool = False) -> None:
         self.table, self.schema, self.write_ids, self.row_id = table, schema, write_ids, row_id
+        self.check_buckets = check_buckets
         self.pushed: list[tuple] = []
 
     def pushFilters(self, filters: list) -> Iterator:
@@ -132,7 +161,13 @@ class BucketkitReader(DataSourceReader):
             from bucketkit.acidplan import check_files, units
 
             check_files(self.table.filesystem, plan)
-            return [AcidPartition(u, plan.acid_kind, plan.write_ids) for u in units(plan)] or [FilePartition("", -1, {})]
+            check = None if plan.unbucketed or not self.check_buckets else self.table.spec
+            sizes = {f: n for p in plan.partitions for f, n in p.sizes.items()}
+            by_unit = {(p.path, b): sum(sizes.get(f, 0) for f in fs) for p in plan.partitions
+                       for b, fs in p.bucket_files.items()}
+            pruned = plan.selected_buckets is not None
+            return [AcidPartition(u, plan.acid_kind, plan.write_ids, plan.unbucketed, by_unit.get((u.path, u.bucket), 0),
+                                  check, pruned) for u in units(plan)] or [FilePartition("", -1, {})]
         if self.row_id:
             raise InvalidArgumentError(f"format('bucketkit'): option row_id=true: {self.table} is not a Hive ACID table")
         parts = [FilePartition(f, b, p.values) for p in plan.partitions for b, fs in sorted(p.bucket_files.items())
@@ -146,9 +181,34 @@ class BucketkitReader(DataSourceReader):
             from bucketkit.spark.scan import unit_reader
 
             target = to_arrow_schema(self.schema, timezone="UTC")
-            yield from unit_reader(self.table, partition.kind, partition.write_ids, target, self.row_id)(partition.unit)
+            batches = unit_reader(self.table, partition.kind, partition.write_ids, target, self.row_id)(partition.unit)
+            yield from batches if partition.check is None else _checked(batches, partition)
         elif partition.path:
             yield from _read_file(self.table, self.schema, partition)
+
+
+def _checked(batches: Iterator, partition: AcidPartition) -> Iterator:
+    """``batches`` of one ACID bucket, each row's bucket columns re-hashed and checked against the
+    bucket its file names (what the JVM's ``BucketReadCheck`` does for plain tables): a table whose
+    files were never hashed as its metadata says fails, instead of a pruned read or a join by bucket
+    returning wrong rows."""
+    import numpy as np
+
+    spec = partition.check
+    function = spec.bucket_function()
+    unit = partition.unit
+    for batch in batches:
+        found = function.bucket_ids([batch.column(batch.schema.get_field_index(c)) for c in spec.bucketed_by])
+        wrong = np.flatnonzero(found != unit.bucket)
+        if len(wrong):
+            i = int(wrong[0])
+            key = tuple(batch.column(batch.schema.get_field_index(c))[i].as_py() for c in spec.bucketed_by)
+            raise CorruptTableError(
+                f"{unit.path}: a row with {', '.join(spec.bucketed_by)} = {key if len(key) > 1 else key[0]!r} is in "
+                f"bucket {unit.bucket}'s files, but {function} places it in bucket {int(found[i])}: the files were not "
+                f"written as the table's metadata says, so pruning and bucket joins would return wrong rows. Check it "
+                f"with `bucketkit validate`; SET spark.bucketkit.checkBuckets=false skips this check")
+        yield batch
 
 
 def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> Iterator:
@@ -197,7 +257,7 @@ class BucketkitDataSource(DataSource):
             from bucketkit.writeids import for_table
 
             write_ids = for_table(opts["session_write_ids"], table.name)
-        return BucketkitReader(table, schema, write_ids, _flag(self.options, "row_id"))
+        return BucketkitReader(table, schema, write_ids, _flag(self.options, "row_id"), _flag(self.options, "check_buckets"))
 
 
 def read_table(spark: Any, name: str) -> Any:

@@ -13,7 +13,10 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.jdk.javaapi.CollectionConverters;
@@ -44,15 +47,17 @@ public final class AcidSnapshotTable implements SupportsRead {
   /** How Spark SQL reads such a table ({@code bucketkit.sql_status}). */
   static final String HOW = "a Hive ACID table (transactional=true): Spark SQL reads its snapshot (base and deltas "
       + "minus delete events, as Hive does) with bucketkit's ACID reader; filters on the bucket and partition "
-      + "columns read only the matching files, joins and GROUP BY on the bucket column shuffle";
+      + "columns read only the matching files";
   private static final JsonMapper JSON = JsonMapper.builder().build();
 
   private final CatalogTable table;
   private final Map<String, String> options = new HashMap<>();
+  private final HiveBucketedTable.AcidBucketing bucketing;
 
-  private AcidSnapshotTable(CatalogTable table, Map<String, String> options) {
+  private AcidSnapshotTable(CatalogTable table, Map<String, String> options, HiveBucketedTable.AcidBucketing bucketing) {
     this.table = table;
     this.options.putAll(options);
+    this.bucketing = bucketing;
   }
 
   /** The snapshot read of ACID table {@code t}, or an error naming the table and what is missing. */
@@ -73,7 +78,9 @@ public final class AcidSnapshotTable implements SupportsRead {
         "false"))) {
       options.put("push_filters", "true");  // the pruning reader; Spark refuses it where push-down is off
     }
-    return new AcidSnapshotTable(t, options);
+    options.put("check_buckets", Boolean.toString(Boolean.parseBoolean(
+        spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED, "true"))));
+    return new AcidSnapshotTable(t, options, HiveBucketedTable.acidBucketing(t));
   }
 
   /**
@@ -129,11 +136,48 @@ public final class AcidSnapshotTable implements SupportsRead {
     return CollectionConverters.asJava(table.properties());
   }
 
-  /** The Python source's scan, with this table's options plus the query's ({@code write_ids}). */
+  /**
+   * The Python source's scan, with this table's options plus the query's ({@code write_ids}), keyed by
+   * bucket where the table is bucketed ({@link AcidSnapshotScan}).
+   */
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap query) {
     Map<String, String> merged = new HashMap<>(options);
     merged.putAll(query.asCaseSensitiveMap());
-    return SparkCompat.pythonScanBuilder(SOURCE, table.schema(), new CaseInsensitiveStringMap(merged));
+    return new Builder(SparkCompat.pythonScanBuilder(SOURCE, table.schema(), new CaseInsensitiveStringMap(merged)));
+  }
+
+  /** What Spark SQL is told of ACID table {@code t} ({@code bucketkit.sql_status}): {"bucketed"|"unbucketed", how}. */
+  static String[] status(CatalogTable t) {
+    HiveBucketedTable.AcidBucketing b = HiveBucketedTable.acidBucketing(t);
+    if (b.transform() == null) {
+      return new String[] {"unbucketed", HOW + "; joins and GROUP BY on it shuffle: " + b.doubt()};
+    }
+    return new String[] {"bucketed", HOW + "; joins and GROUP BY on " + b.transform().references()[0].describe()
+        + " need no Exchange (transform " + b.transform().describe() + ")"};
+  }
+
+  /** The Python source's scan builder (filters pushed to it), building an {@link AcidSnapshotScan}. */
+  private final class Builder implements SupportsPushDownFilters {
+    private final ScanBuilder python;
+
+    Builder(ScanBuilder python) {
+      this.python = python;
+    }
+
+    @Override
+    public Filter[] pushFilters(Filter[] filters) {
+      return ((SupportsPushDownFilters) python).pushFilters(filters);
+    }
+
+    @Override
+    public Filter[] pushedFilters() {
+      return ((SupportsPushDownFilters) python).pushedFilters();
+    }
+
+    @Override
+    public Scan build() {
+      return AcidSnapshotScan.of(name(), python.build(), bucketing.transform(), bucketing.doubt());
+    }
   }
 }

@@ -16,6 +16,7 @@ import org.apache.spark.sql.connector.read.HasPartitionKey;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
+import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.NullOrdering;
 import org.apache.spark.sql.connector.expressions.SortDirection;
@@ -64,7 +65,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * column a runtime bucket pruning) narrow either kind before it runs.
  */
 final class BucketScan implements SupportsReportPartitioning, SupportsReportOrdering, SupportsReportStatistics,
-    SupportsRuntimeV2Filtering, Batch {
+    SupportsRuntimeV2Filtering, Batch, KeyedScan {
   static final String GROUP_BUCKETS = "spark.bucketkit.groupBuckets";
   // The file index Spark's OrcScan/ParquetScan want and never read here (the scan hands them its own
   // files): one empty index per session, not one per query (each builds a Hadoop configuration).
@@ -114,8 +115,19 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     return out;
   }
 
-  boolean isPacked() {
-    return packed;
+  @Override
+  public boolean isKeyed() {
+    return !packed;
+  }
+
+  @Override
+  public boolean reportsOrdering() {
+    return outputOrdering().length > 0;
+  }
+
+  @Override
+  public Scan unkeyed() {
+    return packed();
   }
 
   /** The files to read by bucket, from the table's listing, the selected buckets and partition filters. */
@@ -307,7 +319,11 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   public Statistics estimateStatistics() {
     // As Spark's FileScan: file bytes, scaled by the share of the columns read.
     double share = (double) readSchema().defaultSize() / Math.max(1, table.schema().defaultSize());
-    long size = (long) (bytes * Math.min(1.0, share));
+    return ofSize((long) (bytes * Math.min(1.0, share)));
+  }
+
+  /** Statistics saying only a size in bytes (at least 1: Spark reads 0 as "no rows"). */
+  static Statistics ofSize(long size) {
     return new Statistics() {
       @Override
       public OptionalLong sizeInBytes() {

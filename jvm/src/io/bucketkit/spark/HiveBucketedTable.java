@@ -148,6 +148,33 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     return TableVerdict.isAcid(CollectionConverters.asJava(t.properties()));
   }
 
+  /**
+   * The transform a Hive ACID table's buckets are keyed by, or why it has none: the
+   * bucketing rules of a plain table ({@link #doubt}) applied to its metadata without the
+   * {@code transactional} flag. Hive's ACID writers place rows by the table's own bucketing, as its
+   * plain writers do ({@code bucket_N} is that bucket; unbucketed tables number them by writer).
+   */
+  static AcidBucketing acidBucketing(CatalogTable t) {
+    if (t.bucketSpec().isEmpty()) {
+      return new AcidBucketing(null, "an unbucketed Hive ACID table: its bucket_N files are numbered by writer, not by hash");
+    }
+    java.util.Map<String, String> props = new java.util.HashMap<>(CollectionConverters.asJava(t.properties()));
+    props.remove("transactional");
+    props.remove("TRANSACTIONAL");
+    CatalogTable plain = SparkCompat.withBucketing(t, t.bucketSpec().get(),
+        scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(props)));
+    String doubt = doubt(plain);
+    if (doubt != null) {
+      return new AcidBucketing(null, doubt);
+    }
+    StructField field = bucketField(plain);
+    return new AcidBucketing(HiveBucketFunction.transform(version(plain), hiveType(field),
+        t.bucketSpec().get().numBuckets(), field.name().toLowerCase(Locale.ROOT)), null);
+  }
+
+  /** A Hive ACID table's bucket transform, or (null and) why its buckets cannot key a scan. */
+  record AcidBucketing(org.apache.spark.sql.connector.expressions.Transform transform, String doubt) {}
+
   /** The table's bucketing version, once {@link #doubt} found none. */
   private static int version(CatalogTable t) {
     return verdict(t).version();

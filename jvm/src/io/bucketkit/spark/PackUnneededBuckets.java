@@ -18,13 +18,15 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * Bucketed scans only where the plan uses the bucketing: Spark's own rule for its V1 bucketed scans
  * ({@code DisableUnnecessaryBucketedScan}, {@code spark.sql.sources.bucketing.autoBucketedScan.enabled}),
- * for bucketkit's {@link BucketScan}.
+ * for bucketkit's {@link KeyedScan}s (a plain bucketed table's {@link BucketScan}, an ACID table's
+ * {@link AcidSnapshotScan}).
  *
  * <p>A scan keeps one task per bucket when an operator above it needs its partitioning (a join, an
  * aggregate, a window on the bucket key; a global aggregate over one bucket: any required distribution
  * but a broadcast, or a required ordering) with no shuffle in between. Every other scan — a full scan,
  * a filter on another column, a global aggregate over several buckets (a shuffle to one partition
- * sits between), a broadcast join's sides, a side a shuffle re-partitions anyway — is {@link BucketScan#packed}:
+ * sits between), a broadcast join's sides, a side a shuffle re-partitions anyway — is {@link KeyedScan#unkeyed}
+ * ({@link BucketScan#packed}):
  * its files split and packed into tasks by size, as Spark packs them, instead of one task per bucket.
  * Bucket pruning stays. A scan that reports a sort order is packed only when nothing between it and
  * the next shuffle (or the root) but projections, filters, sorts and partial aggregates could have
@@ -42,7 +44,7 @@ public final class PackUnneededBuckets extends Rule<SparkPlan> {
         new scala.runtime.AbstractFunction1<SparkPlan, Object>() {
           @Override
           public Object apply(SparkPlan p) {
-            return p instanceof BatchScanExec && ((BatchScanExec) p).scan() instanceof BucketScan;
+            return p instanceof BatchScanExec && ((BatchScanExec) p).scan() instanceof KeyedScan;
           }
         })) {
       return plan;
@@ -57,15 +59,14 @@ public final class PackUnneededBuckets extends Rule<SparkPlan> {
     if (plan instanceof ShuffleExchangeLike) {
       return children(plan, needed, true, allowed);
     }
-    if (plan instanceof BatchScanExec && ((BatchScanExec) plan).scan() instanceof BucketScan) {
+    if (plan instanceof BatchScanExec && ((BatchScanExec) plan).scan() instanceof KeyedScan) {
       BatchScanExec exec = (BatchScanExec) plan;
-      BucketScan scan = (BucketScan) exec.scan();
-      boolean ordered = scan.outputOrdering().length > 0;
+      KeyedScan scan = (KeyedScan) exec.scan();
       boolean unneeded = !needed || (shuffled && allowed);
-      if (scan.isPacked() || !unneeded || (ordered && !allowed)) {
+      if (!scan.isKeyed() || !unneeded || (scan.reportsOrdering() && !allowed)) {
         return plan;
       }
-      return SparkCompat.withScan(exec, scan.packed());
+      return SparkCompat.withScan(exec, scan.unkeyed());
     }
     return children(plan, needed, shuffled, allowed && passesThrough(plan));
   }

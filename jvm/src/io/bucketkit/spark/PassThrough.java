@@ -49,7 +49,7 @@ public final class PassThrough {
     TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
     CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
     if (HiveBucketedTable.isAcid(t)) {
-      return new String[] {"unbucketed", AcidSnapshotTable.HOW};
+      return AcidSnapshotTable.status(t);
     }
     HiveBucketedTable.Vouched v = HiveBucketedTable.vouch(spark, t);
     if (v.table() == null) {

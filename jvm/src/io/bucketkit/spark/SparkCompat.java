@@ -67,6 +67,29 @@ final class SparkCompat {
     return new PythonTable(provider, source, schema).newScanBuilder(options);
   }
 
+  /**
+   * What a Python data source's input partition pickled itself as, when that is a plain object (a
+   * dict of its state: Pyrolite's {@code ClassDict}), else null. Spark's Python data sources hand the
+   * JVM their partitions pickled ({@code PythonInputPartition.pickedPartition}).
+   */
+  static java.util.Map<?, ?> pythonPartitionState(InputPartition p) {
+    if (!(p instanceof org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition python)) {
+      return null;
+    }
+    try {
+      Object state = new net.razorvine.pickle.Unpickler().loads(python.pickedPartition());
+      return state instanceof java.util.Map<?, ?> m ? m : null;
+    } catch (net.razorvine.pickle.PickleException | java.io.IOException e) {
+      return null;
+    }
+  }
+
+  /** Python data source partition {@code p} with other pickled bytes (the same index). */
+  static InputPartition pythonPartition(InputPartition p, byte[] pickled) {
+    return new org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition(
+        ((org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition) p).index(), pickled);
+  }
+
   /** {@code t} with another bucket spec and properties, every other field as it was. */
   static org.apache.spark.sql.catalyst.catalog.CatalogTable withBucketing(
       org.apache.spark.sql.catalyst.catalog.CatalogTable t, org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
