@@ -178,7 +178,7 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
     verdict = catalog_verdict(d["provider"], declared, props, d["serde"],
                               [types[lowered[c.lower()]] if c.lower() in lowered else None for c in declared])
     acid = transactional_kind(props)
-    if verdict.kind == "not-bucketed":
+    if verdict.kind == "not-bucketed" or (not declared and acid is None):  # a data source table without bucketBy too
         raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
     fmt = verdict.format if verdict.format in FILE_FORMATS else None
     if verdict.kind == "spark":  # a data source table: Spark's bucketBy placed its rows, with Spark's own hash
