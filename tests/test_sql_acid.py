@@ -165,6 +165,9 @@ def test_partitioned_table_reads_only_the_partitions_asked(spark):
         spark.sql("MSCK REPAIR TABLE acid_parts")
         assert rows(spark.sql("SELECT k, d FROM acid_parts WHERE k < 5")) == \
             sorted((k, d) for k in live if k < 5 for d in "ab")
+        grouped = spark.sql("SELECT k, count(*) FROM acid_parts GROUP BY k")  # both partitions' bucket b: one task
+        assert rows(grouped) == [(k, 2) for k in live]
+        assert "Exchange" not in final_plan(grouped)
         for path in (root / "d=b").rglob("bucket_*"):
             path.write_bytes(b"not an ORC file")
         assert rows(spark.sql("SELECT k, v, d FROM acid_parts WHERE d = 'a'")) == [(k, f"v{k}", "a") for k in live]
