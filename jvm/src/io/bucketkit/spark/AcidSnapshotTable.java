@@ -116,6 +116,11 @@ public final class AcidSnapshotTable implements SupportsRead {
     values.forEach(d.putArray(key)::add);
   }
 
+  /** The table's bucket transform, or why its buckets cannot key a scan. */
+  HiveBucketedTable.AcidBucketing bucketing() {
+    return bucketing;
+  }
+
   @Override
   public String name() {
     return table.identifier().unquotedString();

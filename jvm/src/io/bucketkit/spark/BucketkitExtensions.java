@@ -12,7 +12,8 @@ import scala.runtime.BoxedUnit;
 
 /**
  * bucketkit's planner rules, configured as {@code spark.sql.extensions=io.bucketkit.spark.BucketkitExtensions}
- * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them) and
+ * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them),
+ * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side) and
  * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off).
  */
 public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -28,6 +29,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
             return new PackUnneededBuckets();
           }
         };
+      }
+    });
+    extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new JoinInBucketType();
       }
     });
     extensions.injectCheckRule(new AbstractFunction1<SparkSession, scala.Function1<LogicalPlan, BoxedUnit>>() {

@@ -84,6 +84,13 @@ final class SparkCompat {
     }
   }
 
+  /** {@code TRY_CAST(e AS type)}: NULL where the value does not fit, in ANSI mode too. */
+  static org.apache.spark.sql.catalyst.expressions.Expression tryCast(
+      org.apache.spark.sql.catalyst.expressions.Expression e, org.apache.spark.sql.types.DataType type) {
+    return new org.apache.spark.sql.catalyst.expressions.Cast(e, type, scala.Option.empty(),
+        org.apache.spark.sql.catalyst.expressions.EvalMode$.MODULE$.TRY());
+  }
+
   /** Python data source partition {@code p} with other pickled bytes (the same index). */
   static InputPartition pythonPartition(InputPartition p, byte[] pickled) {
     return new org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition(
