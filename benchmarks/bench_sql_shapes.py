@@ -8,6 +8,7 @@ under ``benchmarks/.data``):
     t:    k bigint (uniform in [0, n/4)), v int (id % 100000), s string; n rows, 64 buckets (8, 64, 256 at 8M)
     fact: the same rows partitioned by d (30 values) and bucketed into 16; dim: 4 rows per d (DPP)
     star: t (64 buckets) joined with a plain (unbucketed) table of n/2 rows on k, no broadcast
+    star, INT fact: the same rows with k INT (64 buckets) joined with that BIGINT-keyed plain table
     keys: 6 keys of t, 3 named 'pick': t joined with it on k, filtered, broadcast (runtime bucket pruning)
 
 at several sizes (``--scale`` multiplies them): small tables matter as much as large ones. Also the
@@ -72,6 +73,11 @@ def prepare(spark: Any, n: int, counts: tuple[int, ...]) -> dict[Any, str]:
                                     "IF(id = 7, 'pick', 'other') AS name").write.mode("overwrite").orc(paths["dim"])
         _rows(spark, n // 2).selectExpr("k", "v AS w").write.mode("overwrite").orc(paths["plain"])
         (root / "READY").write_text(str(n))
+    paths["int"] = str(root / "tint")
+    if not (root / "READY-int").exists():  # the INT-keyed fact, added later: written on its own
+        bucketkit.write(_rows(spark, n).selectExpr("CAST(k AS INT) AS k", "v", "s"), "k", 64, path=paths["int"],
+                        mode="overwrite")
+        (root / "READY-int").write_text(str(n))
     names = {b: f"bench_shapes_t{b}_{n}" for b in counts}
     for b in counts:
         _table(spark, names[b], paths[b], "k BIGINT, v INT, s STRING", b)
@@ -79,6 +85,8 @@ def prepare(spark: Any, n: int, counts: tuple[int, ...]) -> dict[Any, str]:
     _table(spark, names["fact"], paths["fact"], "k BIGINT, v INT, s STRING", 16, partitioned=True)
     _table(spark, names["dim"], paths["dim"], "d INT, dk INT, name STRING", None)
     _table(spark, names["plain"], paths["plain"], "k BIGINT, w INT", None)
+    names["int"] = f"bench_shapes_tint_{n}"
+    _table(spark, names["int"], paths["int"], "k INT, v INT, s STRING", 64)
     return names
 
 
@@ -180,6 +188,11 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                 spark, f"star join with a plain table ({n:,} x {n // 2:,} rows, 64 buckets)",
                 f"SELECT count(*), sum(p.w) FROM {t[64]} f JOIN {t['plain']} p ON f.k = p.k",
                 f"{n:,} x {n // 2:,} rows, 64 buckets vs plain, 2 cores", n))
+            # the usual star join: an INT bucket column, a BIGINT dimension key (JoinInBucketType)
+            results.append(_compare(
+                spark, f"star join, INT fact x BIGINT plain ({n:,} x {n // 2:,} rows, 64 buckets)",
+                f"SELECT count(*), sum(p.w) FROM {t['int']} f JOIN {t['plain']} p ON f.k = p.k",
+                f"{n:,} x {n // 2:,} rows, 64 buckets (INT) vs plain (BIGINT), 2 cores", n))
             for k, v in saved.items():
                 spark.conf.set(k, v)
         results.append(sort_check(spark, scaled(8_000_000, scale)))
