@@ -6,6 +6,9 @@ registered as external Hive tables over those files. Queries, as SQL text:
 
     join:     SELECT count(*), sum(l.d + r.d) FROM l JOIN r ON l.k = r.k
     group by: SELECT count(*), sum(n) FROM (SELECT k, count(*) AS n FROM l GROUP BY k)
+    copy:     INSERT OVERWRITE TABLE c SELECT * FROM l (c bucketed alike: no shuffle, WriteFromAlikeBuckets)
+              vs the same INSERT with spark.bucketkit.writeFromAlikeBuckets=false (the shuffle it replaces;
+              Spark alone cannot write a v2 table)
 
 Compared: the same SQL with the catalog on (a storage-partitioned join: checked to have no
 hash-partitioning Exchange) and off (``spark.bucketkit.catalog.enabled=false``: Spark's own
@@ -77,6 +80,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     t_sql_group, t_spark_group = timed_interleaved(
         [lambda: _sql(spark, group, True), lambda: _sql(spark, group, False)], repeat=3)
     return [
+        copy_alike(spark, t["left"], n),
         BenchResult(f"SQL join+agg {BUCKETS}x{BUCKETS} via catalog", t_sql, t_spark,
                     "Spark SQL shuffle join, same files", notes, {"rows": n}, goal_ratio=0.6),
         BenchResult(f"SQL join+agg {BUCKETS}x{BUCKETS} via catalog", t_sql, t_bk,
@@ -84,6 +88,30 @@ def run(scale: float = 1.0) -> list[BenchResult]:
         BenchResult(f"SQL GROUP BY k via catalog ({BUCKETS} buckets)", t_sql_group, t_spark_group,
                     "Spark SQL GROUP BY k, same files", f"{n:,} rows, ORC, v2, 2 cores", {"rows": n}),
     ]
+
+
+def copy_alike(spark: Any, source: str, n: int) -> BenchResult:
+    """INSERT OVERWRITE from a table bucketed alike: the source's buckets written as they are vs shuffled."""
+    target = f"bench_sql_copy_{n}"
+    spark.sql(f"DROP TABLE IF EXISTS {target}")
+    spark.sql(f"CREATE TABLE {target} (k BIGINT, s STRING, d DOUBLE) CLUSTERED BY (k) INTO {BUCKETS} BUCKETS "
+              f"STORED AS ORC TBLPROPERTIES ('bucketing_version'='2')")
+    insert = f"INSERT OVERWRITE TABLE {target} SELECT * FROM {source}"
+    setting = "spark.bucketkit.writeFromAlikeBuckets"
+    assert "Exchange" not in spark.sql(f"EXPLAIN {insert}").first()[0]
+
+    def copy(shuffle: bool) -> None:
+        spark.conf.set(setting, str(not shuffle).lower())
+        try:
+            spark.sql(insert)
+        finally:
+            spark.conf.unset(setting)
+
+    t_copy, t_shuffled = timed_interleaved([lambda: copy(False), lambda: copy(True)], repeat=3)
+    assert spark.table(target).count() == n
+    spark.sql(f"DROP TABLE IF EXISTS {target}")
+    return BenchResult(f"SQL INSERT OVERWRITE from a table bucketed alike ({BUCKETS} buckets)", t_copy, t_shuffled,
+                       "the same INSERT, shuffled by bucket", f"{n:,} rows, ORC, v2, 2 cores", {"rows": n})
 
 
 if __name__ == "__main__":

@@ -275,3 +275,50 @@ def test_crafted_partition_values_stay_inside_the_table(spark, tmp_path):
         assert rows == sorted(r.p for r in spark.sql("SELECT p FROM sqli_crafted").collect())
     assert len(rows) == len(CRAFTED) and "../../escape" in rows and "/abs/path" in rows
     spark.sql("DROP TABLE IF EXISTS sqli_crafted")
+
+
+@pytest.mark.parametrize("source,target,moves", [
+    ((8, 2, "k INT"), (8, 2, "k INT"), False),       # alike: the source's buckets are the target's
+    ((8, 2, "k INT"), (16, 2, "k INT"), False),      # 8 into 16: each target bucket within one source bucket
+    ((16, 2, "k INT"), (8, 2, "k INT"), False),      # 16 into 8: the small source reads hash % 2 per task
+    ((3, 2, "k INT"), (8, 2, "k INT"), True),        # 3 into 8: a task holds hash % 3 (or all): not whole buckets
+    ((8, 1, "k INT"), (8, 2, "k INT"), True),        # v1 into v2: another hash
+    ((8, 2, "k INT"), (8, 2, "k BIGINT"), True),     # INT into BIGINT: v2 hashes them differently
+    ((4, 2, "k INT"), (12, 2, "k INT"), False),      # 4 into 12
+], ids=["8 into 8", "8 into 16", "16 into 8", "3 into 8", "v1 into v2", "int into bigint", "4 into 12"])
+def test_a_copy_between_tables_bucketed_alike_moves_no_rows(spark, src, tmp_path, source, target, moves):
+    """INSERT ... SELECT from a table whose tasks already hold the target's buckets drops Spark's shuffle
+    (io.bucketkit.spark.WriteFromAlikeBuckets); every row still lands in its bucket, one file per bucket."""
+    (sb, sv, scol), (tb, tv, tcol) = source, target
+    create(spark, "sqli_from", tmp_path, buckets=sb, version=sv, cols=f"{scol}, v STRING")
+    spark.sql(f"INSERT INTO sqli_from SELECT k, v FROM {src}")
+    root = create(spark, "sqli_to", tmp_path, buckets=tb, version=tv, cols=f"{tcol}, v STRING")
+    insert = "INSERT OVERWRITE TABLE sqli_to SELECT k, v FROM sqli_from"
+    plan = spark.sql(f"EXPLAIN {insert}").first()[0]
+    assert ("Exchange" in plan) == moves, plan
+    spark.sql(insert)
+    assert rows(spark, "SELECT k, v FROM sqli_to") == rows(spark, f"SELECT k, v FROM {src}")
+    assert bucketkit.validate(load_table(spark, "sqli_to")).ok
+    buckets = [bucket_of(f) for f in data_files(root)]
+    assert len(buckets) == len(set(buckets)), buckets  # one file per bucket, as with the shuffle
+
+
+def test_a_copy_of_ungrouped_buckets_into_fewer_keeps_its_shuffle(spark, src, tmp_path):
+    create(spark, "sqli_from", tmp_path, buckets=16)
+    spark.sql(f"INSERT INTO sqli_from SELECT k, v FROM {src}")
+    create(spark, "sqli_to", tmp_path)
+    spark.conf.set("spark.bucketkit.groupBuckets", "false")  # one task per source bucket: two per target bucket
+    try:
+        assert "Exchange" in spark.sql("EXPLAIN INSERT INTO sqli_to SELECT * FROM sqli_from").first()[0]
+    finally:
+        spark.conf.unset("spark.bucketkit.groupBuckets")
+
+
+def test_a_copy_keeps_its_shuffle_when_switched_off(spark, src, tmp_path):
+    create(spark, "sqli_from", tmp_path)
+    create(spark, "sqli_to", tmp_path)
+    spark.conf.set("spark.bucketkit.writeFromAlikeBuckets", "false")
+    try:
+        assert "Exchange" in spark.sql("EXPLAIN INSERT INTO sqli_to SELECT * FROM sqli_from").first()[0]
+    finally:
+        spark.conf.unset("spark.bucketkit.writeFromAlikeBuckets")

@@ -86,6 +86,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   private int files;
   private PartitionReaderFactory readerFactory;
   private int group;  // the bucket count the scan reports: a divisor of the table's, several buckets per task
+  private boolean pinned;  // kept keyed for a write ({@link #forWrite})
 
   BucketScan(HiveBucketedTable table, StructType readData, StructType readPartition, BitSet buckets,
              List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters, Filter[] dataFilters,
@@ -127,7 +128,44 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public Scan unkeyed() {
-    return packed();
+    return pinned ? this : packed();
+  }
+
+  /**
+   * This read as the input of a write into {@code n} buckets of the same hash ({@link WriteFromAlikeBuckets}),
+   * or null: each task holding whole target buckets, so the write needs no shuffle. The scan's own
+   * grouping of buckets into tasks ({@link #groupCount}: {@code hash % d} per task) is kept when {@code d}
+   * divides {@code n}, its files merged into one input partition per group (Spark groups them only for
+   * an operator that asks); else one task per bucket when the table's count divides {@code n}. The
+   * scan stays keyed whether or not anything above asks for it ({@link #unkeyed} is itself).
+   */
+  BucketScan forWrite(int n) {
+    int d = n % group == 0 ? group : n % table.buckets == 0 ? table.buckets : 0;
+    if (packed || d == 0) {
+      return null;
+    }
+    BucketScan out = new BucketScan(table, readData, readPartition, buckets, partitionFilters, dataFilters, options,
+        false);
+    out.pinned = true;
+    out.readerFactory = out.newReaderFactory();  // rows checked against their own bucket, before the merge
+    if (d < table.buckets) {
+      TreeMap<Integer, List<PartitionedFile>> byKey = new TreeMap<>();
+      for (BucketPartition p : out.partitions) {
+        byKey.computeIfAbsent(p.bucket % d, k -> new ArrayList<>()).addAll(java.util.Arrays.asList(p.files));
+      }
+      out.partitions.clear();
+      byKey.forEach((k, fs) -> out.partitions.add(new BucketPartition(k, fs.toArray(new PartitionedFile[0]))));
+    }
+    return out;
+  }
+
+  /** The table's bucket function; a task of the scan holds one bucket of it, unless Spark groups them. */
+  HiveBucketFunction.Bound function() {
+    return table.function;
+  }
+
+  String bucketColumn() {
+    return table.bucketColumn;
   }
 
   /** The files to read by bucket, from the table's listing, the selected buckets and partition filters. */

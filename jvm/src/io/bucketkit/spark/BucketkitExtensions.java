@@ -13,7 +13,8 @@ import scala.runtime.BoxedUnit;
 /**
  * bucketkit's planner rules, configured as {@code spark.sql.extensions=io.bucketkit.spark.BucketkitExtensions}
  * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them),
- * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side) and
+ * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side),
+ * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows) and
  * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off).
  */
 public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -29,6 +30,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
             return new PackUnneededBuckets();
           }
         };
+      }
+    });
+    extensions.injectQueryStagePrepRule(new AbstractFunction1<SparkSession, Rule<SparkPlan>>() {
+      @Override
+      public Rule<SparkPlan> apply(SparkSession session) {
+        return new WriteFromAlikeBuckets();
       }
     });
     extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {

@@ -209,6 +209,16 @@ public final class HiveBucketFunction implements UnboundFunction {
       return HiveHash.bucketId(HiveHash.hash(row.isNullAt(v) ? null : row.get(v, valueType), type, version), n);
     }
 
+    /** Whether {@code other} hashes every value as this function does (its bucket count aside). */
+    boolean hashesAs(Bound other) {
+      return version == other.version && type.hashClass(version).equals(other.type.hashClass(other.version));
+    }
+
+    /** The bucket count (negative: the count is the function's first argument). */
+    int numBuckets() {
+      return numBuckets;
+    }
+
     /** The bucket of one Spark internal value (a null is NULL). */
     public int bucketOf(Object value, int n) {
       return HiveHash.bucketId(HiveHash.hash(value, type, version), n);

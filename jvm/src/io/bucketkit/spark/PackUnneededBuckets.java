@@ -66,7 +66,8 @@ public final class PackUnneededBuckets extends Rule<SparkPlan> {
       if (!scan.isKeyed() || !unneeded || (scan.reportsOrdering() && !allowed)) {
         return plan;
       }
-      return SparkCompat.withScan(exec, scan.unkeyed());
+      org.apache.spark.sql.connector.read.Scan unkeyed = scan.unkeyed();
+      return unkeyed == scan ? plan : SparkCompat.withScan(exec, unkeyed);
     }
     return children(plan, needed, shuffled, allowed && passesThrough(plan));
   }

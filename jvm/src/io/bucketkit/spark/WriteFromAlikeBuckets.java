@@ -1,0 +1,95 @@
+package io.bucketkit.spark;
+
+import org.apache.spark.sql.catalyst.expressions.ApplyFunctionExpression;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.FilterExec;
+import org.apache.spark.sql.execution.ProjectExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.execution.exchange.REPARTITION_BY_COL$;
+import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A write into a Hive bucketed table from a table bucketed alike reads the source's buckets as they are:
+ * no shuffle. bucketkit's writer asks Spark to cluster its input by the target's bucket function
+ * ({@link BucketWrite#requiredDistribution}), which Spark plans as a shuffle whatever the input's
+ * partitioning ({@code REPARTITION_BY_COL}). Where that input is a bucketkit scan (through projections
+ * and filters) of the same column, hashed the same way (version and hash class), whose tasks can each
+ * hold {@code hash % d} for a {@code d} dividing the target's count {@code n} (then {@code hash % n}
+ * decides the task: every target bucket's rows sit in one), the shuffle is dropped and the scan read
+ * for the write ({@link BucketScan#forWrite}), so the write still makes one file per bucket.
+ * {@code INSERT OVERWRITE TABLE t2 SELECT * FROM t1} between tables of 8 buckets (or 8 into 16) moves no
+ * rows; 16 into 8 does too where the source groups its buckets by 2, 4 or 8 per task, else it keeps
+ * its shuffle (two tasks would write each bucket).
+ *
+ * <p>Applied where adaptive execution prepares a query (Spark's {@code queryStagePrepRules}); the
+ * writer itself places any row correctly, so a shuffle left in place only costs time.
+ */
+public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
+  static final String ENABLED = "spark.bucketkit.writeFromAlikeBuckets";
+
+  @Override
+  public SparkPlan apply(SparkPlan plan) {
+    if (!Boolean.parseBoolean(conf().getConfString(ENABLED, "true"))) {
+      return plan;
+    }
+    return plan.transformUp(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
+      @Override
+      public boolean isDefinedAt(SparkPlan p) {
+        return p instanceof ShuffleExchangeExec e && e.shuffleOrigin() == REPARTITION_BY_COL$.MODULE$;
+      }
+
+      @Override
+      public SparkPlan apply(SparkPlan p) {
+        ShuffleExchangeExec exchange = (ShuffleExchangeExec) p;
+        BatchScanExec exec = alike(exchange);
+        BucketScan scan = exec == null ? null
+            : ((BucketScan) exec.scan()).forWrite(((HiveBucketFunction.Bound) ((ApplyFunctionExpression)
+                ((HashPartitioning) exchange.outputPartitioning()).expressions().head()).function()).numBuckets());
+        if (scan == null) {
+          return exchange;
+        }
+        BatchScanExec read = SparkCompat.withScan(exec, scan);
+        return exchange.child().transformUp(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
+          @Override
+          public boolean isDefinedAt(SparkPlan q) {
+            return q == exec;
+          }
+
+          @Override
+          public SparkPlan apply(SparkPlan q) {
+            return read;
+          }
+        });
+      }
+    });
+  }
+
+  /** The keyed bucketkit scan under {@code exchange} of the column it clusters by, hashed alike, or null. */
+  private static BatchScanExec alike(ShuffleExchangeExec exchange) {
+    if (!(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.expressions().size() != 1
+        || !(hash.expressions().head() instanceof ApplyFunctionExpression apply)
+        || !(apply.function() instanceof HiveBucketFunction.Bound target) || apply.children().size() != 1
+        || !(apply.children().head() instanceof AttributeReference column)) {
+      return null;
+    }
+    SparkPlan child = exchange.child();
+    while (child instanceof ProjectExec || child instanceof FilterExec) {
+      if (child instanceof ProjectExec project && !CollectionConverters.asJava(project.projectList()).stream()
+          .anyMatch(e -> e instanceof AttributeReference a && a.exprId().equals(column.exprId()))) {
+        return null;  // the column is computed here, not passed through
+      }
+      child = child.children().head();
+    }
+    if (!(child instanceof BatchScanExec exec) || !(exec.scan() instanceof BucketScan scan) || !scan.isKeyed()) {
+      return null;
+    }
+    boolean sameColumn = CollectionConverters.asJava(exec.output()).stream().anyMatch(
+        a -> a.exprId().equals(column.exprId()) && a.name().equalsIgnoreCase(scan.bucketColumn()));
+    return sameColumn && target.numBuckets() > 0 && scan.function().hashesAs(target) ? exec : null;
+  }
+}
