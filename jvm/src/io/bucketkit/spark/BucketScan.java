@@ -422,7 +422,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
             dataFilters, none, none).createReaderFactory()
         : new ParquetScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, dataFilters, options,
             scala.Option.empty(), none, none, new VariantExtraction[0]).createReaderFactory();
-    return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark));
+    return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark), table.name());
   }
 
   /** The check of every row's bucket against its file's, where the scan reads the bucket column, or null. */
@@ -489,6 +489,43 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     }
   }
 
+  /**
+   * A reader whose file is gone when opened — the table was overwritten (INSERT OVERWRITE,
+   * {@code bucketkit.write}, {@code bucketkit.rebucket}) after this query listed it — failing with
+   * that said, as bucketkit's Python readers say it ({@code versions.vanished}), instead of Spark's
+   * bare {@code FileNotFoundException} deep in an ORC or Parquet reader. Never a partial read.
+   */
+  static final class Gone<T> extends CheckedReader<T> {
+    private final String table;
+
+    Gone(PartitionReader<T> in, String table) {
+      super(in);
+      this.table = table;
+    }
+
+    @Override
+    public boolean next() throws java.io.IOException {
+      try {
+        return in.next();
+      } catch (Exception e) {  // Spark's FAILED_READ_FILE.FILE_NOT_EXIST is a checked SparkException
+        for (Throwable c = e; c != null; c = c.getCause()) {
+          if (c instanceof java.io.FileNotFoundException
+              || String.valueOf(c.getMessage()).contains("FAILED_READ_FILE.FILE_NOT_EXIST")) {
+            throw new IllegalStateException("bucketkit: table " + table + ": a file it listed is gone ("
+                + c.getMessage().lines().findFirst().orElse("") + "): the table was overwritten while it was read; "
+                + "run the read again", e);
+          }
+        }
+        throw e;
+      }
+    }
+
+    @Override
+    public T get() {
+      return in.get();
+    }
+  }
+
   /** Spark's reader factory over one bucket's files. */
   static final class BucketReaderFactory implements PartitionReaderFactory {
     private final PartitionReaderFactory delegate;
@@ -500,10 +537,13 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     // Set by the scan when it plans and after runtime filters, before the factory goes to the tasks.
     private volatile boolean checkPacked;
 
-    BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted, BucketReadCheck placed) {
+    private final String table;
+
+    BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted, BucketReadCheck placed, String table) {
       this.delegate = delegate;
       this.sorted = sorted;
       this.placed = placed;
+      this.table = table;
     }
 
     void checkPackedTasks(boolean check) {
@@ -516,14 +556,14 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition p) {
-      PartitionReader<InternalRow> in = delegate.createReader(files(p));
+      PartitionReader<InternalRow> in = new Gone<>(delegate.createReader(files(p)), table);
       in = checked(p) ? placed.rows(in) : in;
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.rows(in, file(p));
     }
 
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
-      PartitionReader<ColumnarBatch> in = delegate.createColumnarReader(files(p));
+      PartitionReader<ColumnarBatch> in = new Gone<>(delegate.createColumnarReader(files(p)), table);
       in = checked(p) ? placed.batches(in) : in;
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.batches(in, file(p));
     }
