@@ -9,6 +9,7 @@ under ``benchmarks/.data``):
     fact: the same rows partitioned by d (30 values) and bucketed into 16; dim: 4 rows per d (DPP)
     star: t (64 buckets) joined with a plain (unbucketed) table of n/2 rows on k, no broadcast
     star, INT fact: the same rows with k INT (64 buckets) joined with that BIGINT-keyed plain table
+    skewed star (8M): t's rows with one key holding 10% of them (64 buckets), joined with the plain table
     keys: 6 keys of t, 3 named 'pick': t joined with it on k, filtered, broadcast (runtime bucket pruning)
 
 at several sizes (``--scale`` multiplies them): small tables matter as much as large ones. Also the
@@ -88,6 +89,20 @@ def prepare(spark: Any, n: int, counts: tuple[int, ...]) -> dict[Any, str]:
     names["int"] = f"bench_shapes_tint_{n}"
     _table(spark, names["int"], paths["int"], "k INT, v INT, s STRING", 64)
     return names
+
+
+def skewed(spark: Any, n: int) -> str:
+    """t's rows with key 42 on every tenth row (10% of the rows in one bucket), 64 buckets, written once."""
+    import bucketkit
+
+    root = data_dir(f"sql-shapes-skew-{n}")
+    if not (root / "READY").exists():
+        bucketkit.write(_rows(spark, n).selectExpr("IF(hash(v, 3) % 10 = 0, CAST(42 AS BIGINT), k) AS k", "v", "s"),
+                        "k", 64, path=str(root / "t"), mode="overwrite")
+        (root / "READY").write_text(str(n))
+    name = f"bench_shapes_skew_{n}"
+    _table(spark, name, str(root / "t"), "k BIGINT, v INT, s STRING", 64)
+    return name
 
 
 def _keys(spark: Any, n: int) -> str:
@@ -193,6 +208,11 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                 spark, f"star join, INT fact x BIGINT plain ({n:,} x {n // 2:,} rows, 64 buckets)",
                 f"SELECT count(*), sum(p.w) FROM {t['int']} f JOIN {t['plain']} p ON f.k = p.k",
                 f"{n:,} x {n // 2:,} rows, 64 buckets (INT) vs plain (BIGINT), 2 cores", n))
+            if size == 8_000_000:  # one key holds 10% of the fact's rows: its bucket is one task (2 cores)
+                results.append(_compare(
+                    spark, f"skewed star join, 10% on one key ({n:,} x {n // 2:,} rows, 64 buckets)",
+                    f"SELECT count(*), sum(p.w) FROM {skewed(spark, n)} f JOIN {t['plain']} p ON f.k = p.k",
+                    f"{n:,} x {n // 2:,} rows, 64 buckets vs plain, 10% of the fact on key 42, 2 cores", n))
             for k, v in saved.items():
                 spark.conf.set(k, v)
         results.append(sort_check(spark, scaled(8_000_000, scale)))
