@@ -155,8 +155,9 @@ class JoinPlan:
     """How :func:`bucketkit.join` will join two tables. Plain data: print it, test it, pickle it.
 
     Attributes:
-        strategy: ``"bucketed"`` (bucket groups joined without a shuffle) or ``"shuffle"`` (Spark's
-            own join over the two scans).
+        strategy: ``"bucketed"`` (bucket groups joined without a shuffle), ``"shuffle"`` (Spark's
+            own join over the two scans) or ``"move-left"``/``"move-right"`` (that plain side hashed
+            into the other's buckets, then joined bucket by bucket; see ``plain_side``).
         reason: why, in words.
         how: canonical join type: one of :data:`JOIN_TYPES`.
         left_keys, right_keys: the join keys of each side, paired by position.
@@ -172,6 +173,9 @@ class JoinPlan:
         left_acid, right_acid: for a Hive ACID side, its snapshot in words (which write ids are
             visible, which directories are read); empty for a plain side.
         left_write_ids, right_write_ids: the ValidWriteIdList each ACID side was read with (None: all).
+        plain_side: ``"left"``/``"right"`` when that side is a DataFrame (or a table without buckets):
+            strategy ``"move-<side>"`` writes it into the other side's buckets, ``"shuffle"`` has Spark
+            join the two; its table is then the layout it would get, not a directory.
     """
 
     strategy: str
@@ -197,6 +201,7 @@ class JoinPlan:
     right_acid: str = ""
     left_write_ids: str | None = None
     right_write_ids: str | None = None
+    plain_side: str = ""
 
     @property
     def bucketed(self) -> bool:
@@ -242,7 +247,7 @@ class JoinPlan:
             "left_filters": _jsonable(self.left_filters), "right_filters": _jsonable(self.right_filters),
             "left_pruning": self.left_pruning, "right_pruning": self.right_pruning,
             "merge": self.merge, "merge_reason": self.merge_reason, "left_acid": self.left_acid,
-            "right_acid": self.right_acid,
+            "right_acid": self.right_acid, "plain_side": self.plain_side,
             "totals": {"groups": len(self.groups), "left_files": self.left_files, "right_files": self.right_files,
                        "left_bytes": self.left_bytes, "right_bytes": self.right_bytes, "skew": round(self.skew, 3),
                        "memory_estimate": self.memory},
@@ -263,6 +268,11 @@ class JoinPlan:
                 ("right", self.right, self.right_pruning, self.right_filters, self.right_acid)):
             spec = table.spec
             by = ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
+            if name == self.plain_side:
+                lines.append(f"  {name + ':':6} a DataFrame, not bucketed" + (
+                    f"; written into {spec.bucket_count} buckets by ({by}), {spec.hashing} when run"
+                    if self.strategy.startswith("move") else ""))
+                continue
             lines.append(f"  {name + ':':6} {spec.bucket_count} buckets by ({by}), {spec.hashing}"
                          + (f", sorted by ({', '.join(map(str, spec.sorted_by))})" if spec.sorted_by else "")
                          + (f", partitioned by ({', '.join(spec.partitioned_by)})" if spec.partitioned_by else ""))

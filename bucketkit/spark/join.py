@@ -10,16 +10,22 @@ says why. Either way the DataFrame has the rows and columns of Spark's
 
 from __future__ import annotations
 
+import itertools
+import os
 from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING, Any, Sequence
 
+from bucketkit.errors import BucketkitError, InvalidArgumentError
 from bucketkit.joinexec import build_exec, output_columns, select_output
-from bucketkit.joinplan import JoinPlan
+from bucketkit.joinplan import JoinPlan, normalize_how, normalize_on
 from bucketkit.joinplan import plan_join as core_plan_join
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.spark.filters import is_spark_filter
-from bucketkit.table import TableRef
+from bucketkit.table import BucketedTable, TableRef, reference_kind
+from bucketkit.trust import spec_doubt
+
+_MOVES = itertools.count()
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -48,6 +54,9 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     Arguments as for :func:`join`; ``spark`` is needed only for catalog table names and SQL /
     Column filters. Returns plain data (print ``.explain()``).
     """
+    moving = _moving_side(spark, left, right, on)
+    if moving is not None:
+        return _moved_plan(moving, on, how, left_filters, right_filters, spark)
     lt, rt = resolve_table(spark, left), resolve_table(spark, right)
     plan = core_plan_join(lt, rt, on, how, left_filters=None if is_spark_filter(left_filters) else left_filters,
                           right_filters=None if is_spark_filter(right_filters) else right_filters,
@@ -63,6 +72,131 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     elif spark_filters:
         plan = replace(plan, left_filters=left_filters, right_filters=right_filters)
     return plan
+
+
+def plain_side(spark: Any, ref: Any) -> Any:
+    """The DataFrame of a join side that is not a bucketed table — a DataFrame, or a catalog table
+    declared without buckets (not Hive ACID) — or None for a table reference to join bucketed."""
+    if hasattr(ref, "sparkSession") and hasattr(ref, "schema"):
+        return ref
+    if spark is None or not isinstance(ref, str) or reference_kind(ref) != "catalog":
+        return None
+    from bucketkit.spark.catalog import describe_catalog_table
+    from bucketkit.trust import transactional_kind
+
+    try:
+        d = describe_catalog_table(spark, ref)
+    except BucketkitError:
+        return None  # resolve_table says what is wrong with it
+    return spark.table(ref) if not d["bucket_columns"] and transactional_kind(d["properties"]) is None else None
+
+
+def _moving_side(spark: Any, left: Any, right: Any, on: Any) -> tuple[str, Any, BucketedTable, tuple, tuple] | None:
+    """``(side, DataFrame, the other side's table, its keys, the plain side's keys)`` when one side is
+    plain (:func:`plain_side`); None when both are tables to join as such."""
+    lplain, rplain = plain_side(spark, left), plain_side(spark, right)
+    if lplain is None and rplain is None:
+        return None
+    if lplain is not None and rplain is not None:
+        raise InvalidArgumentError("bucketkit.join: neither side is a bucketed table (a DataFrame or a table without "
+                                   "CLUSTERED BY on both sides): join them with Spark (left.join(right, on, how))")
+    lkeys, rkeys, _ = normalize_on(on)
+    if lplain is not None:
+        return "left", lplain, resolve_table(spark, right), rkeys, lkeys
+    return "right", rplain, resolve_table(spark, left), lkeys, rkeys
+
+
+def _why_not_moved(table: BucketedTable, keys: tuple, df: Any, df_keys: tuple) -> str | None:
+    """Why the plain side cannot be hashed into ``table``'s buckets (Spark's join then), or None."""
+    from bucketkit.spark.types import hive_type_of_spark
+
+    spec = table.spec
+    doubt = table.unbucketed_reason or spec_doubt(spec)
+    if doubt:
+        return f"the table {table} is read unbucketed: {doubt}"
+    if spec.hash_family != "hive":
+        return f"the table {table} is placed by Spark's own hash (bucketBy), which bucketkit does not write"
+    if not set(spec.bucketed_by) <= set(keys):
+        return f"the join keys {list(keys)} of {table} do not include its bucket columns {list(spec.bucketed_by)}"
+    fields = {f.name: f for f in df.schema.fields}
+    for column, hive_type in zip(spec.bucketed_by, spec.bucket_types):
+        other = df_keys[keys.index(column)]
+        if other not in fields:
+            raise InvalidArgumentError(f"join key {other!r} is not a column of the DataFrame side "
+                                       f"(columns: {list(fields)})")
+        if hive_type_of_spark(fields[other]) != hive_type:
+            return (f"the DataFrame's key {other} is {hive_type_of_spark(fields[other])} where {table}'s bucket column "
+                    f"{column} is {hive_type}: hashing it as {hive_type} could place rows where no key matches")
+    return None
+
+
+def _spark_moves(spark: Any, table: BucketedTable, filters: Any) -> bool:
+    """Whether Spark SQL can move the plain side itself: ``table`` is a catalog table this session's
+    catalog plans bucketed (its scan reports the buckets) and Spark shuffles only the side that does not
+    match (``spark.sql.sources.v2.bucketing.shuffle.enabled``); the table's own side unfiltered."""
+    if spark is None or not table.name or filters is not None or table.transactional:
+        return False
+    if spark.conf.get("spark.sql.sources.v2.bucketing.shuffle.enabled", "false").lower() != "true":
+        return False
+    from bucketkit.spark.sqlstatus import sql_status
+
+    try:
+        return sql_status(spark, table.name).bucketed
+    except BucketkitError:
+        return False
+
+
+def _moved_plan(moving: tuple, on: Any, how: str, left_filters: Any, right_filters: Any,
+                spark: Any = None, spark_moves: bool | None = None) -> JoinPlan:
+    """The plan of a join with one plain side: which side moves into which buckets, or why Spark joins.
+    The plain side is shown as the table it becomes (``BucketedTable`` named for what it is)."""
+    from bucketkit.metadata import TableSpec
+    from bucketkit.spark.types import hive_type_of_spark
+
+    side, df, table, keys, df_keys = moving
+    spec = table.spec
+    columns = tuple((f.name, hive_type_of_spark(f)) for f in df.schema.fields)
+    by = tuple(df_keys[keys.index(c)] if c in keys else c for c in spec.bucketed_by)
+    why = _why_not_moved(table, keys, df, df_keys)
+    stand_in = BucketedTable(f"(the {side} side, a DataFrame)", TableSpec(
+        bucketed_by=by, bucket_types=spec.bucket_types, bucket_count=spec.bucket_count,
+        bucketing_version=spec.bucketing_version, columns=columns, file_format="parquet"), None,
+        name=f"the {side} DataFrame")
+    lkeys, rkeys, using = normalize_on(on)
+    common = dict(how=normalize_how(how), left_keys=lkeys, right_keys=rkeys, using=using,
+                  left=stand_in if side == "left" else table, right=table if side == "left" else stand_in,
+                  left_filters=left_filters, right_filters=right_filters, plain_side=side)
+    if why is not None:
+        return JoinPlan("shuffle", f"the {side} side is a DataFrame and cannot move into {table}'s buckets: {why}",
+                        **common)
+    if spark_moves is None:
+        spark_moves = _spark_moves(spark, table, right_filters if side == "left" else left_filters)
+    how_moved = ("Spark SQL's storage-partitioned join shuffles it into them (bucketkit's catalog reports the "
+                 "table's buckets)" if spark_moves else "join() writes it once, then joins bucket by bucket")
+    return JoinPlan(f"move-{side}", f"the {side} side is not bucketed: it is hashed into {table}'s "
+                    f"{spec.bucket_count} buckets with {spec.hashing} (that table's own bucket function); "
+                    f"{how_moved}: only the {side} side moves", **common)
+
+
+def _temp_root(spark: Any) -> str:
+    """Where a moved side is written: ``spark.bucketkit.join.tempDir``, else (local master only) a
+    temporary directory of this machine, removed when the Python process exits."""
+    import atexit
+    import shutil
+    import tempfile
+
+    base = spark.conf.get("spark.bucketkit.join.tempDir", None)
+    if not base:
+        if not spark.sparkContext.master.startswith("local"):
+            raise InvalidArgumentError(
+                "bucketkit.join with a DataFrame side writes it into the table's buckets first: set "
+                "spark.bucketkit.join.tempDir to a directory every executor can write (e.g. s3://bucket/tmp)")
+        base = tempfile.gettempdir()
+    if "://" in base:
+        return base.rstrip("/") + f"/bucketkit-join-{os.getpid()}-{next(_MOVES)}"
+    root = tempfile.mkdtemp(prefix="bucketkit-join-", dir=base)
+    atexit.register(shutil.rmtree, root, True)
+    return os.path.join(root, "t")
 
 
 def join(
@@ -102,7 +236,18 @@ def join(
     Returns:
         A DataFrame with the rows and columns of Spark's ``left_df.join(right_df, on, how)``;
         :func:`plan_join` with the same arguments gives the plan it runs.
+
+    One side may be plain — a DataFrame, or a catalog table without buckets: it is hashed into the
+    other side's buckets with that table's own bucket function (written once, under
+    ``spark.bucketkit.join.tempDir``; in local mode a temporary directory removed at exit), and the
+    two are joined bucket by bucket: only that side moves. Where that cannot be proven right (key
+    types differ, the table is read unbucketed), Spark joins the two, and :func:`plan_join` says why.
     """
+    moving = _moving_side(spark, left, right, on)
+    if moving is not None:
+        return _join_moved(spark, moving, left, right, on, how, left_filters=left_filters,
+                           right_filters=right_filters, columns=columns, left_write_ids=left_write_ids,
+                           right_write_ids=right_write_ids)
     plan = plan_join(left, right, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark,
                      left_write_ids=left_write_ids, right_write_ids=right_write_ids)
     if plan.bucketed:
@@ -123,6 +268,11 @@ def _spark_join(spark: Any, plan: JoinPlan, columns: Sequence[Any] | None) -> An
 
     ldf = scan(spark, table=plan.left, filters=plan.left_filters, write_ids=plan.left_write_ids)
     rdf = scan(spark, table=plan.right, filters=plan.right_filters, write_ids=plan.right_write_ids)
+    return _joined(ldf, rdf, plan, columns)
+
+
+def _joined(ldf: Any, rdf: Any, plan: JoinPlan, columns: Sequence[Any] | None) -> Any:
+    """Spark's join of two DataFrames as ``plan`` says (keys, type), with the ``columns`` chosen."""
     how = plan.how  # the canonical join types are Spark's own names
     if plan.using:
         joined = ldf.join(rdf, list(plan.left_keys), how)
@@ -135,3 +285,41 @@ def _spark_join(spark: Any, plan: JoinPlan, columns: Sequence[Any] | None) -> An
     # A USING key is the join's own column (left's, right's or their coalesce, by join type).
     return joined.select(*[joined[col] if plan.using and col in plan.left_keys else
                            (ldf if source == "left" else rdf)[col] for _, source, col in chosen])
+
+
+def _join_moved(spark: Any, moving: tuple, left: Any, right: Any, on: Any, how: str, *, left_filters: Any,
+                right_filters: Any, columns: Any, left_write_ids: Any, right_write_ids: Any) -> Any:
+    """``join`` with one plain side: that side written into the other's buckets, then joined bucket by bucket."""
+    from bucketkit.spark.writer import write
+
+    side, df, table, keys, df_keys = moving
+    plain_filters = left_filters if side == "left" else right_filters
+    if plain_filters is not None and not is_spark_filter(plain_filters):
+        raise InvalidArgumentError(f"{side}_filters={plain_filters!r}: the {side} side is a DataFrame; filter it "
+                                   f"with .where(...) (or pass a SQL string) before joining")
+    if plain_filters is not None:
+        df = df.where(plain_filters)
+    why = _why_not_moved(table, keys, df, df_keys)
+    table_filters = right_filters if side == "left" else left_filters
+    if why is None and _spark_moves(spark, table, table_filters):
+        ldf, rdf = (df, spark.table(table.name)) if side == "left" else (spark.table(table.name), df)
+        return _joined(ldf, rdf, _moved_plan(moving, on, how, left_filters, right_filters, spark, True), columns)
+    if why is None:
+        spec = table.spec
+        by = [df_keys[keys.index(c)] for c in spec.bucketed_by]
+        root = _temp_root(spark)
+        write(df, by, spec.bucket_count, path=root, bucketing_version=spec.bucketing_version, file_format="parquet",
+              mode="overwrite")
+        from bucketkit.table import open_table
+
+        moved = open_table(root)
+        left, right = (moved, table) if side == "left" else (table, moved)
+        return join(spark, left, right, on, how, left_filters=None if side == "left" else left_filters,
+                    right_filters=None if side == "right" else right_filters, columns=columns,
+                    left_write_ids=left_write_ids, right_write_ids=right_write_ids)
+    from bucketkit.spark.scan import scan
+
+    other = scan(spark, table=table, filters=right_filters if side == "left" else left_filters,
+                 write_ids=right_write_ids if side == "left" else left_write_ids)
+    ldf, rdf = (df, other) if side == "left" else (other, df)
+    return _joined(ldf, rdf, _moved_plan(moving, on, how, left_filters, right_filters, spark, False), columns)
