@@ -14,7 +14,7 @@ import itertools
 import os
 from dataclasses import replace
 from functools import reduce
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from bucketkit.errors import BucketkitError, InvalidArgumentError
 from bucketkit.joinexec import build_exec, output_columns, select_output
@@ -74,7 +74,7 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     return plan
 
 
-def plain_side(spark: Any, ref: Any) -> Any:
+def _plain_side(spark: Any, ref: Any) -> Any:
     """The DataFrame of a join side that is not a bucketed table — a DataFrame, or a catalog table
     declared without buckets (not Hive ACID) — or None for a table reference to join bucketed."""
     if hasattr(ref, "sparkSession") and hasattr(ref, "schema"):
@@ -91,10 +91,19 @@ def plain_side(spark: Any, ref: Any) -> Any:
     return spark.table(ref) if not d["bucket_columns"] and transactional_kind(d["properties"]) is None else None
 
 
-def _moving_side(spark: Any, left: Any, right: Any, on: Any) -> tuple[str, Any, BucketedTable, tuple, tuple] | None:
-    """``(side, DataFrame, the other side's table, its keys, the plain side's keys)`` when one side is
-    plain (:func:`plain_side`); None when both are tables to join as such."""
-    lplain, rplain = plain_side(spark, left), plain_side(spark, right)
+class _Moving(NamedTuple):
+    """A join with one plain side: which side, its DataFrame, the other side's table, the keys of each."""
+
+    side: str
+    df: Any
+    table: BucketedTable
+    keys: tuple
+    df_keys: tuple
+
+
+def _moving_side(spark: Any, left: Any, right: Any, on: Any) -> _Moving | None:
+    """The plain side of a join (:func:`_plain_side`) and its partner; None when both are tables to join as such."""
+    lplain, rplain = _plain_side(spark, left), _plain_side(spark, right)
     if lplain is None and rplain is None:
         return None
     if lplain is not None and rplain is not None:
@@ -102,8 +111,8 @@ def _moving_side(spark: Any, left: Any, right: Any, on: Any) -> tuple[str, Any, 
                                    "CLUSTERED BY on both sides): join them with Spark (left.join(right, on, how))")
     lkeys, rkeys, _ = normalize_on(on)
     if lplain is not None:
-        return "left", lplain, resolve_table(spark, right), rkeys, lkeys
-    return "right", rplain, resolve_table(spark, left), lkeys, rkeys
+        return _Moving("left", lplain, resolve_table(spark, right), rkeys, lkeys)
+    return _Moving("right", rplain, resolve_table(spark, left), lkeys, rkeys)
 
 
 def _why_not_moved(table: BucketedTable, keys: tuple, df: Any, df_keys: tuple) -> str | None:
@@ -146,7 +155,7 @@ def _spark_moves(spark: Any, table: BucketedTable, filters: Any) -> bool:
         return False
 
 
-def _moved_plan(moving: tuple, on: Any, how: str, left_filters: Any, right_filters: Any,
+def _moved_plan(moving: _Moving, on: Any, how: str, left_filters: Any, right_filters: Any,
                 spark: Any = None, spark_moves: bool | None = None) -> JoinPlan:
     """The plan of a join with one plain side: which side moves into which buckets, or why Spark joins.
     The plain side is shown as the table it becomes (``BucketedTable`` named for what it is)."""
@@ -193,10 +202,23 @@ def _temp_root(spark: Any) -> str:
                 "spark.bucketkit.join.tempDir to a directory every executor can write (e.g. s3://bucket/tmp)")
         base = tempfile.gettempdir()
     if "://" in base:
-        return base.rstrip("/") + f"/bucketkit-join-{os.getpid()}-{next(_MOVES)}"
+        from bucketkit.io import resolve_filesystem
+
+        uri = base.rstrip("/") + f"/bucketkit-join-{os.getpid()}-{next(_MOVES)}"
+        fs, path = resolve_filesystem(uri)
+        atexit.register(_remove_quietly, fs, path)
+        return uri + "/t"
     root = tempfile.mkdtemp(prefix="bucketkit-join-", dir=base)
     atexit.register(shutil.rmtree, root, True)
     return os.path.join(root, "t")
+
+
+def _remove_quietly(fs: Any, path: str) -> None:
+    """Delete a moved side's directory at exit; one already gone (or unreachable by then) is left be."""
+    try:
+        fs.delete_dir(path)
+    except OSError:
+        pass
 
 
 def join(
@@ -287,7 +309,7 @@ def _joined(ldf: Any, rdf: Any, plan: JoinPlan, columns: Sequence[Any] | None) -
                            (ldf if source == "left" else rdf)[col] for _, source, col in chosen])
 
 
-def _join_moved(spark: Any, moving: tuple, left: Any, right: Any, on: Any, how: str, *, left_filters: Any,
+def _join_moved(spark: Any, moving: _Moving, left: Any, right: Any, on: Any, how: str, *, left_filters: Any,
                 right_filters: Any, columns: Any, left_write_ids: Any, right_write_ids: Any) -> Any:
     """``join`` with one plain side: that side written into the other's buckets, then joined bucket by bucket."""
     from bucketkit.spark.writer import write
