@@ -31,13 +31,10 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.partitioning.KeyGroupedPartitioning;
 import org.apache.spark.sql.connector.read.partitioning.Partitioning;
 import org.apache.spark.sql.connector.read.partitioning.UnknownPartitioning;
-import org.apache.spark.sql.connector.read.VariantExtraction;
 import org.apache.spark.sql.execution.datasources.FilePartition;
 import org.apache.spark.sql.execution.datasources.InMemoryFileIndex;
 import org.apache.spark.sql.execution.datasources.NoopCache$;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
-import org.apache.spark.sql.execution.datasources.v2.orc.OrcScan;
-import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.AtomicType;
 import org.apache.spark.sql.types.DataType;
@@ -411,17 +408,12 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     // one reader factory per scan uses it): a new one costs ~1 ms of planning
     org.apache.hadoop.conf.Configuration conf = table.hadoopConf != null
         ? table.hadoopConf : spark.sessionState().newHadoopConf();
-    scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
-        CollectionConverters.asScala(new ArrayList<org.apache.spark.sql.catalyst.expressions.Expression>()).toList();
     PartitionReaderFactory delegate = table.format.equals("text")
         ? new HiveTextReaderFactory(spark.sparkContext().broadcast(new org.apache.spark.util.SerializableConfiguration(conf),
             scala.reflect.ClassTag$.MODULE$.apply(org.apache.spark.util.SerializableConfiguration.class)),
             SparkCompat.hiveTableProperties(table.table), readData, readPartition)
-        : table.format.equals("orc")
-        ? new OrcScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, options, scala.Option.empty(),
-            dataFilters, none, none).createReaderFactory()
-        : new ParquetScan(spark, conf, noFiles, table.dataSchema, readData, readPartition, dataFilters, options,
-            scala.Option.empty(), none, none, new VariantExtraction[0]).createReaderFactory();
+        : SparkCompat.fileReaderFactory(spark, table.format, conf, noFiles, table.dataSchema, readData, readPartition,
+            options, dataFilters);
     return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark), table.name());
   }
 

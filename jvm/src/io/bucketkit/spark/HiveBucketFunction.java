@@ -263,12 +263,12 @@ public final class HiveBucketFunction implements UnboundFunction {
       return bucket % divisor;
     }
 
-    @Override
+    // Reducer's resultType and displayName are in Spark 4.3's interface, not in 4.0's: not marked
+    // @Override, so that the class compiles against both (in 4.0 they are plain methods).
     public DataType resultType() {
       return DataTypes.IntegerType;
     }
 
-    @Override
     public String displayName() {
       return "bucket % " + divisor;
     }

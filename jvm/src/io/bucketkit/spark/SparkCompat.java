@@ -22,8 +22,10 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The calls into Spark internals whose signatures change between Spark releases (a
- * {@code BatchScanExec}'s constructor, Spark's file packing, an {@code AnalysisException}), in one place, so that builds for
- * other Spark versions change only this file.
+ * {@code BatchScanExec}'s constructor, Spark's file packing, an {@code AnalysisException}, the ORC and
+ * Parquet scans' constructors, {@code CatalogTable.copy}, a Python data source's classes), in one
+ * place, so that builds for other Spark versions change only this file — and
+ * {@code BucketkitCatalog.loadTable(Identifier, TableContext, ...)}, an override Spark 4.0 does not have.
  */
 final class SparkCompat {
   private SparkCompat() {}
@@ -82,6 +84,33 @@ final class SparkCompat {
     } catch (net.razorvine.pickle.PickleException | java.io.IOException e) {
       return null;
     }
+  }
+
+  /**
+   * Spark's own ORC or Parquet reader factory ({@code OrcScan}/{@code ParquetScan}, whose constructors
+   * change between releases) for {@code readData} + {@code readPartition} of files holding
+   * {@code dataSchema}, with {@code filters} pushed to the reader.
+   */
+  static org.apache.spark.sql.connector.read.PartitionReaderFactory fileReaderFactory(
+      SparkSession spark, String format, org.apache.hadoop.conf.Configuration conf,
+      org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex noFiles, StructType dataSchema,
+      StructType readData, StructType readPartition, CaseInsensitiveStringMap options,
+      org.apache.spark.sql.sources.Filter[] filters) {
+    scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
+        CollectionConverters.asScala(new ArrayList<org.apache.spark.sql.catalyst.expressions.Expression>()).toList();
+    return format.equals("orc")
+        ? new org.apache.spark.sql.execution.datasources.v2.orc.OrcScan(spark, conf, noFiles, dataSchema, readData,
+            readPartition, options, scala.Option.empty(), filters, none, none).createReaderFactory()
+        : new org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan(spark, conf, noFiles, dataSchema,
+            readData, readPartition, filters, options, scala.Option.empty(), none, none,
+            new org.apache.spark.sql.connector.read.VariantExtraction[0]).createReaderFactory();
+  }
+
+  /** A table's storage format placed at {@code location} (a partition's), every other field as it was. */
+  static org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat storageAt(
+      org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat storage, java.net.URI location) {
+    return storage.copy(scala.Option.apply(location), storage.inputFormat(), storage.outputFormat(), storage.serde(),
+        storage.compressed(), storage.properties(), storage.serdeName());
   }
 
   /** {@code TRY_CAST(e AS type)}: NULL where the value does not fit, in ANSI mode too. */
