@@ -111,3 +111,13 @@ def test_the_moved_side_is_written_where_the_setting_says(spark, tables, directo
         spark.conf.unset("spark.bucketkit.join.tempDir")
     (moved,) = [p for p in tmp_path.iterdir() if p.name.startswith("bucketkit-join-")]
     assert len([f for f in (moved / "t").iterdir() if f.name.endswith(".parquet")]) <= 8
+
+
+def test_each_catalog_side_is_described_once(spark, tables, monkeypatch):
+    import bucketkit.spark.join as join_module
+
+    asked = []
+    real = join_module.describe_catalog_table
+    monkeypatch.setattr(join_module, "describe_catalog_table", lambda s, name: asked.append(name) or real(s, name))
+    bucketkit.join(spark, "jp_fact_v1", "jp_fact_v2", "k").count()
+    assert sorted(asked) == ["jp_fact_v1", "jp_fact_v2"]

@@ -16,14 +16,14 @@ from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from bucketkit.errors import BucketkitError, InvalidArgumentError
+from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
 from bucketkit.joinexec import build_exec, output_columns, select_output
 from bucketkit.joinplan import JoinPlan, normalize_how, normalize_on
 from bucketkit.joinplan import plan_join as core_plan_join
-from bucketkit.spark.catalog import resolve_table
+from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.spark.filters import is_spark_filter
-from bucketkit.table import BucketedTable, TableRef, reference_kind
-from bucketkit.trust import spec_doubt
+from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind
+from bucketkit.trust import spec_doubt, transactional_kind
 
 _MOVES = itertools.count()
 
@@ -54,10 +54,10 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     Arguments as for :func:`join`; ``spark`` is needed only for catalog table names and SQL /
     Column filters. Returns plain data (print ``.explain()``).
     """
-    moving = _moving_side(spark, left, right, on)
-    if moving is not None:
-        return _moved_plan(moving, on, how, left_filters, right_filters, spark)
-    lt, rt = resolve_table(spark, left), resolve_table(spark, right)
+    sides = _sides(spark, left, right, on)
+    if isinstance(sides, _Moving):
+        return _moved_plan(sides, on, how, left_filters, right_filters, spark)
+    lt, rt = sides
     plan = core_plan_join(lt, rt, on, how, left_filters=None if is_spark_filter(left_filters) else left_filters,
                           right_filters=None if is_spark_filter(right_filters) else right_filters,
                           left_write_ids=left_write_ids, right_write_ids=right_write_ids)
@@ -74,21 +74,21 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     return plan
 
 
-def _plain_side(spark: Any, ref: Any) -> Any:
-    """The DataFrame of a join side that is not a bucketed table — a DataFrame, or a catalog table
-    declared without buckets (not Hive ACID) — or None for a table reference to join bucketed."""
+def _side(spark: Any, ref: Any) -> Any:
+    """A join side as a plain DataFrame — a DataFrame, or a catalog table declared without buckets (not
+    Hive ACID) — or the :class:`BucketedTable` it names (:func:`resolve_table`'s; a catalog table's
+    metastore entry read once, as :func:`~bucketkit.spark.catalog.load_table` reads it)."""
     if hasattr(ref, "sparkSession") and hasattr(ref, "schema"):
         return ref
     if spark is None or not isinstance(ref, str) or reference_kind(ref) != "catalog":
-        return None
-    from bucketkit.spark.catalog import describe_catalog_table
-    from bucketkit.trust import transactional_kind
-
+        return resolve_table(spark, ref)
     try:
         d = describe_catalog_table(spark, ref)
-    except BucketkitError:
-        return None  # resolve_table says what is wrong with it
-    return spark.table(ref) if not d["bucket_columns"] and transactional_kind(d["properties"]) is None else None
+    except TableNotFoundError:
+        return resolve_table(spark, ref)  # its error, which names the directory spelling too
+    if not d["bucket_columns"] and transactional_kind(d["properties"]) is None:
+        return spark.table(ref)
+    return table_from_description(d)
 
 
 class _Moving(NamedTuple):
@@ -101,18 +101,17 @@ class _Moving(NamedTuple):
     df_keys: tuple
 
 
-def _moving_side(spark: Any, left: Any, right: Any, on: Any) -> _Moving | None:
-    """The plain side of a join (:func:`_plain_side`) and its partner; None when both are tables to join as such."""
-    lplain, rplain = _plain_side(spark, left), _plain_side(spark, right)
-    if lplain is None and rplain is None:
-        return None
-    if lplain is not None and rplain is not None:
+def _sides(spark: Any, left: Any, right: Any, on: Any) -> tuple[BucketedTable, BucketedTable] | _Moving:
+    """Both sides' tables, or the plain side of the join (:func:`_side`) and its partner."""
+    lt, rt = _side(spark, left), _side(spark, right)
+    lplain, rplain = not isinstance(lt, BucketedTable), not isinstance(rt, BucketedTable)
+    if lplain and rplain:
         raise InvalidArgumentError("bucketkit.join: neither side is a bucketed table (a DataFrame or a table without "
                                    "CLUSTERED BY on both sides): join them with Spark (left.join(right, on, how))")
+    if not lplain and not rplain:
+        return lt, rt
     lkeys, rkeys, _ = normalize_on(on)
-    if lplain is not None:
-        return _Moving("left", lplain, resolve_table(spark, right), rkeys, lkeys)
-    return _Moving("right", rplain, resolve_table(spark, left), lkeys, rkeys)
+    return _Moving("left", lt, rt, rkeys, lkeys) if lplain else _Moving("right", rt, lt, lkeys, rkeys)
 
 
 def _why_not_moved(table: BucketedTable, keys: tuple, df: Any, df_keys: tuple) -> str | None:
@@ -265,12 +264,11 @@ def join(
     two are joined bucket by bucket: only that side moves. Where that cannot be proven right (key
     types differ, the table is read unbucketed), Spark joins the two, and :func:`plan_join` says why.
     """
-    moving = _moving_side(spark, left, right, on)
-    if moving is not None:
-        return _join_moved(spark, moving, left, right, on, how, left_filters=left_filters,
-                           right_filters=right_filters, columns=columns, left_write_ids=left_write_ids,
-                           right_write_ids=right_write_ids)
-    plan = plan_join(left, right, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark,
+    sides = _sides(spark, left, right, on)
+    if isinstance(sides, _Moving):
+        return _join_moved(spark, sides, on, how, left_filters=left_filters, right_filters=right_filters,
+                           columns=columns, left_write_ids=left_write_ids, right_write_ids=right_write_ids)
+    plan = plan_join(*sides, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark,
                      left_write_ids=left_write_ids, right_write_ids=right_write_ids)
     if plan.bucketed:
         from bucketkit.spark.jointasks import read_groups
@@ -309,8 +307,8 @@ def _joined(ldf: Any, rdf: Any, plan: JoinPlan, columns: Sequence[Any] | None) -
                            (ldf if source == "left" else rdf)[col] for _, source, col in chosen])
 
 
-def _join_moved(spark: Any, moving: _Moving, left: Any, right: Any, on: Any, how: str, *, left_filters: Any,
-                right_filters: Any, columns: Any, left_write_ids: Any, right_write_ids: Any) -> Any:
+def _join_moved(spark: Any, moving: _Moving, on: Any, how: str, *, left_filters: Any, right_filters: Any,
+                columns: Any, left_write_ids: Any, right_write_ids: Any) -> Any:
     """``join`` with one plain side: that side written into the other's buckets, then joined bucket by bucket."""
     from bucketkit.spark.writer import write
 
@@ -332,8 +330,6 @@ def _join_moved(spark: Any, moving: _Moving, left: Any, right: Any, on: Any, how
         root = _temp_root(spark)
         write(df, by, spec.bucket_count, path=root, bucketing_version=spec.bucketing_version, file_format="parquet",
               mode="overwrite")
-        from bucketkit.table import open_table
-
         moved = open_table(root)
         left, right = (moved, table) if side == "left" else (table, moved)
         return join(spark, left, right, on, how, left_filters=None if side == "left" else left_filters,
