@@ -501,10 +501,10 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
         return in.next();
       } catch (Exception e) {  // Spark's FAILED_READ_FILE.FILE_NOT_EXIST is a checked SparkException
         for (Throwable c = e; c != null; c = c.getCause()) {
-          if (c instanceof java.io.FileNotFoundException
-              || String.valueOf(c.getMessage()).contains("FAILED_READ_FILE.FILE_NOT_EXIST")) {
+          String message = String.valueOf(c.getMessage());  // a FileNotFoundException may have none
+          if (c instanceof java.io.FileNotFoundException || message.contains("FAILED_READ_FILE.FILE_NOT_EXIST")) {
             throw new IllegalStateException("bucketkit: table " + table + ": a file it listed is gone ("
-                + c.getMessage().lines().findFirst().orElse("") + "): the table was overwritten while it was read; "
+                + message.lines().findFirst().orElse("") + "): the table was overwritten while it was read; "
                 + "run the read again", e);
           }
         }
