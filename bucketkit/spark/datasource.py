@@ -162,8 +162,7 @@ class BucketkitReader(DataSourceReader):
 
             check_files(self.table.filesystem, plan)
             check = None if plan.unbucketed or not self.check_buckets else self.table.spec
-            sizes = {f: n for p in plan.partitions for f, n in p.sizes.items()}
-            by_unit = {(p.path, b): sum(sizes.get(f, 0) for f in fs) for p in plan.partitions
+            by_unit = {(p.path, b): sum(p.sizes.get(f, 0) for f in fs) for p in plan.partitions
                        for b, fs in p.bucket_files.items()}
             pruned = plan.selected_buckets is not None
             return [AcidPartition(u, plan.acid_kind, plan.write_ids, plan.unbucketed, by_unit.get((u.path, u.bucket), 0),
