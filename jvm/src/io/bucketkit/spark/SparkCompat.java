@@ -98,10 +98,19 @@ final class SparkCompat {
       org.apache.spark.sql.sources.Filter[] filters) {
     scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
         CollectionConverters.asScala(new ArrayList<org.apache.spark.sql.catalyst.expressions.Expression>()).toList();
-    return format.equals("orc")
-        ? new org.apache.spark.sql.execution.datasources.v2.orc.OrcScan(spark, conf, noFiles, dataSchema, readData,
-            readPartition, options, scala.Option.empty(), filters, none, none).createReaderFactory()
-        : new org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan(spark, conf, noFiles, dataSchema,
+    if (format.equals("orc")) {
+      // OrcScan.createReaderFactory's own steps, with the configuration's broadcast shared by every
+      // query that reads with the same configuration (ConfBroadcasts) instead of one per query
+      SQLConf sql = spark.sessionState().conf();
+      return new org.apache.spark.sql.execution.datasources.v2.orc.OrcPartitionReaderFactory(sql,
+          ConfBroadcasts.of(spark.sparkContext(), conf), dataSchema, readData, readPartition, filters,
+          scala.Option.empty(), new org.apache.spark.sql.execution.datasources.orc.OrcOptions(
+              CollectionConverters.asScala(options.asCaseSensitiveMap()).toMap(scala.$less$colon$less$.MODULE$.refl()),
+              sql),
+          sql.offHeapColumnVectorEnabled() ? org.apache.spark.memory.MemoryMode.OFF_HEAP
+              : org.apache.spark.memory.MemoryMode.ON_HEAP);
+    }
+    return new org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan(spark, conf, noFiles, dataSchema,
             readData, readPartition, filters, options, scala.Option.empty(), none, none,
             new org.apache.spark.sql.connector.read.VariantExtraction[0]).createReaderFactory();
   }
