@@ -33,6 +33,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.io import read_file, resolve_filesystem, split_top_level
 from bucketkit.metadata import TableSpec
+from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import from_pushed
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.versions import vanished
@@ -175,11 +176,9 @@ class BucketkitReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator:
         if isinstance(partition, AcidPartition):
-            from pyspark.sql.pandas.types import to_arrow_schema
-
             from bucketkit.spark.scan import unit_reader
 
-            target = to_arrow_schema(self.schema, timezone="UTC")
+            target = arrow_schema(self.schema)
             batches = unit_reader(self.table, partition.kind, partition.write_ids, target, self.row_id)(partition.unit)
             yield from batches if partition.check is None else _checked(batches, partition)
         elif partition.path:
@@ -211,12 +210,10 @@ def _checked(batches: Iterator, partition: AcidPartition) -> Iterator:
 
 
 def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> Iterator:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     from bucketkit.acidplan import conform
 
     spec = table.spec
-    target = to_arrow_schema(schema, timezone="UTC")
+    target = arrow_schema(schema)
     try:
         data = read_file(table.filesystem, partition.path, spec.file_format)
     except FileNotFoundError:

@@ -27,6 +27,7 @@ from bucketkit.filters import normalize
 from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning import ScanPlan
 from bucketkit.spark import filters as spark_filters
+from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
@@ -299,8 +300,6 @@ def unit_reader(table: BucketedTable, kind: str, ids: Any, target: Any, row_id: 
 
 def read_acid(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_id: bool = False) -> DataFrame:
     """The rows of an ACID plan's snapshot as a DataFrame (filters are the caller's to apply)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     if row_id and plan.acid_kind != acidplan.FULL:
         raise InvalidArgumentError(f"row_id=True: {table} is an insert-only Hive ACID table; Hive gives ROW__ID "
                                    f"identities only to full-ACID tables")
@@ -309,7 +308,7 @@ def read_acid(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_
     units = acidplan.units(plan)
     if not units:
         return spark.createDataFrame([], schema)
-    read = unit_reader(table, plan.acid_kind, plan.write_ids, to_arrow_schema(schema, timezone="UTC"), row_id)
+    read = unit_reader(table, plan.acid_kind, plan.write_ids, arrow_schema(schema), row_id)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         for batch in batches:

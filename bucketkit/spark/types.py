@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
 from bucketkit.hivetypes import HiveType, parse_hive_type
 
-__all__ = ["hive_type_of_spark", "spark_type_of_hive", "CHAR_VARCHAR_METADATA_KEY"]
+__all__ = ["arrow_schema", "hive_type_of_spark", "spark_type_of_hive", "CHAR_VARCHAR_METADATA_KEY"]
 
 # The field-metadata key under which Spark keeps a column's declared char/varchar type.
 CHAR_VARCHAR_METADATA_KEY = "__CHAR_VARCHAR_TYPE_STRING"
@@ -94,3 +94,15 @@ def spark_type_of_hive(hive_type: str | HiveType) -> Any:
     if h.name == "map":
         return T.MapType(spark_type_of_hive(h.children[0]), spark_type_of_hive(h.children[1]))
     return T.StructType([T.StructField(n, spark_type_of_hive(c)) for n, c in zip(h.field_names, h.children)])
+
+
+def arrow_schema(schema: T.StructType) -> Any:
+    """The Arrow schema Spark hands a Python worker for ``schema``, timestamps in UTC (pyspark's own
+    ``to_arrow_schema``: ``timezone="UTC"`` in newer releases, ``timestamp_utc=True`` in 4.0)."""
+    import inspect
+
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema, timestamp_utc=True)
