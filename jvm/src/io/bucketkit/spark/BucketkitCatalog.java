@@ -9,7 +9,7 @@ import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
-import org.apache.spark.sql.connector.catalog.TableContext;
+import org.apache.spark.sql.connector.catalog.TableWritePrivilege;
 import org.apache.spark.sql.connector.catalog.V1Table;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -31,28 +31,18 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
   private static final String RELATION_RESOLUTION = "org.apache.spark.sql.catalyst.analysis.RelationResolution";
 
   /**
-   * Spark resolves every table through this overload. Only a relation the analyzer resolves (see
-   * {@link #resolvingQueryRelation}) without time travel may be a bucketed table: read by a query,
-   * or written by an INSERT (write privileges asked). Time travel and commands get Spark's own
-   * table and behave as without this catalog.
+   * A query's relation, resolved by the analyzer (see {@link #resolvingQueryRelation}) without time
+   * travel (Spark loads that through {@code loadTable(ident, version)} / {@code (ident, timestamp)},
+   * left to Spark): a bucketed table where bucketkit vouches for it. Commands get Spark's own table
+   * and behave as without this catalog. Every Spark 4 release resolves a read through this overload
+   * (4.3's {@code loadTable(ident, TableContext, options)} forwards here by default).
    */
   @Override
-  public Table loadTable(Identifier ident, TableContext context, CaseInsensitiveStringMap options)
-      throws NoSuchTableException {
-    if (context.timeTravel().isPresent()) {
-      return super.loadTable(ident, context, options);
-    }
-    Table table = loadTable(ident);
-    if (!(table instanceof V1Table) || !resolvingQueryRelation()) {
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    Table table = super.loadTable(ident);
+    SparkSession spark = enabledFor(table);
+    if (spark == null) {
       return table;
-    }
-    SparkSession spark = SparkSession.active();
-    if (!Boolean.parseBoolean(spark.sessionState().conf().getConfString(ENABLED, "true"))) {
-      return table;
-    }
-    if (!context.writePrivileges().isEmpty()) {  // an INSERT's target: hashed with the table's own version
-      HiveBucketedTable target = HiveBucketedTable.forWrite(((V1Table) table).v1Table());
-      return target == null ? table : target;
     }
     if (HiveBucketedTable.isAcid(((V1Table) table).v1Table())) {  // Spark's own reader would return no rows
       return AcidSnapshotTable.load(spark, ((V1Table) table).v1Table());
@@ -63,6 +53,27 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
     } catch (IOException e) {
       throw new UncheckedIOException("bucketkit: listing " + ident + " failed", e);
     }
+  }
+
+  /** An INSERT's target (write privileges asked): hashed with the table's own version. */
+  @Override
+  public Table loadTable(Identifier ident, java.util.Set<TableWritePrivilege> writePrivileges)
+      throws NoSuchTableException {
+    Table table = super.loadTable(ident);
+    if (writePrivileges.isEmpty() || enabledFor(table) == null) {
+      return writePrivileges.isEmpty() ? loadTable(ident) : table;
+    }
+    HiveBucketedTable target = HiveBucketedTable.forWrite(((V1Table) table).v1Table());
+    return target == null ? table : target;
+  }
+
+  /** The active session when {@code table} may be taken over: a V1 table, a query's relation, the catalog enabled. */
+  private static SparkSession enabledFor(Table table) {
+    if (!(table instanceof V1Table) || !resolvingQueryRelation()) {
+      return null;
+    }
+    SparkSession spark = SparkSession.active();
+    return Boolean.parseBoolean(spark.sessionState().conf().getConfString(ENABLED, "true")) ? spark : null;
   }
 
   /**

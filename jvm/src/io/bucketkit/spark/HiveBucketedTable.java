@@ -161,7 +161,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     java.util.Map<String, String> props = new java.util.HashMap<>(CollectionConverters.asJava(t.properties()));
     props.remove("transactional");
     props.remove("TRANSACTIONAL");
-    CatalogTable plain = SparkCompat.withBucketing(t, t.bucketSpec().get(),
+    CatalogTable plain = SparkRelease.withBucketing(t, t.bucketSpec().get(),
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(props)));
     String doubt = doubt(plain);
     if (doubt != null) {

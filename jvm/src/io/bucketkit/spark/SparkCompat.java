@@ -21,11 +21,12 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The calls into Spark internals whose signatures change between Spark releases (a
- * {@code BatchScanExec}'s constructor, Spark's file packing, an {@code AnalysisException}, the ORC and
- * Parquet scans' constructors, {@code CatalogTable.copy}, a Python data source's classes), in one
- * place, so that builds for other Spark versions change only this file — and
- * {@code BucketkitCatalog.loadTable(Identifier, TableContext, ...)}, an override Spark 4.0 does not have.
+ * The calls into Spark internals whose Java signatures are not public API (Spark's file packing, an
+ * {@code AnalysisException}, the ORC reader factory, a Python data source's classes), in one place.
+ * Those whose signatures differ between the Spark releases bucketkit supports (a {@code BatchScanExec}'s
+ * constructor, the Parquet scan's, {@code CatalogTable.copy} and {@code CatalogStorageFormat.copy})
+ * are {@link SparkRelease}'s, one small file per release line under {@code jvm/release/} (see
+ * {@code bucketkit/jvmbuild.py}); everything else compiles unchanged against every supported release.
  */
 final class SparkCompat {
   private SparkCompat() {}
@@ -110,16 +111,14 @@ final class SparkCompat {
           sql.offHeapColumnVectorEnabled() ? org.apache.spark.memory.MemoryMode.OFF_HEAP
               : org.apache.spark.memory.MemoryMode.ON_HEAP);
     }
-    return new org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan(spark, conf, noFiles, dataSchema,
-            readData, readPartition, filters, options, scala.Option.empty(), none, none,
-            new org.apache.spark.sql.connector.read.VariantExtraction[0]).createReaderFactory();
+    return SparkRelease.parquetScan(spark, conf, noFiles, dataSchema, readData, readPartition, filters, options, none)
+        .createReaderFactory();
   }
 
   /** A table's storage format placed at {@code location} (a partition's), every other field as it was. */
   static org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat storageAt(
       org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat storage, java.net.URI location) {
-    return storage.copy(scala.Option.apply(location), storage.inputFormat(), storage.outputFormat(), storage.serde(),
-        storage.compressed(), storage.properties(), storage.serdeName());
+    return SparkRelease.storageAt(storage, location);
   }
 
   /** {@code TRY_CAST(e AS type)}: NULL where the value does not fit, in ANSI mode too. */
@@ -133,17 +132,6 @@ final class SparkCompat {
   static InputPartition pythonPartition(InputPartition p, byte[] pickled) {
     return new org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition(
         ((org.apache.spark.sql.execution.datasources.v2.python.PythonInputPartition) p).index(), pickled);
-  }
-
-  /** {@code t} with another bucket spec and properties, every other field as it was. */
-  static org.apache.spark.sql.catalyst.catalog.CatalogTable withBucketing(
-      org.apache.spark.sql.catalyst.catalog.CatalogTable t, org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
-      scala.collection.immutable.Map<String, String> properties) {
-    return t.copy(t.copy$default$1(), t.copy$default$2(), t.copy$default$3(), t.copy$default$4(), t.copy$default$5(),
-        t.copy$default$6(), scala.Option.apply(spec), t.copy$default$8(), t.copy$default$9(), t.copy$default$10(),
-        t.copy$default$11(), properties, t.copy$default$13(), t.copy$default$14(), t.copy$default$15(),
-        t.copy$default$16(), t.copy$default$17(), t.copy$default$18(), t.copy$default$19(), t.copy$default$20(),
-        t.copy$default$21(), t.copy$default$22());
   }
 
   /**
@@ -162,7 +150,7 @@ final class SparkCompat {
     }
     org.apache.spark.sql.catalyst.catalog.CatalogTable raw = hive.client().getTable(db, name);
     java.util.Map<String, String> props = properties.apply(CollectionConverters.asJava(raw.properties()));
-    hive.client().alterTable(withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
+    hive.client().alterTable(SparkRelease.withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
         CollectionConverters.asScala(props))));
   }
 
@@ -195,8 +183,7 @@ final class SparkCompat {
 
   /** {@code scan} in place of {@code exec}'s scan, reporting no key-grouped partitioning and no ordering. */
   static BatchScanExec withScan(BatchScanExec exec, Scan scan) {
-    BatchScanExec out = new BatchScanExec(exec.output(), scan, exec.runtimeFilters(), scala.Option.empty(),
-        exec.table(), scala.Option.empty());
+    BatchScanExec out = SparkRelease.batchScan(exec, scan);
     if (exec.logicalLink().isDefined()) {
       out.setLogicalLink(exec.logicalLink().get());
     }
