@@ -2,36 +2,44 @@
 
 ``pip install .``, ``pip install git+<url>`` and ``pip wheel .`` build a wheel through this
 backend (``pyproject.toml``: ``build-backend``, ``backend-path``). Before setuptools packs the
-wheel, ``jvm/src`` is compiled with ``javac`` against the jars of the pyspark the wheel targets
-(installed into the build environment: :data:`SPARK`) into ``bucketkit/jars/bucketkit-spark.jar``,
-which the wheel then carries as package data: an install needs no ``make``, no repository on disk
-and no ``javac``. Editable installs (``make``'s ``pip install -e``) compile nothing here: ``make jar``
-builds the jar beside the sources.
+wheel, ``jvm/`` is compiled with ``javac`` into one jar per Spark feature release the wheel supports,
+``bucketkit/jars/bucketkit-spark-<x.y>.jar``, each against that release's own jars (a pyspark source
+distribution fetched once with pip and cached: ``bucketkit.jvmbuild.spark_jars_of``); at run time
+bucketkit picks the jar of the installed pyspark. An install needs no ``make``, no repository on disk
+and no ``javac``. Every release in ``bucketkit.jvmbuild.RELEASES`` by default; the environment variable
+``BUCKETKIT_SPARK_RELEASES`` (e.g. ``4.0`` or ``4.0,4.3``) builds fewer. Editable installs
+(``make``'s ``pip install -e``) compile nothing here: ``make jar`` builds the jar for the virtualenv's
+pyspark beside the sources.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 from setuptools import build_meta as _setuptools
 from setuptools.build_meta import *  # noqa: F401,F403  (every hook setuptools has)
 
-#: The pyspark whose jars the wheel's catalog is compiled against (the one pyproject pins).
-SPARK = "pyspark==4.3.0"
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def get_requires_for_build_wheel(config_settings=None):
-    return [*_setuptools.get_requires_for_build_wheel(config_settings), SPARK]
+    # pip itself: the build fetches each release's pyspark with `python -m pip download`
+    return [*_setuptools.get_requires_for_build_wheel(config_settings), "pip"]
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
-    sys.path.insert(0, str(ROOT))  # bucketkit.jvmbuild needs only the standard library and javac
+    sys.path.insert(0, str(ROOT))  # bucketkit.jvmbuild needs only the standard library, pip and javac
     try:
-        from bucketkit.jvmbuild import build
+        from bucketkit import jvmbuild
 
-        build(force=True)
+        releases = jvmbuild.wanted_releases(os.environ.get("BUCKETKIT_SPARK_RELEASES"))
+        for jar in jvmbuild.JARS.glob("*.jar"):  # the wheel carries the jars built now, none left by a checkout's make
+            if jar not in [jvmbuild.jar_for(r) for r in releases]:
+                jar.unlink()
+        for release in releases:
+            jvmbuild.build_release(release, force=True)
     finally:
         sys.path.remove(str(ROOT))
     return _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)

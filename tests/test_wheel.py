@@ -1,10 +1,11 @@
 """bucketkit as pip users get it: a wheel built from the checkout carries the Spark catalog, and a
 session without the catalog is only ever one the caller asked for.
 
-The wheel test builds the wheel the way ``pip install .`` does (the build backend compiles jvm/src
-against the pyspark the wheel targets), installs it into a fresh virtualenv whose only other
-packages are the dependencies (this .venv's site-packages as a plain path: none of its .pth files,
-so not the editable checkout), and runs tests/smoke/installed.py there, outside the repository.
+The wheel tests build the wheel the way ``pip install .`` does (the build backend compiles jvm/ against
+each supported Spark release's jars), install it into a fresh virtualenv whose only other packages
+are the dependencies (this .venv's site-packages as a plain path: none of its .pth files, so not the
+editable checkout) — with each other release's pyspark installed into it in turn — and run
+tests/smoke/installed.py there, outside the repository.
 """
 
 from __future__ import annotations
@@ -26,32 +27,66 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.spark
 
 
-def test_wheel_carries_the_catalog_and_works_installed(tmp_path):
-    dist = tmp_path / "dist"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel, built once as ``pip wheel .`` builds it: a jar for every supported Spark release."""
+    dist = tmp_path_factory.mktemp("dist")
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)],
-                         capture_output=True, text=True, timeout=900)
+                         capture_output=True, text=True, timeout=1800,
+                         env={k: v for k, v in os.environ.items() if k != "BUCKETKIT_SPARK_RELEASES"})
     assert out.returncode == 0, out.stdout + out.stderr
-    (wheel,) = dist.glob("bucketkit-*.whl")
+    (built,) = dist.glob("bucketkit-*.whl")
+    return built
+
+
+def test_the_wheel_carries_a_catalog_jar_per_spark_release(wheel):
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
-        assert {"bucketkit/jars/bucketkit-spark.jar", "pyspark_bucketkit/__init__.py"} <= names
-        assert not any(n.startswith(("tests/", "jvm/")) for n in names)
+        versions = {r: z.read(f"bucketkit/jars/bucketkit-spark-{r}.jar") for r in jvmbuild.RELEASES}
+    assert {f"bucketkit/jars/bucketkit-spark-{r}.jar" for r in jvmbuild.RELEASES} | {"pyspark_bucketkit/__init__.py"} <= names
+    assert not any(n.startswith(("tests/", "jvm/")) for n in names)
+    assert not [n for n in names if n.startswith("bucketkit/jars/") and n.removeprefix("bucketkit/jars/").removeprefix(
+        "bucketkit-spark-").removesuffix(".jar") not in jvmbuild.RELEASES]
+    for release, data in versions.items():  # each compiled against its own release's jars
+        jar = Path(wheel.parent, f"{release}.jar")
+        jar.write_bytes(data)
+        assert jvmbuild.release_of(jvmbuild.jar_spark_version(jar)) == release
+
+
+def _fresh_venv(tmp_path: Path, wheel: Path, pyspark: str | None) -> Path:
+    """A virtualenv with the wheel installed and, for ``pyspark``, that pyspark; every other
+    dependency is this .venv's site-packages as a plain path, after the venv's own."""
     venv = tmp_path / "fresh"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
+    packages = [str(wheel)] + ([f"pyspark=={pyspark}"] if pyspark else [])
     out = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
-                          str(wheel)], capture_output=True, text=True, timeout=600)
+                          *packages], capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout + out.stderr
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True, check=True).stdout.strip()
     Path(site, "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return python
+
+
+def _installed_release() -> str:
+    import importlib.metadata
+
+    return jvmbuild.release_of(importlib.metadata.version("pyspark"))
+
+
+@pytest.mark.parametrize("release", list(jvmbuild.RELEASES))
+def test_the_wheel_works_installed_on_each_spark_release(wheel, tmp_path, release):
+    """tests/smoke/installed.py in a fresh virtualenv: this .venv's pyspark for its own release, else
+    that release's pyspark installed into the virtualenv (the full suite runs on this .venv's only)."""
+    python = _fresh_venv(tmp_path, wheel, None if release == _installed_release() else jvmbuild.RELEASES[release])
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
-    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
     work = tmp_path / "work"
     work.mkdir()
     out = subprocess.run([str(python), str(REPO / "tests" / "smoke" / "installed.py"), str(work)], cwd=work,
                          capture_output=True, text=True, timeout=900, env=env)
-    assert "SMOKE OK" in out.stdout, out.stdout[-3000:] + out.stderr[-6000:]
+    assert f"SMOKE OK on pyspark {release}." in out.stdout, out.stdout[-3000:] + out.stderr[-6000:]
 
 
 def test_a_session_without_the_jar_is_refused(monkeypatch):

@@ -76,8 +76,8 @@ def _required_jar(hint: str = "") -> Any:
     jar = jar_path()
     if jar is None:
         raise JvmBuildError("bucketkit's Spark catalog is missing: this install has neither the jar "
-                            "(bucketkit/jars/bucketkit-spark.jar, which every wheel carries) nor jvm/src to build it; "
-                            "reinstall bucketkit from a wheel or a checkout" + hint)
+                            "(bucketkit/jars/bucketkit-spark-<x.y>.jar, one per Spark release, which every wheel "
+                            "carries) nor jvm/src to build it; reinstall bucketkit from a wheel or a checkout" + hint)
     return jar
 
 

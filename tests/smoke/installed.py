@@ -22,6 +22,10 @@ assert all(Path(p or ".").resolve() != repo for p in sys.path), "the repository 
 spark = bucketkit.get_session("smoke", warehouse=str(work / "warehouse"), shuffle_partitions=4,
                               conf={"spark.sql.autoBroadcastJoinThreshold": "-1"})  # a sort-merge join, as big tables get
 assert spark.conf.get("spark.sql.catalog.spark_catalog") == "io.bucketkit.spark.BucketkitCatalog"
+import pyspark  # noqa: E402
+
+jar = [j for j in spark.conf.get("spark.jars").split(",") if "bucketkit-spark" in j]
+assert jar and jar[0].endswith(f"bucketkit-spark-{'.'.join(pyspark.__version__.split('.')[:2])}.jar"), jar
 spark.range(200).selectExpr("id AS k", "cast(id AS string) AS v").createOrReplaceTempView("src")
 for version in (1, 2):
     spark.sql(f"CREATE TABLE t{version} (k bigint, v string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
@@ -36,6 +40,22 @@ text = plan._jdf.queryExecution().executedPlan().toString()
 assert "Exchange" not in text, text
 assert spark.sql("SELECT count(*) FROM t1 a JOIN t2 b ON a.k = b.k").first()[0] == 200
 
+# the calls whose signatures differ between Spark releases (jvm/release/<x.y>/SparkRelease.java):
+# a partitioned INSERT (a partition's storage), a Parquet read, a scan packed by size (a new
+# BatchScanExec), a rebucket (the table's metadata copied with another bucket spec)
+spark.sql("CREATE TABLE tp (k bigint, v string) PARTITIONED BY (d int) CLUSTERED BY (k) INTO 4 BUCKETS "
+          "STORED AS PARQUET TBLPROPERTIES ('bucketing_version'='2')")
+spark.sql("INSERT INTO tp PARTITION (d) SELECT k, v, CAST(k % 3 AS INT) AS d FROM src")
+result = bucketkit.validate(bucketkit.resolve_table(spark, "tp"))
+assert result.ok and result.rows_checked == 200, result
+assert spark.sql("SELECT count(*), sum(k) FROM tp WHERE d = 1").first() == (67, sum(k for k in range(200) if k % 3 == 1))
+packed = spark.sql("SELECT count(*) FROM t2")
+assert packed.collect()[0][0] == 200  # collected: AQE's final plan, where the scan is packed
+assert "packed by size" in packed._jdf.queryExecution().executedPlan().toString()
+bucketkit.rebucket(spark, "t1", bucket_count=8, bucketing_version=2)
+assert bucketkit.validate(bucketkit.resolve_table(spark, "t1")).ok
+assert spark.sql("SELECT count(*) FROM t1 a JOIN t2 b ON a.k = b.k").first()[0] == 200
+
 df = spark.range(100).selectExpr("id AS k", "id * 2 AS v")
 bucketkit.write(df, "k", 4, path=str(work / "left"))
 bucketkit.write(df, "k", 4, path=str(work / "right"))
@@ -47,4 +67,6 @@ spark.stop()
 script = Path(sys.executable).with_name("bucketkit")
 out = subprocess.run([str(script), "inspect", str(work / "left")], capture_output=True, text=True, env=os.environ)
 assert out.returncode == 0 and "4 buckets" in out.stdout, out.stdout + out.stderr
-print("SMOKE OK")
+import pyspark  # noqa: E402
+
+print(f"SMOKE OK on pyspark {'.'.join(pyspark.__version__.split('.')[:2])}.")
