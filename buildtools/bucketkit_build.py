@@ -15,6 +15,7 @@ pyspark beside the sources.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -30,6 +31,9 @@ def get_requires_for_build_wheel(config_settings=None):
 
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    # setuptools' build/lib keeps what earlier builds copied there (a jar or module since renamed):
+    # a wheel carries only what the checkout has now
+    shutil.rmtree(ROOT / "build", ignore_errors=True)
     sys.path.insert(0, str(ROOT))  # bucketkit.jvmbuild needs only the standard library, pip and javac
     try:
         from bucketkit import jvmbuild
