@@ -3,7 +3,7 @@ rows as a plain ORC table.
 
 N rows (default 10M) of ``key bigint`` (splitmix64 of the row number: unique, spread over the whole
 range), ``s string``, ``d double``, routed to 64 buckets by Hive's v2 hash of ``key``
-(:mod:`bucketkit.hashing`, as Hive 3's ``INSERT`` into a bucketed table routes them). The table
+(:mod:`bucketkit.hashing.hive`, as Hive 3's ``INSERT`` into a bucketed table routes them). The table
 holds what Hive 3 leaves after one ``INSERT`` and three ``DELETE`` statements:
 
 * ``delta_0000001_0000001_0000/bucket_NNNNN``: each bucket's rows as insert events of write id 1,
@@ -34,8 +34,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as po
 
-from bucketkit.acid import encode_bucket_property
-from bucketkit.hashing import bucket_ids
+from bucketkit.acid.naming import encode_bucket_property
+from bucketkit.hashing.hive import bucket_ids
 
 BUCKETS = 64
 DELETE_WRITES = (2, 3, 4)

@@ -41,7 +41,7 @@ def _merge_profile(root: str) -> dict[str, float]:
     """Time the JVM-free ACID read of every bucket in this process (no Spark): list, then merge."""
     import pyarrow.fs as pafs
 
-    from bucketkit.acidread import read_bucket, snapshot, state_buckets
+    from bucketkit.acid.read import read_bucket, snapshot, state_buckets
 
     fs = pafs.LocalFileSystem()
     t0 = time.perf_counter()

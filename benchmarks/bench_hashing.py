@@ -1,6 +1,6 @@
 """Hive bucketing hashes: vectorised kernel throughput, and a bucket-id column in Spark.
 
-Kernels: ``bucketkit.hashing.bucket_ids`` over 10M Arrow values per case (v1/v2 int and bigint,
+Kernels: ``bucketkit.hashing.hive.bucket_ids`` over 10M Arrow values per case (v1/v2 int and bigint,
 ~16-byte strings), reported as rows per CPU-second of this single-threaded process, i.e. per core
 (robust to other load on the machine); the issue's goals are >= 200 M rows/s for v1 int/bigint
 and >= 20 M rows/s for v2 strings. Spark: ``with_bucket_id`` on a 10M-row DataFrame next to Spark's
@@ -25,7 +25,7 @@ BUCKETS = 64
 def _kernel_results(n: int) -> list[BenchResult]:
     import pyarrow as pa
 
-    from bucketkit.hashing import bucket_ids
+    from bucketkit.hashing.hive import bucket_ids
 
     rng = np.random.default_rng(42)
     ints = pa.array(rng.integers(-(2**31), 2**31, n, dtype=np.int32))
@@ -54,7 +54,7 @@ def _kernel_results(n: int) -> list[BenchResult]:
 def _spark_results(n: int) -> list[BenchResult]:
     from pyspark.sql import functions as F
 
-    from bucketkit.hashing import BucketFunction
+    from bucketkit.hashing.hive import BucketFunction
     from bucketkit.spark.hashcol import arrow_bucket_id_column, bucket_id_column, jvm_column_class
     from bucketkit.spark.hashexpr import native_bucket_id_column
 

@@ -81,7 +81,7 @@ def aggregate(df: Any) -> tuple:
 
 def _profile_kernel(plan: Any) -> dict[str, float]:
     """Time the pyarrow kernel alone over every group: reading vs joining (no Spark)."""
-    from bucketkit.joinexec import build_exec, hash_join
+    from bucketkit.joins.execute import build_exec, hash_join
 
     ex = build_exec(plan, [("left", "d"), ("right", "d")])
     g0 = plan.groups[0]

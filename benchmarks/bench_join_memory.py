@@ -91,9 +91,9 @@ import json, resource, sys, time
 import pyarrow as pa
 engine, left, right, budget = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 import bucketkit
-from bucketkit.joinexec import build_exec, execute_group
-from bucketkit.joinmemory import Budget
-from bucketkit.joinspill import SpillStats
+from bucketkit.joins.execute import build_exec, execute_group
+from bucketkit.joins.memory import Budget
+from bucketkit.joins.spill import SpillStats
 plan = bucketkit.plan_join(left, right, "k")
 ex = build_exec(plan, [("left", "d"), ("right", "d")])
 g = plan.groups[0]

@@ -50,7 +50,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    from bucketkit.layout import discover
+    from bucketkit.layout.discovery import discover
 
     files = scaled(100_000, scale, minimum=1000)
     root, partitions = make_tree(files)

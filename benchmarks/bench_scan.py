@@ -53,7 +53,7 @@ def _force(df: Any) -> tuple:
 
 def _keys(spark: Any, root: str, count: int) -> list[int]:
     """One existing key from each of ``count`` different bucket files (so IN reads ``count`` buckets)."""
-    from bucketkit.pruning import plan_scan
+    from bucketkit.pruning.plan import plan_scan
 
     files = plan_scan(root).files
     picks = [files[i * len(files) // count] for i in range(count)]
@@ -62,7 +62,7 @@ def _keys(spark: Any, root: str, count: int) -> list[int]:
 
 def run(scale: float = 1.0) -> list[BenchResult]:
     import bucketkit
-    from bucketkit.pruning import plan_scan
+    from bucketkit.pruning.plan import plan_scan
 
     spark = bench_session()
     n = scaled(10_000_000, scale)

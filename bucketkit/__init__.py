@@ -1,7 +1,7 @@
 """bucketkit: Hive/Trino-compatible bucketed tables and shuffle-free bucket joins for PySpark.
 
 The core (naming, hashing, layout, metadata, pruning, join planning) is pure Python + pyarrow;
-only ``bucketkit.spark`` imports pyspark. Public names and submodules (``bucketkit.naming``,
+only ``bucketkit.spark`` imports pyspark. Public names and submodules (``bucketkit.layout.naming``,
 ``bucketkit.spark.catalog``) are imported lazily on first use, so that ``import bucketkit`` stays
 cheap and needs no JVM.
 """
@@ -20,20 +20,20 @@ __version__ = "0.1.0"
 
 _EXPORTS = {
     # core, no JVM
-    "TableSpec": "bucketkit.metadata",
-    "SortKey": "bucketkit.metadata",
-    "read_spec": "bucketkit.metadata",
+    "TableSpec": "bucketkit.layout.metadata",
+    "SortKey": "bucketkit.layout.metadata",
+    "read_spec": "bucketkit.layout.metadata",
     "BucketedTable": "bucketkit.table",
     "open_table": "bucketkit.table",
-    "discover": "bucketkit.layout",
-    "TableLayout": "bucketkit.layout",
-    "hive_hash": "bucketkit.hashing",
-    "bucket_number": "bucketkit.hashing",
-    "bucket_ids": "bucketkit.hashing",
-    "BucketFunction": "bucketkit.hashing",
+    "discover": "bucketkit.layout.discovery",
+    "TableLayout": "bucketkit.layout.discovery",
+    "hive_hash": "bucketkit.hashing.hive",
+    "bucket_number": "bucketkit.hashing.hive",
+    "bucket_ids": "bucketkit.hashing.hive",
+    "BucketFunction": "bucketkit.hashing.hive",
     "reference_kind": "bucketkit.table",
-    "ScanPlan": "bucketkit.pruning",
-    "JoinPlan": "bucketkit.joinplan",
+    "ScanPlan": "bucketkit.pruning.plan",
+    "JoinPlan": "bucketkit.joins.plan",
     "validate": "bucketkit.validation",
     "ValidationResult": "bucketkit.validation",
     # plans: no JVM unless a catalog name or SQL filter needs Spark
@@ -44,7 +44,7 @@ _EXPORTS = {
     "get_session": "bucketkit.spark.session",
     "write": "bucketkit.spark.writer",
     "rebucket": "bucketkit.spark.rebucket",
-    "WriteResult": "bucketkit.writing",
+    "WriteResult": "bucketkit.writing.steps",
     "scan": "bucketkit.spark.scan",
     "join": "bucketkit.spark.join",
     "sql_status": "bucketkit.spark.sqlstatus",
@@ -53,11 +53,11 @@ _EXPORTS = {
 __all__ = sorted([*_EXPORTS, *_error_names])
 
 if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imports on first use
-    from bucketkit.hashing import BucketFunction, bucket_ids, bucket_number, hive_hash
-    from bucketkit.joinplan import JoinPlan
-    from bucketkit.layout import TableLayout, discover
-    from bucketkit.metadata import SortKey, TableSpec, read_spec
-    from bucketkit.pruning import ScanPlan
+    from bucketkit.hashing.hive import BucketFunction, bucket_ids, bucket_number, hive_hash
+    from bucketkit.joins.plan import JoinPlan
+    from bucketkit.layout.discovery import TableLayout, discover
+    from bucketkit.layout.metadata import SortKey, TableSpec, read_spec
+    from bucketkit.pruning.plan import ScanPlan
     from bucketkit.spark.catalog import resolve_table
     from bucketkit.spark.join import join, plan_join
     from bucketkit.spark.scan import plan_scan, scan
@@ -67,11 +67,11 @@ if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imp
     from bucketkit.spark.writer import write
     from bucketkit.table import BucketedTable, open_table, reference_kind
     from bucketkit.validation import ValidationResult, validate
-    from bucketkit.writing import WriteResult
+    from bucketkit.writing.steps import WriteResult
 
 
 def _submodule(package: str, name: str) -> Any:
-    """``package.name`` imported on first use (``bucketkit.naming`` after a bare ``import bucketkit``)."""
+    """``package.name`` imported on first use (``bucketkit.layout.naming`` after a bare ``import bucketkit``)."""
     if name.startswith("__") or importlib.util.find_spec(f"{package}.{name}") is None:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
     return importlib.import_module(f"{package}.{name}")

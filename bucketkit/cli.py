@@ -9,7 +9,7 @@ Subcommands (each also takes ``--json``):
   ``--bucket-count``) per partition the chosen base/deltas/delete deltas, obsolete and aborted
   directories, and per bucket its files of each kind, rows and delete events.
 * ``bucketkit recover PATH [--dry-run]``: finish or undo writes whose writer died
-  (:func:`bucketkit.commit.recover`).
+  (:func:`bucketkit.writing.commit.recover`).
 * ``bucketkit validate PATH [--sample FRACTION | --every N] [--write-ids LIST]``: re-hash the bucket
   columns of every row with the table's bucket function; report each row stored in the wrong bucket
   (a Hive ACID table: the rows of its snapshot, bucket by bucket).
@@ -34,7 +34,7 @@ from typing import Any, Sequence
 
 from bucketkit.errors import BucketkitError, InvalidArgumentError
 from bucketkit.io import split_top_level
-from bucketkit.layout import format_bytes
+from bucketkit.layout.discovery import format_bytes
 
 __all__ = ["main", "build_parser"]
 
@@ -143,7 +143,7 @@ def _resolve(args: argparse.Namespace):
     """``(BucketedTable or None, bucket_count, partitioned_by, source)`` from metadata or flags."""
     from bucketkit.errors import TableNotFoundError
     from bucketkit.io import resolve_filesystem
-    from bucketkit.metadata import check_table_dir, read_spec
+    from bucketkit.layout.metadata import check_table_dir, read_spec
     from bucketkit.table import open_table
 
     fs, root = resolve_filesystem(args.path)
@@ -153,7 +153,7 @@ def _resolve(args: argparse.Namespace):
         read_spec(root, fs)
     except TableNotFoundError:
         if args.bucket_count is None:
-            from bucketkit.acidplan import WRITER_IDS, unbucketed_spec
+            from bucketkit.acid.plan import WRITER_IDS, unbucketed_spec
 
             if unbucketed_spec(fs, root, partitioned_by=partitioned_by) is not None:
                 return None, WRITER_IDS, partitioned_by, "Hive ACID directories; bucket_N are writer ids"
@@ -188,7 +188,7 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 
 # -- inspect ------------------------------------------------------------------------------------
 def cmd_inspect(args: argparse.Namespace) -> int:
-    from bucketkit.layout import discover
+    from bucketkit.layout.discovery import discover
 
     table, bucket_count, partitioned_by, source = _resolve(args)
     layout = discover(args.path if table is None else table.location, bucket_count,
@@ -211,7 +211,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         info["skew"] = _skew(info[f"{basis}_per_bucket"])
         info["skew_basis"] = basis
         parts.append(info)
-    from bucketkit.commit import recover
+    from bucketkit.writing.commit import recover
 
     warnings = [f"leftover staging directory {d} (an interrupted bucketkit write; hidden from readers, safe to "
                 f"delete when no write is running)" for d in layout.staging_dirs]
@@ -230,7 +230,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def _inspect_acid(fs, path: str, info: dict[str, Any], args: argparse.Namespace, bucket_count: int,
                   unbucketed: bool) -> dict[str, Any]:
     """An ACID partition: its snapshot; rows and skew from its base/delta/original files only."""
-    from bucketkit.acidplan import describe_partition
+    from bucketkit.acid.plan import describe_partition
 
     counter = None if args.no_rows else (lambda f: _row_count(fs, f, fs.get_file_info(f).size))
     info["acid"] = acid = describe_partition(fs, path, args.write_ids, counter)
@@ -336,7 +336,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 # -- plan-join ----------------------------------------------------------------------------------
 def cmd_plan_join(args: argparse.Namespace) -> int:
-    from bucketkit.joinplan import plan_join
+    from bucketkit.joins.plan import plan_join
 
     on: list[Any] = []
     for key in _split_types(args.on) or []:
@@ -370,7 +370,7 @@ def cmd_rebucket(args: argparse.Namespace) -> int:
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
-    from bucketkit.commit import recover
+    from bucketkit.writing.commit import recover
 
     actions = recover(args.path, dry_run=args.dry_run)
     data = {"path": args.path, "actions": [{"write_id": a.write_id, "state": a.state, "detail": a.detail}

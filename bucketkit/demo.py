@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.layout import format_bytes
+from bucketkit.layout.discovery import format_bytes
 
 __all__ = ["main", "run", "DemoReport"]
 

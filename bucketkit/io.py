@@ -40,7 +40,7 @@ COMPRESSIONS = {"orc": ("none", "snappy", "zlib", "lz4", "zstd"),
 DEFAULT_COMPRESSION = "snappy"  # readable by Hive 2/3, Trino, PrestoDB and Spark; fast to write
 #: The directory name Hive and Spark give a NULL or empty partition value.
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
-#: Where Spark's tasks write, inside the next version of a table (:mod:`bucketkit.commit`).
+#: Where Spark's tasks write, inside the next version of a table (:mod:`bucketkit.writing.commit`).
 STAGING_DIR = ".bucketkit-staging"
 #: Per-write staging directories inside the table itself, left by interrupted writes of bucketkit
 #: before the versioned commit; listings report them (``TableLayout.staging_dirs``).

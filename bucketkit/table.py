@@ -21,7 +21,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import resolve_filesystem
-from bucketkit.metadata import TableSpec, check_table_dir, read_spec
+from bucketkit.layout.metadata import TableSpec, check_table_dir, read_spec
 
 __all__ = ["BucketedTable", "TableRef", "open_table", "reference_kind", "spec_options_given"]
 
@@ -42,7 +42,7 @@ class BucketedTable:
             (e.g. no ``bucketing_version`` was given for a foreign table): then every reader reads
             it as unbucketed, with this reason in its plan, instead of guessing a hash.
         transactional: ``"full"`` or ``"insert_only"`` for a Hive ACID table whose catalog says
-            so; ``None``: decided from the files (see :mod:`bucketkit.acidplan`).
+            so; ``None``: decided from the files (see :mod:`bucketkit.acid.plan`).
     """
 
     location: str
@@ -53,8 +53,8 @@ class BucketedTable:
     transactional: str | None = None
 
     def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None):
-        """List and map the table's files to buckets (see :func:`bucketkit.layout.discover`)."""
-        from bucketkit.layout import discover
+        """List and map the table's files to buckets (see :func:`bucketkit.layout.discovery.discover`)."""
+        from bucketkit.layout.discovery import discover
 
         return discover(self.location, self.spec.bucket_count, filesystem=self.filesystem,
                         partitioned_by=self.spec.partitioned_by, partition_filter=partition_filter)
@@ -115,7 +115,7 @@ def open_table(
     ``bucketBy`` table; without either the table opens with :attr:`BucketedTable.unbucketed_reason`
     set, and reads are correct but unpruned. A Hive ACID directory (``base_``/``delta_``
     sub-directories) opened without ``bucketed_by``/``bucket_count`` is an unbucketed ACID table
-    (:func:`bucketkit.acidplan.unbucketed_spec`), read unbucketed.
+    (:func:`bucketkit.acid.plan.unbucketed_spec`), read unbucketed.
     """
     if isinstance(path, BucketedTable):
         return path
@@ -129,7 +129,7 @@ def open_table(
         spec = read_spec(root, fs)
     except TableNotFoundError:
         if bucketed_by is None and bucket_count is None and bucket_types is None:
-            from bucketkit.acidplan import UNBUCKETED, unbucketed_spec
+            from bucketkit.acid.plan import UNBUCKETED, unbucketed_spec
 
             acid = unbucketed_spec(fs, root, partitioned_by=partitioned_by, partition_types=partition_types,
                                    table_columns=table_columns, file_format=file_format)

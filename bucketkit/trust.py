@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from bucketkit.acidplan import transactional_kind
+from bucketkit.acid.plan import transactional_kind
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
-from bucketkit.hashing import check_bucketable
-from bucketkit.metadata import TableSpec
-from bucketkit.naming import is_spark_hive_insert
+from bucketkit.hashing.hive import check_bucketable
+from bucketkit.layout.metadata import TableSpec
+from bucketkit.layout.naming import is_spark_hive_insert
 
 __all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict", "format_of_serde", "LAYOUT_FIELDS",
            "record_disagreement"]
@@ -126,7 +126,7 @@ def layout_doubt(spec: TableSpec, layout) -> str | None:
 
     Args:
         spec: the declared spec.
-        layout: the table's :class:`~bucketkit.layout.TableLayout` (the partitions being read).
+        layout: the table's :class:`~bucketkit.layout.discovery.TableLayout` (the partitions being read).
     """
     for part in layout.partition_layouts:
         files = [f for fs in part.buckets.values() for f in fs]

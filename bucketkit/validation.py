@@ -20,14 +20,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.acidread import bucket_files, read_bucket, snapshot, state_buckets
+from bucketkit.acid.read import bucket_files, read_bucket, snapshot, state_buckets
 from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
 from bucketkit.io import DataFile, detect_data_file, positional_names, resolve_filesystem
-from bucketkit.layout import PartitionLayout, discover
-from bucketkit.metadata import TableSpec, check_table_dir, read_spec
+from bucketkit.layout.discovery import PartitionLayout, discover
+from bucketkit.layout.metadata import TableSpec, check_table_dir, read_spec
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
-from bucketkit.versions import vanished
+from bucketkit.layout.versions import vanished
 
 __all__ = ["validate", "ValidationResult", "MisplacedRow", "detect_file"]
 
@@ -269,7 +269,7 @@ class _Tally:
 
 def detect_file(fs: pafs.FileSystem, path: str) -> DataFile | None:
     """:func:`bucketkit.io.detect_data_file` (None: neither ORC nor Parquet); a file deleted since
-    the listing is a :func:`~bucketkit.versions.vanished` error."""
+    the listing is a :func:`~bucketkit.layout.versions.vanished` error."""
     try:
         return detect_data_file(fs, path)
     except FileNotFoundError:

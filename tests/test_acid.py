@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bucketkit.acid import (AcidDir, BucketCodec, decode_bucket_property, encode_bucket_property,
+from bucketkit.acid.naming import (AcidDir, BucketCodec, decode_bucket_property, encode_bucket_property,
                             is_acid_side_file, original_row_id_bases, parse_acid_dir)
-from bucketkit.acidstate import select_current
+from bucketkit.acid.state import select_current
 from bucketkit.errors import InvalidArgumentError
 
 

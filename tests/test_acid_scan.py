@@ -21,34 +21,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bucketkit
-from bucketkit.acid import encode_bucket_property
-from bucketkit.acidplan import UNBUCKETED
+from bucketkit.acid.naming import encode_bucket_property
+from bucketkit.acid.plan import UNBUCKETED
 from bucketkit.errors import AcidStateError, InvalidArgumentError
-from bucketkit.hashing import BucketFunction
+from bucketkit.hashing.hive import BucketFunction
 from bucketkit.spark.datasource import register_data_sources
 from bucketkit.spark.scan import plan_scan, read_plan, scan
-from engine_files import engine, needs_engine
-from sparkown import catalog_off
-from test_acid_history import DELETE, INSERT, replay, write_acid_file, writes
-
-
-def rows(df):
-    return sorted(tuple(r) for r in df.collect())
-
-
-def plain(rel):
-    return [tuple(r.values()) for r in po.ORCFile(engine(rel)).read().to_pylist()]
-
-
-def dummy_rows():
-    """Trino's dummy_id_data_orc snapshot: its original files' rows but row 2 of bucket 0 (TestOrcDeletedRows)."""
-    originals = [plain(f"trino/dummy_id_data_orc/{n}")
-                 for n in ("000000_0", "000001_0", "000002_0", "000002_0_copy_1", "000002_0_copy_2")]
-    return sorted(r for i, f in enumerate(originals) for j, r in enumerate(f) if (i, j) != (0, 2))
-
-
-def nations():
-    return plain("trino/fullacidNationTableWithOriginalFiles/000000_0")
+from support.engine import engine, needs_engine
+from support.sparkown import catalog_off
+from support.acid import (DELETE, INSERT, bucketed_acid_table, dummy_rows, nations, plain, replay, rows,
+                          write_acid_file, writes)
 
 
 @needs_engine
@@ -146,24 +128,8 @@ def test_insert_only_table(spark, tmp_path):
         scan(spark, path=str(tmp_path), row_id=True)
 
 
-def _bucketed_acid_table(root):
-    """A 4-bucket (Hive v2 hash on int k) full-ACID table: keys 0..39 inserted by write 1, keys
-    divisible by 3 deleted by write 2; returns the live keys (the reference)."""
-    fn = BucketFunction(2, ["int"], 4)
-    by_bucket = {}
-    for k in range(40):
-        by_bucket.setdefault(fn.bucket_of([k]), []).append(k)
-    for b, keys in by_bucket.items():
-        prop = encode_bucket_property(b)
-        write_acid_file(root / "delta_0000001_0000001_0000" / f"bucket_{b:05d}",
-                        [(INSERT, 1, prop, i, 1, (k, f"v{k}")) for i, k in enumerate(keys)])
-        write_acid_file(root / "delete_delta_0000002_0000002_0000" / f"bucket_{b:05d}",
-                        [(DELETE, 1, prop, i, 2, None) for i, k in enumerate(keys) if k % 3 == 0])
-    return fn, [k for k in range(40) if k % 3]
-
-
 def test_pruned_lookup_reads_only_the_buckets_files(spark, tmp_path):
-    fn, _ = _bucketed_acid_table(tmp_path)
+    fn, _ = bucketed_acid_table(tmp_path)
     opts = dict(bucketed_by="k", bucket_count=4, bucketing_version=2, bucket_types=["int"])
     plan = plan_scan(path=str(tmp_path), filters=[("k", "in", [7, 9])], **opts)
     assert plan.selected_buckets == {fn.bucket_of([7]), fn.bucket_of([9])}
@@ -176,7 +142,7 @@ def test_pruned_lookup_reads_only_the_buckets_files(spark, tmp_path):
 
 
 def test_full_read_of_a_bucketed_table_matches_the_reference(spark, tmp_path):
-    _, live = _bucketed_acid_table(tmp_path)
+    _, live = bucketed_acid_table(tmp_path)
     opts = dict(bucketed_by="k", bucket_count=4, bucketing_version=2, bucket_types=["int"])
     assert rows(scan(spark, path=str(tmp_path), **opts)) == [(k, f"v{k}") for k in live]
     assert rows(scan(spark, path=str(tmp_path), filters="k > 30", columns=["k"], **opts)) == \

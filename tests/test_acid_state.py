@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bucketkit.acidstate import acid_state, file_bucket
+from bucketkit.acid.state import acid_state, file_bucket
 from bucketkit.errors import AcidStateError, CorruptTableError, InvalidArgumentError
-from bucketkit.writeids import ALL, MAX_ID, NONE, SOME, ValidTxnList, ValidWriteIdList
+from bucketkit.acid.writeids import ALL, MAX_ID, NONE, SOME, ValidTxnList, ValidWriteIdList
 
 ALL_100 = f"tbl:100:{MAX_ID}:"
 
@@ -261,6 +261,6 @@ def test_selection_agrees_with_hive_under_open_and_aborted_writes(spark, tmp_pat
 
 
 def _hive_order(name):
-    from bucketkit.acid import parse_acid_dir
+    from bucketkit.acid.naming import parse_acid_dir
     a = parse_acid_dir(name)
     return a.min_write_id, -a.max_write_id, -1 if a.statement_id is None else a.statement_id, name

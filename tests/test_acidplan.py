@@ -12,11 +12,11 @@ import shutil
 
 import pytest
 
-from bucketkit.acidplan import FULL, INSERT_ONLY, UNBUCKETED, transactional_kind
+from bucketkit.acid.plan import FULL, INSERT_ONLY, UNBUCKETED, transactional_kind
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.pruning import plan_scan
+from bucketkit.pruning.plan import plan_scan
 from bucketkit.table import open_table
-from engine_files import engine, needs_engine
+from support.engine import engine, needs_engine
 
 
 @needs_engine
@@ -62,8 +62,8 @@ def test_write_ids_leave_open_and_aborted_writes_out_of_the_plan():
 
 
 def test_write_ids_on_a_plain_table_are_refused(tmp_path):
-    from scan_support import write_arrow_table
-    from bucketkit.metadata import TableSpec
+    from support.scan import write_arrow_table
+    from bucketkit.layout.metadata import TableSpec
 
     spec = TableSpec.create("k", 2, columns={"k": "bigint"})
     write_arrow_table(str(tmp_path / "t"), spec, [{"k": 1}])

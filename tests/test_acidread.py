@@ -17,14 +17,12 @@ import pyarrow.fs as pafs
 import pyarrow.orc as po
 import pytest
 
-from bucketkit.acidread import bucket_files, read_bucket, read_snapshot, snapshot
+from bucketkit.acid.read import bucket_files, read_bucket, read_snapshot, snapshot
 from bucketkit.errors import AcidStateError
 
-ENGINE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "engine-files")
-if not os.path.isdir(ENGINE):
-    ENGINE = "/work/shared/data/engine-files"
-pytestmark = pytest.mark.skipif(not os.path.isdir(ENGINE), reason="../shared/data/engine-files is absent "
-                                "(real Hive 3 / Trino ACID files live outside the repository)")
+from support.engine import ENGINE, needs_engine
+
+pytestmark = needs_engine
 FS = pafs.LocalFileSystem()
 
 
@@ -126,7 +124,7 @@ def test_empty_state_reads_nothing(tmp_path):
 
 
 def test_insert_only_table_reads_plain_files_of_the_snapshot(tmp_path):
-    from bucketkit.acidread import read_insert_only
+    from bucketkit.acid.read import read_insert_only
 
     def put(rel, values):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)

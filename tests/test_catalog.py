@@ -9,10 +9,10 @@ import pytest
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError
-from bucketkit.hashing import bucket_number, hive_hash
-from bucketkit.naming import bucket_of
+from bucketkit.hashing.hive import bucket_number, hive_hash
+from bucketkit.layout.naming import bucket_of
 from bucketkit.spark.catalog import MANAGED_PROPERTY, load_table, spark_written_files
-from sparkown import spark_insert, spark_insert_into_v2
+from support.sparkown import spark_insert, spark_insert_into_v2
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from bucketkit.cli import main
-from bucketkit.hashing import BucketFunction
-from bucketkit.metadata import TableSpec, write_spec
-from engine_files import engine, needs_engine
-from sparkown import spark_insert, spark_insert_into_v2
+from bucketkit.hashing.hive import BucketFunction
+from bucketkit.layout.metadata import TableSpec, write_spec
+from support.engine import engine, needs_engine
+from support.sparkown import spark_insert, spark_insert_into_v2
 
 QID = "20190526_072952_00009_fn7s5"
 UUID = "9a8b7c6d-1111-2222-3333-444455556666"
@@ -171,7 +171,7 @@ def test_validate_finds_misplaced_rows(tmp_path, capsys):
 
 
 def test_validate_checks_an_acid_snapshot(tmp_path, capsys):
-    from acidutil import misplaced_acid_table
+    from support.acid import misplaced_acid_table
 
     root, prop = misplaced_acid_table(tmp_path / "acid")
     flags = ["--bucket-count", 4, "--bucketed-by", "k", "--bucket-types", "int", "--bucketing-version", 1, "--json"]

@@ -14,11 +14,11 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from bucketkit.commit import Transaction, new_write_id, recover, settle, visible_files
+from bucketkit.writing.commit import Transaction, new_write_id, recover, settle, visible_files
 from bucketkit.errors import CommitError, ConcurrentModificationError
 from bucketkit.io import STAGING_DIR
-from bucketkit.metadata import METADATA_FILE, TableSpec, read_spec
-from bucketkit.versions import VERSION_PREFIX, TablePaths
+from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
+from bucketkit.layout.versions import VERSION_PREFIX, TablePaths
 
 SPEC = TableSpec(("k",), ("bigint",), 4, columns=(("k", "bigint"), ("v", "string")), partitioned_by=("p",))
 REPO = Path(__file__).resolve().parents[1]
@@ -165,7 +165,7 @@ def test_a_failing_link_rolls_everything_back(table, monkeypatch):
             raise OSError("disk full")
         os.link(src, dst)
 
-    monkeypatch.setattr("bucketkit.commit.link_or_copy", flaky)
+    monkeypatch.setattr("bucketkit.writing.commit.link_or_copy", flaky)
     with pytest.raises(CommitError, match="rolled back: disk full"):
         tx.commit(staged)
     assert contents(table) == before
@@ -188,13 +188,13 @@ def test_a_foreign_file_added_during_the_commit_is_moved_over(table, monkeypatch
     """A writer that ignores bucketkit's lock drops a file into the live version while bucketkit
     builds the next one: the commit moves it into the new version rather than lose it."""
     write(table, {"p=1/000000_0_a": "old"})
-    real = __import__("bucketkit.commit", fromlist=["switch"]).switch
+    real = __import__("bucketkit.writing.commit", fromlist=["switch"]).switch
 
     def late_arrival(fs, live, *args, **kwargs):
         (Path(live) / "p=1" / "000001_0_foreign").write_text("foreign")
         return real(fs, live, *args, **kwargs)
 
-    monkeypatch.setattr("bucketkit.commit.switch", late_arrival)
+    monkeypatch.setattr("bucketkit.writing.commit.switch", late_arrival)
     summary = write(table, {"p=2/000000_0_b": "new"})
     assert summary.swept == ("p=1/000001_0_foreign",)
     assert contents(table) == {"p=1/000000_0_a": "old", "p=1/000001_0_foreign": "foreign", "p=2/000000_0_b": "new"}

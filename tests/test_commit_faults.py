@@ -11,17 +11,17 @@ import textwrap
 
 import pytest
 
-from bucketkit.commit import recover, settle
+from bucketkit.writing.commit import recover, settle
 from bucketkit.errors import UnfinishedCommitError
-from bucketkit.metadata import read_spec
-from bucketkit.versions import TablePaths
-from commit_support import REPO, SPEC, as_counter, commit_rows, read_bucketkit, read_plain
+from bucketkit.layout.metadata import read_spec
+from bucketkit.layout.versions import TablePaths
+from support.commit import REPO, SPEC, as_counter, commit_rows, read_bucketkit, read_plain
 
 OLD = {"p=1": [(k, "old") for k in range(8)], "p=2": [(k, "old") for k in range(8, 12)]}
 NEW = {"p=1": [(k, "new") for k in range(100, 106)], "p=3": [(k, "new") for k in range(200, 202)]}
 CRASHER = textwrap.dedent("""
     import json, sys
-    from commit_support import commit_rows
+    from support.commit import commit_rows
     mode, replace, switch = sys.argv[2], json.loads(sys.argv[3]), sys.argv[4]
     commit_rows(sys.argv[1], json.loads(sys.argv[5]), mode=mode, replace=replace, switch=switch)
 """)

@@ -27,13 +27,13 @@ from functools import partial
 import pytest
 
 from bucketkit.errors import ConcurrentModificationError
-from commit_support import FLAT, REPO, SPEC, ListingRaced, commit_rows, listed_files, read_bucketkit, read_plain
+from support.commit import (FLAT, REPO, SPEC, ListingRaced, commit_rows, listed_files, read_bucketkit, read_plain,
+                            version_id, version_rows)
 
 VERSIONS = 24
 WRITER = textwrap.dedent("""
     import os, sys, time
-    from commit_support import FLAT, SPEC, commit_rows
-    from test_commit_readers import version_id, version_rows
+    from support.commit import FLAT, SPEC, commit_rows, version_id, version_rows
     root, mode, flat, how = sys.argv[1], sys.argv[2], sys.argv[3] == "flat", sys.argv[4]
     progress = sys.argv[6]
     for v in range(1, int(sys.argv[5]) + 1):
@@ -44,19 +44,6 @@ WRITER = textwrap.dedent("""
         while os.path.getsize(progress) < reads + 2 and time.monotonic() < deadline:
             time.sleep(0.005)
 """)
-
-
-def version_rows(v: int, flat: bool) -> dict[str, list[tuple[int, str]]]:
-    """Version v's rows: a count that differs between neighbours, keys unique to v, tag v."""
-    rows = [(v * 10_000 + i, f"v{v}") for i in range(40 + 29 * (v % 5))]
-    if flat:
-        return {"": rows}
-    return {f"p={i}": [r for r in rows if r[0] % 3 == i] for i in range(3) if any(r[0] % 3 == i for r in rows)}
-
-
-def version_id(v: int) -> str:
-    """Version v's write id (the shape of new_write_id), so file names tell their version."""
-    return f"20260101_000000_{v:05d}_loopv"
 
 
 def expected(v: int, flat: bool) -> Counter:
@@ -153,7 +140,7 @@ SPARK_WRITER = textwrap.dedent("""
     from pyspark.sql import functions as F
     import bucketkit
     from bucketkit.spark.session import get_session
-    from test_commit_readers import version_rows
+    from support.commit import version_rows
     spark = get_session("loop", master="local[1]", hive=False, shuffle_partitions=2,
                         warehouse=tempfile.mkdtemp() + "/wh")
     for v in range(1, int(sys.argv[5]) + 1):
@@ -189,7 +176,7 @@ def test_bucketkit_waits_out_the_switch_of_the_rename_fallback(tmp_path):
 def test_a_switch_between_listing_the_root_and_its_partitions_makes_bucketkit_list_again(tmp_path):
     """Deterministic form of the race above: the overwrite lands after the root was listed (the
     partition filter runs between the two), so the partitions come from the next version."""
-    from bucketkit.layout import discover
+    from bucketkit.layout.discovery import discover
 
     table = tmp_path / "t"
     commit_rows(table, version_rows(1, False))
@@ -209,7 +196,7 @@ def test_a_switch_between_listing_the_root_and_its_partitions_makes_bucketkit_li
 
 
 def test_a_file_replaced_between_planning_and_reading_is_a_clear_error(tmp_path):
-    from bucketkit.pruning import plan_scan
+    from bucketkit.pruning.plan import plan_scan
     from bucketkit.spark.datasource import FilePartition, _read_file
 
     table = tmp_path / "t"
@@ -225,8 +212,8 @@ def test_a_file_replaced_between_planning_and_reading_is_a_clear_error(tmp_path)
 APPENDER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from bucketkit.commit import Transaction
-    from commit_support import SPEC, stage_rows
+    from bucketkit.writing.commit import Transaction
+    from support.commit import SPEC, stage_rows
     root, me, rounds, gate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), Path(sys.argv[4])
     for r in range(rounds):
         tx = Transaction(root, SPEC, mode="append")

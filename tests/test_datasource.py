@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import split_top_level
-from bucketkit.metadata import TableSpec
-from bucketkit.pruning import plan_scan
+from bucketkit.layout.metadata import TableSpec
+from bucketkit.pruning.plan import plan_scan
 from bucketkit.spark.datasource import FilePartition, read_table, table_from_options
-from scan_support import write_arrow_table
-from test_scan import SPEC, filters, full_read, hive_table, rows_for, sorted_rows  # noqa: F401 (fixture)
+from support.scan import write_arrow_table
+from support.scan import SPEC, filters, full_read, hive_table, rows_for, sorted_rows  # noqa: F401 (fixture)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The filter language without a JVM: terms, the op table, normalize, evaluate and to_pyarrow.
 
-The oracle for :func:`~bucketkit.filters.evaluate` is pyarrow's compute engine running the
-expression :func:`~bucketkit.filters.to_pyarrow` builds (a NULL result keeps no row, as in a SQL
+The oracle for :func:`~bucketkit.pruning.filters.evaluate` is pyarrow's compute engine running the
+expression :func:`~bucketkit.pruning.filters.to_pyarrow` builds (a NULL result keeps no row, as in a SQL
 WHERE), on random arrays with nulls; the pyarrow expression is held to Spark's join results in
 ``tests/test_join_spark.py``. Negation and mirroring are checked against Python's own comparisons.
 """
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bucketkit import pruning
-from bucketkit.filters import (LIST_OPS, NULL_OPS, OPS, TRUE, UNKNOWN, Term, evaluate, mirrored, normalize,
+from bucketkit.pruning import plan as pruning
+from bucketkit.pruning.filters import (LIST_OPS, NULL_OPS, OPS, TRUE, UNKNOWN, Term, evaluate, mirrored, normalize,
                                to_pyarrow, to_text)
 
 SPELLINGS = {"=": ["=", "==", " = "], "!=": ["!=", "<>"], "<": ["<"], "<=": ["<="], ">": [">"], ">=": [">="],

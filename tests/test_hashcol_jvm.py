@@ -1,5 +1,5 @@
 """The bucket-id column bucketkit.write adds, computed in the JVM (``io.bucketkit.spark.HiveBucketColumn``
-over the jar's ``HiveHash``), held to Hive's own classes (``hive_oracle``) and to ``bucketkit.hashing``,
+over the jar's ``HiveHash``), held to Hive's own classes (``hive_oracle``) and to ``bucketkit.hashing.hive``,
 v1 and v2, over hypothesis values of every bucketable type and multi-column keys; the fallbacks
 (Spark SQL expression, Arrow UDF) in sessions without the jar; writes through it that validate()
 accepts."""
@@ -14,12 +14,12 @@ import sys
 import textwrap
 
 import pytest
-from hive_oracle import EDGES, TYPES, HiveOracle, values_of
+from support.hive_oracle import EDGES, TYPES, HiveOracle, values_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bucketkit
-from bucketkit.hashing import bucket_number, hive_hash
+from bucketkit.hashing.hive import bucket_number, hive_hash
 from bucketkit.spark import hashcol
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
 
@@ -48,7 +48,7 @@ def buckets_by_spark(spark, types, rows, n, *, expect_jvm=True):
 
 
 def expected_buckets(oracle, types, rows, n):
-    """[(v1, v2)] per row from Hive's classes, asserted equal to bucketkit.hashing's on the way."""
+    """[(v1, v2)] per row from Hive's classes, asserted equal to bucketkit.hashing.hive's on the way."""
     out = []
     for row in rows:
         hive = (oracle.v1_bucket(row, types, n), bucket_number(oracle.v2(row, types), n))

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bucketkit._murmur3 import SEED
+from bucketkit.hashing.murmur3 import SEED
 from bucketkit.spark.hashexpr import (HIVE_SEED_PREIMAGE, NATIVE_TYPES, native_bucket_id_column,
                                       spark_hash_seed_preimage)
-from hive_oracle import PRIMITIVE_VALUES, HiveOracle
-from sparkown import spark_insert
+from support.hive_oracle import PRIMITIVE_VALUES, HiveOracle
+from support.sparkown import spark_insert
 
 BUCKETS = 61  # prime: every hash bit matters
 
@@ -83,8 +83,6 @@ def test_one_column_equals_hive(spark, oracle, hive_type, version):
     values = EDGES[hive_type] + _random_values(hive_type, 150, rng) + [None]
     rows = [(v,) for v in values]
     assert _spark_buckets(spark, rows, [hive_type], version) == _hive_buckets(oracle, rows, [hive_type], version)
-
-
 
 
 @st.composite

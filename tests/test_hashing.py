@@ -1,4 +1,4 @@
-"""Pure-Python tests of bucketkit.hashing: API contracts, errors, literals, the value object.
+"""Pure-Python tests of bucketkit.hashing.hive: API contracts, errors, literals, the value object.
 
 Hash values themselves are proven against Hive in test_hashing_hive.py; the few constants below
 are the ones Hive's classes return there (int 300000 -> v2 -678663480, "" -> v2 -965378730).
@@ -16,8 +16,8 @@ import pytest
 
 from bucketkit import BucketFunction, bucket_number, hive_hash
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
-from bucketkit.filters import coerce_literal
-from bucketkit.hashing import bucket_numbers, check_bucketable, check_version
+from bucketkit.pruning.filters import coerce_literal
+from bucketkit.hashing.hive import bucket_numbers, check_bucketable, check_version
 
 
 def test_single_type_form_equals_list_form():

@@ -8,11 +8,11 @@ import math
 
 import pyarrow as pa
 import pytest
-from hive_oracle import EPOCH, HiveOracle, hive_types, rows, values_of
+from support.hive_oracle import EPOCH, HiveOracle, hive_types, rows, values_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bucketkit.hashing import bucket_ids, bucket_number, hash_arrays, hive_hash
+from bucketkit.hashing.hive import bucket_ids, bucket_number, hash_arrays, hive_hash
 from bucketkit.hivetypes import arrow_type_of_hive
 
 
@@ -59,7 +59,7 @@ def test_v1_bucket_number_equals_hive(oracle, row, n):
 @settings(max_examples=150)
 @given(st.binary(max_size=40))
 def test_murmur3_primitive_equals_hive(oracle, data):
-    from bucketkit._murmur3 import hive_murmur3_32
+    from bucketkit.hashing.murmur3 import hive_murmur3_32
 
     assert hive_murmur3_32(data) == oracle.murmur3(data)
 

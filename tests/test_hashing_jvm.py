@@ -1,6 +1,6 @@
 """One source of truth for hashing across Python and the JVM: bucketkit's Java ``HiveHash`` and the
 catalog's bucket function (``HiveBucketFunction``, through ``produceResult`` as Spark calls it) equal
-``bucketkit.hashing``'s scalar hash and Hive's own classes (``hive_oracle``), v1 and v2, over
+``bucketkit.hashing.hive``'s scalar hash and Hive's own classes (``hive_oracle``), v1 and v2, over
 hypothesis values of every bucketable type. Values travel to the JVM as one JSON array per batch
 (``io.bucketkit.hive.JsonValues``), so a property costs a few py4j calls, not one per value."""
 
@@ -9,22 +9,18 @@ from __future__ import annotations
 from contextlib import contextmanager
 import json
 import math
-import os
-import pathlib
-import subprocess
-import zipfile
 
 import pyarrow as pa
 import pytest
-from hive_oracle import EDGES, EPOCH, PRIMITIVE_VALUES, TYPES, HiveOracle, values_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import UnsupportedTypeError
-from bucketkit.hashing import bucket_number, check_bucketable, hash_arrays, hive_hash
+from bucketkit.hashing.hive import bucket_number, check_bucketable, hash_arrays, hive_hash
 from bucketkit.hivetypes import arrow_type_of_hive, parse_hive_type
-from bucketkit.javacheck import java_tool
-from bucketkit.jvmbuild import JAR, pyspark_jars
+
+from support.hive_oracle import EDGES, EPOCH, PRIMITIVE_VALUES, TYPES, HiveOracle, values_of
+from support.jvm import probe  # noqa: F401 (a fixture)
 
 # Spark equates 0.0 and -0.0 in joins and groups, Hive hashes them apart: no bucket function on them.
 FUNCTION_TYPES = [t for t in TYPES if "float" not in t and "double" not in t]
@@ -216,7 +212,6 @@ def test_reducer_only_between_equal_hashes(jvm):
 # --------------------------------------------------------------------------- edge cases, all paths
 
 
-
 @pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("hive_type", sorted(EDGES))
 def test_edge_values_agree_everywhere(jvm, oracle, hive_type, version):
@@ -242,26 +237,6 @@ def test_unbucketable_types_refused_by_both(jvm, hive_type):
 
 
 # --------------------------------------------------------------------------- through Spark SQL
-
-PROBE = pathlib.Path(__file__).resolve().parent / "jvm"
-
-
-@pytest.fixture(scope="module")
-def probe(spark, tmp_path_factory):
-    """A test-only in-memory catalog ``probe`` (tests/jvm) whose tables report Hive bucketing through
-    HiveBucketFunction: Spark's own planner decides what it makes of the function."""
-    out = tmp_path_factory.mktemp("probe")
-    sources = sorted(map(str, PROBE.rglob("*.java")))
-    classpath = f"{pyspark_jars() / '*'}{os.pathsep}{JAR}"
-    subprocess.run([java_tool("javac") or "javac", "--release", "17", "-nowarn", "-cp", classpath,
-                    "-d", str(out / "classes"), *sources], check=True, capture_output=True)
-    jar = out / "probe.jar"
-    with zipfile.ZipFile(jar, "w") as z:
-        for cls in (out / "classes").rglob("*.class"):
-            z.write(cls, cls.relative_to(out / "classes").as_posix())
-    spark.sql(f"ADD JAR '{jar}'")
-    spark.conf.set("spark.sql.catalog.probe", "io.bucketkit.probe.ProbeCatalog")
-    return spark
 
 
 @contextmanager

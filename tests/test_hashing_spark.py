@@ -16,9 +16,9 @@ from pathlib import Path
 import pyarrow.orc as orc
 import pytest
 
-from bucketkit.hashing import bucket_ids, bucket_number, hive_hash
+from bucketkit.hashing.hive import bucket_ids, bucket_number, hive_hash
 from bucketkit.spark.hashcol import with_bucket_id
-from sparkown import spark_insert
+from support.sparkown import spark_insert
 
 N_BUCKETS = 7
 _FILE = re.compile(r"^(\d+)_\d+_part-")

@@ -12,11 +12,11 @@ import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hive_oracle import hive_types, values_of
+from support.hive_oracle import hive_types, values_of
 
 from bucketkit import BucketFunction
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
-from bucketkit.hashing import bucket_ids, bucket_number, bucket_numbers, hash_arrays, hive_hash
+from bucketkit.hashing.hive import bucket_ids, bucket_number, bucket_numbers, hash_arrays, hive_hash
 from bucketkit.hivetypes import arrow_type_of_hive
 
 

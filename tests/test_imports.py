@@ -26,12 +26,12 @@ def documented_paths() -> list[str]:
 
 def test_submodules_are_reachable_without_importing_pyspark():
     result = run("import sys, bucketkit\n"
-                 "assert callable(bucketkit.naming.bucket_of)\n"
+                 "assert callable(bucketkit.layout.naming.bucket_of)\n"
                  "bucketkit.spark\n"
                  "assert 'pyspark' not in sys.modules, 'import bucketkit / bucketkit.spark imported pyspark'\n"
                  "assert callable(bucketkit.spark.catalog.load_table)\n"
                  "assert callable(bucketkit.spark.writer.write)\n"
-                 "assert 'naming' in dir(bucketkit) and 'catalog' in dir(bucketkit.spark)\n"
+                 "assert 'layout' in dir(bucketkit) and 'naming' in dir(bucketkit.layout) and 'catalog' in dir(bucketkit.spark)\n"
                  "for missing in ('bucketkit.nope', 'bucketkit.spark.nope'):\n"
                  "    try:\n"
                  "        eval(missing)\n"
@@ -44,7 +44,7 @@ def test_submodules_are_reachable_without_importing_pyspark():
 
 def test_every_module_path_the_docs_name_resolves():
     paths = documented_paths()
-    assert "bucketkit.naming.bucket_of" in paths and "bucketkit.spark.catalog.load_table" in paths
+    assert "bucketkit.layout.naming.bucket_of" in paths and "bucketkit.spark.catalog.load_table" in paths
     code = ("import functools, bucketkit\n"
             f"for path in {paths!r}:\n"
             "    functools.reduce(getattr, path.split('.')[1:], bucketkit)\n")

@@ -20,9 +20,7 @@ from hypothesis import strategies as st
 from bucketkit import io
 from bucketkit.errors import InvalidArgumentError
 
-ENGINE_FILES = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data" / "engine-files"
-if not ENGINE_FILES.exists():
-    ENGINE_FILES = pathlib.Path("/work/shared/data/engine-files")
+from support.engine import ENGINE_FILES
 LOCAL = pafs.LocalFileSystem()
 
 TABLE = pa.table({

@@ -1,7 +1,7 @@
 """Bucketed joins with a Hive ACID side, without Spark: the plan pairs ACID buckets (snapshot units,
 not files), and the kernel's rows equal a reference join of the rows the writes left.
 
-The ACID tables are written as Hive 3 writes them (tests/acidutil.py); the expected ACID rows are
+The ACID tables are written as Hive 3 writes them (tests/support/acid.py); the expected ACID rows are
 those the writes left, kept while writing, never read back through bucketkit.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 import pyarrow as pa
 from hypothesis import given, settings, strategies as st
 
-from bucketkit.joinexec import build_exec, execute_group
-from bucketkit.joinmemory import row_width
-from bucketkit.joinplan import JOIN_TYPES, AcidBucketRef, FileRef, plan_join
+from bucketkit.joins.execute import build_exec, execute_group
+from bucketkit.joins.memory import row_width
+from bucketkit.joins.plan import JOIN_TYPES, AcidBucketRef, FileRef, plan_join
 
-from acidutil import AcidTable
-from joinutil import reference_join, shape, sort_key, write_table
+from support.acid import AcidTable
+from support.joins import reference_join, shape, sort_key, write_table
 
 keys = st.lists(st.one_of(st.integers(-5, 15), st.none()), max_size=25)
 history = st.lists(st.tuples(keys, st.lists(st.integers(-5, 15), max_size=6), st.booleans()), min_size=1,

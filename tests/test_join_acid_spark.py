@@ -1,7 +1,7 @@
 """bucketkit.join of a Hive ACID table with a table bucketkit.write wrote through Spark: no Exchange in
 the executed plan, and Spark's own join of the same rows gives the same result.
 
-The ACID side is written as Hive 3 writes it (tests/acidutil.py); Spark's join gets its rows from
+The ACID side is written as Hive 3 writes it (tests/support/acid.py); Spark's join gets its rows from
 what the writes left (kept while writing), not from bucketkit's reader.
 """
 
@@ -11,8 +11,8 @@ import pytest
 
 import bucketkit
 
-from acidutil import AcidTable
-from joinutil import sort_key
+from support.acid import AcidTable
+from support.joins import sort_key
 
 pytestmark = pytest.mark.spark
 

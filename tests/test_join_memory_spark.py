@@ -12,10 +12,10 @@ import textwrap
 import pytest
 
 import bucketkit
-from bucketkit.joinplan import JOIN_TYPES
+from bucketkit.joins.plan import JOIN_TYPES
 
-from joinutil import write_table
-from test_join_spark import as_df, assert_same, rows_of
+from support.joins import write_table
+from support.joins import as_df, assert_same, rows_of
 
 COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
 TESTS = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +40,7 @@ def test_join_above_the_budget_option_equals_sparks_join(spark, tmp_path):
 _CAPPED = r"""
 import json, sys
 sys.path.insert(0, sys.argv[2])
-from joinutil import write_table
+from support.joins import write_table
 import bucketkit
 from bucketkit.spark.session import get_session
 

@@ -11,7 +11,7 @@ import pytest
 import bucketkit
 from bucketkit.errors import InvalidArgumentError
 
-from joinutil import sort_key
+from support.joins import sort_key
 
 HOWS = ["inner", "left", "right", "full", "left_semi", "left_anti"]
 

@@ -6,33 +6,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import bucketkit
-from bucketkit.joinplan import JOIN_TYPES
+from bucketkit.joins.plan import JOIN_TYPES
 
-from joinutil import sort_key, write_table
-from sparkown import spark_insert
+from support.joins import COLUMNS, SPARK_SCHEMA, as_df, assert_same, collected, rows_of, sort_key, write_table
+from support.sparkown import spark_insert
 
-COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
-SPARK_SCHEMA = "k bigint, s string, v double"
 SPARK_HOW = {"inner": "inner", "left": "left_outer", "right": "rightouter", "full": "outer",
              "left_semi": "semi", "left_anti": "leftanti"}  # Spark's aliases, as a user might write them
-
-
-def rows_of(keys, tag):
-    return {"k": keys, "s": [f"{tag}{i}" for i in range(len(keys))], "v": [float(i) for i in range(len(keys))]}
-
-
-def as_df(spark, rows):
-    return spark.createDataFrame(list(zip(*rows.values())) if rows["k"] else [], SPARK_SCHEMA)
-
-
-def collected(df):
-    return sorted((tuple(r) for r in df.collect()), key=sort_key)
-
-
-def assert_same(ours, theirs):
-    assert ours.columns == theirs.columns
-    assert [f.dataType for f in ours.schema] == [f.dataType for f in theirs.schema]
-    assert collected(ours) == collected(theirs)
 
 
 def has_exchange(df) -> bool:
@@ -56,7 +36,7 @@ def test_join_equals_sparks_join(spark, tmp_path_factory, lkeys, rkeys, how, k, 
     ours_plan = bucketkit.plan_join(lt, rt, "k", SPARK_HOW[how], left_filters=lfilter, right_filters=rfilter,
                                    spark=spark)
     assert ours_plan.strategy == "bucketed"
-    from bucketkit.filters import normalize as normalize_filters
+    from bucketkit.pruning.filters import normalize as normalize_filters
     from bucketkit.spark.filters import to_column as dnf_to_column
 
     ldf, rdf = as_df(spark, lrows), as_df(spark, rrows)
@@ -155,7 +135,7 @@ def test_sorted_tables_use_the_merge_join(spark, tmp_path):
 
 
 def test_groups_are_packed_into_balanced_tasks():
-    from bucketkit.joinplan import BucketGroup, FileRef
+    from bucketkit.joins.plan import BucketGroup, FileRef
     from bucketkit.spark.jointasks import pack_groups
 
     groups = [BucketGroup(i, (i,), (i,), (FileRef(f"/l/{i}", 100 * (i + 1), i),), ()) for i in range(10)]

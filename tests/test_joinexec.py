@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
-from bucketkit.filters import normalize as normalize_filters
-from bucketkit.joinexec import MergeStats, build_exec, execute_group, merge_join
-from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join
+from bucketkit.pruning.filters import normalize as normalize_filters
+from bucketkit.joins.execute import MergeStats, build_exec, execute_group, merge_join
+from bucketkit.joins.plan import JOIN_TYPES, SideFiles, plan_join
 
-from joinutil import reference_join, shape, sort_key, write_table
+from support.joins import reference_join, shape, sort_key, write_table
 
 COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
 
@@ -204,7 +204,7 @@ def test_integer_key_fast_path_equals_acero(nl, nr, span, nulls, how, key_type, 
     """The numba pair-finding path and Acero's hash join give the same rows, for every join type."""
     import numpy as np
 
-    from bucketkit import joinexec
+    from bucketkit.joins import execute as joinexec
 
     rng = np.random.default_rng(seed)
 

@@ -8,9 +8,9 @@ import pickle
 import pytest
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.joinplan import (FileRef, JoinPlan, SideFiles, incompatibility, normalize_how, normalize_on,
+from bucketkit.joins.plan import (FileRef, JoinPlan, SideFiles, incompatibility, normalize_how, normalize_on,
                                 pair_buckets, plan_join)
-from bucketkit.metadata import TableSpec
+from bucketkit.layout.metadata import TableSpec
 from bucketkit.table import BucketedTable
 
 

@@ -1,6 +1,6 @@
 """Joins above their memory budget (grace hash join), memory estimates, and the join's read errors.
 
-The reference is the nested-loop SQL join of joinutil (independent of the kernels); budgets of a
+The reference is the nested-loop SQL join of support.joins (independent of the kernels); budgets of a
 few KiB force the spilling path with many parts and recursion on tables of tens of rows.
 """
 
@@ -16,14 +16,14 @@ import pyarrow.orc as orc
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from bucketkit import joinexec
+from bucketkit.joins import execute as joinexec
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, JoinMemoryError
-from bucketkit.joinexec import build_exec, execute_group
-from bucketkit.joinmemory import Budget, parse_size, task_budget, working_set
-from bucketkit.joinplan import JOIN_TYPES, SideFiles, plan_join
-from bucketkit.joinspill import SpillStats, grace_join
+from bucketkit.joins.execute import build_exec, execute_group
+from bucketkit.joins.memory import Budget, parse_size, task_budget, working_set
+from bucketkit.joins.plan import JOIN_TYPES, SideFiles, plan_join
+from bucketkit.joins.spill import SpillStats, grace_join
 
-from joinutil import reference_join, shape, sort_key, write_table
+from support.joins import reference_join, shape, sort_key, write_table
 
 COLUMNS = {"k": "bigint", "s": "string", "v": "double"}
 
@@ -188,7 +188,7 @@ def test_parse_size_follows_sparks_units():
 def test_budget_follows_an_address_space_cap():
     code = textwrap.dedent("""
         import resource
-        from bucketkit.joinmemory import task_budget
+        from bucketkit.joins.memory import task_budget
         with open('/proc/self/status') as f:
             vm = next(int(l.split()[1]) * 1024 for l in f if l.startswith('VmSize:'))
         cap = vm + 300 * 2 ** 20

@@ -58,7 +58,13 @@ def imports(path: pathlib.Path, name: str) -> list[tuple[str, list[str], int]]:
                 prefix = "" if module == "bucketkit" else "spark."
                 found += [(prefix + a.name, [], node.lineno) for a in node.names]
             elif module.startswith("bucketkit."):
-                found.append((module.removeprefix("bucketkit."), [a.name for a in node.names], node.lineno))
+                target = module.removeprefix("bucketkit.")
+                # from bucketkit.<package> import <module>: that module is what is imported
+                subs = [a.name for a in node.names if (PACKAGE / target.replace(".", "/") / f"{a.name}.py").is_file()]
+                found += [(f"{target}.{sub}", [], node.lineno) for sub in subs]
+                others = [a.name for a in node.names if a.name not in subs]
+                if others:
+                    found.append((target, others, node.lineno))
     return found
 
 
@@ -86,4 +92,19 @@ def test_no_module_takes_another_modules_private_names():
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
             if private:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} takes {private} from {target}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_tests_take_helpers_from_support_not_from_other_test_modules():
+    """Shared test helpers live in tests/support (or conftest.py): a test module imports no other."""
+    wrong = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            wrong += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in names
+                      if n.split(".")[0].startswith("test_")]
+    for path in sorted((ROOT / "tests").rglob("*.py")):  # and code handed to subprocesses, as text
+        wrong += [f"{path.relative_to(ROOT)}: {m.group(0).strip()}"
+                  for m in re.finditer(r"^\s*from test_\w+ import .*$", path.read_text(), re.M)]
     assert not wrong, "\n".join(wrong)

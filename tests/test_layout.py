@@ -10,7 +10,7 @@ import pytest
 
 from bucketkit import discover
 from bucketkit.errors import BucketCountMismatchError, BucketkitError, CorruptTableError, TableNotFoundError
-from bucketkit.layout import BucketFile
+from bucketkit.layout.discovery import BucketFile
 
 QID = "20190526_072952_00009_fn7s5"
 UUID = "9a8b7c6d-1111-2222-3333-444455556666"

@@ -11,7 +11,7 @@ import pyarrow.orc as orc
 import pytest
 
 from bucketkit import discover
-from sparkown import spark_insert
+from support.sparkown import spark_insert
 
 N = 4
 

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import (METADATA_FILE, SortKey, TableSpec, bucketing_version_from_properties,
+from bucketkit.layout.metadata import (METADATA_FILE, SortKey, TableSpec, bucketing_version_from_properties,
                                 read_spec, write_spec)
 from bucketkit.table import open_table
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import BucketCountMismatchError, InvalidArgumentError
-from bucketkit.naming import (ACID, HIVE, LEGACY_PRESTO, ORIGINAL, SPARK, BucketName, bucket_of,
+from bucketkit.layout.naming import (ACID, HIVE, LEGACY_PRESTO, ORIGINAL, SPARK, BucketName, bucket_of,
                               naming_scheme, parse_bucket_name)
 
 # (name, our scheme, our bucket) -- Trino's order; None = not a bucket name.
@@ -226,7 +226,7 @@ any_names = st.one_of(st.text(max_size=40), foreign, st.builds(HIVE.format, st.i
 
 @given(any_names)
 def test_fast_path_agrees_with_parse(name):
-    from bucketkit.naming import bucket_and_scheme
+    from bucketkit.layout.naming import bucket_and_scheme
 
     parsed = parse_bucket_name(name)
     assert bucket_and_scheme(name) == (None if parsed is None else (parsed.bucket, parsed.scheme))

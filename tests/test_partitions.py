@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.partitions import (DEFAULT_PARTITION, escape_path_name, parse_partition_dir,
+from bucketkit.layout.partitions import (DEFAULT_PARTITION, escape_path_name, parse_partition_dir,
                                   parse_partition_path, partition_path, unescape_path_name)
 
 # Strings rich in the characters Hive escapes, plus '%' sequences that may or may not unescape.

@@ -14,10 +14,10 @@ import pytest
 
 from bucketkit.cli import main
 from bucketkit.errors import BucketkitError, TableNotFoundError
-from bucketkit.joinplan import plan_join
-from bucketkit.layout import discover
-from bucketkit.metadata import TableSpec, read_spec, write_spec
-from bucketkit.pruning import plan_scan
+from bucketkit.joins.plan import plan_join
+from bucketkit.layout.discovery import discover
+from bucketkit.layout.metadata import TableSpec, read_spec, write_spec
+from bucketkit.pruning.plan import plan_scan
 from bucketkit.table import open_table
 
 FOREIGN = dict(bucketed_by=["k"], bucket_count=4, bucket_types=["int"])

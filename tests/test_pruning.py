@@ -16,12 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.hashing import BucketFunction
-from bucketkit.metadata import TableSpec
-from bucketkit.filters import OPS
-from bucketkit.filters import normalize as normalize_filters
-from bucketkit.filters import to_text as format_filters
-from bucketkit.pruning import buckets_for, enumeration_bound, partition_predicate
+from bucketkit.hashing.hive import BucketFunction
+from bucketkit.layout.metadata import TableSpec
+from bucketkit.pruning.filters import OPS
+from bucketkit.pruning.filters import normalize as normalize_filters
+from bucketkit.pruning.filters import to_text as format_filters
+from bucketkit.pruning.plan import buckets_for, enumeration_bound, partition_predicate
 
 
 def spec_of(types: dict[str, str], bucketed_by, n=8, version=2, partitions=None) -> TableSpec:
@@ -251,8 +251,8 @@ def test_nan_is_not_compared_in_python():
 
 # -- plan_scan on a real directory (files written the way Hive lays them out) ------------------------
 def test_plan_scan_selects_partitions_buckets_and_files(tmp_path):
-    from bucketkit.pruning import plan_scan
-    from scan_support import write_arrow_table
+    from bucketkit.pruning.plan import plan_scan
+    from support.scan import write_arrow_table
 
     spec = spec_of({"k": "bigint", "s": "string"}, ["k"], n=4, version=2, partitions={"p": "int"})
     rows = [{"k": i, "s": str(i), "p": i % 3} for i in range(40)]

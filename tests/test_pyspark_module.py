@@ -13,8 +13,8 @@ import textwrap
 
 import pytest
 
-from scan_support import write_arrow_table
-from test_scan import SPEC, rows_for
+from support.scan import write_arrow_table
+from support.scan import SPEC, rows_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from sparkown import rows_of, spark_rows
+from support.sparkown import rows_of, spark_rows
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError

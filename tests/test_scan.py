@@ -15,37 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.metadata import TableSpec, read_spec
-from bucketkit.pruning import plan_scan
+from bucketkit.layout.metadata import TableSpec, read_spec
+from bucketkit.pruning.plan import plan_scan
 from bucketkit.spark.filters import from_catalyst
 from bucketkit.spark.filters import to_column as dnf_to_column
 from bucketkit.spark.filters import to_sql as dnf_to_sql
 from bucketkit.spark.scan import plan_scan, scan
-from scan_support import write_arrow_table, write_spark_hive_table
-
-KEYS = [None, -7, 0, 1, 2, 3, 42, 300000, 2 ** 33]
-STRS = [None, "", "a", "b", "\u00e9t\u00e9", "zz"]
-
-
-def rows_for(n: int = 60, partitioned: bool = True) -> list[dict]:
-    rows = []
-    for i in range(n):
-        row = {"k": KEYS[i % len(KEYS)], "s": STRS[(i * 7) % len(STRS)], "x": (i % 5) * 0.5 if i % 11 else None}
-        if partitioned:
-            row["p"] = [1, 2, None][i % 3]
-        rows.append(row)
-    return rows
-
-
-SPEC = TableSpec.create(["k"], 8, columns={"k": "bigint", "s": "string", "x": "double"},
-                        partitioned_by=("p",), partition_types=("int",), bucketing_version=1)
-
-
-@pytest.fixture(scope="module")
-def hive_table(spark):
-    """A partitioned table written by Spark's own Hive writer (bucketing v1)."""
-    location = write_spark_hive_table(spark, "scan_hive_t", SPEC, rows_for())
-    return "scan_hive_t", location
+from support.scan import (  # noqa: F401 (hive_table: a fixture)
+    KEYS, SPEC, STRS, filters, full_read, hive_table, rows_for, sorted_rows, sql_literal, write_arrow_table)
 
 
 @pytest.fixture(scope="module")
@@ -75,10 +52,6 @@ def written_tables(spark, tmp_path_factory):
     return out
 
 
-def sorted_rows(df):
-    return sorted((tuple(r) for r in df.collect()), key=repr)
-
-
 def spark_rows(df):
     """Spark SQL's own answer, read with ORC filter pushdown off: Spark's ORC reader fails (NPE) on a
     pushed-down IN list holding NULL, which is a Spark bug, not an answer."""
@@ -88,14 +61,6 @@ def spark_rows(df):
         return sorted_rows(df)
     finally:
         conf.unset("spark.sql.orc.filterPushdown")
-
-
-def full_read(spark, root, spec):
-    ddl = ", ".join(f"`{n}` {t}" for n, t in list(spec.columns) + list(zip(spec.partitioned_by, spec.partition_types)))
-    reader = spark.read.format("orc").schema(ddl)
-    if spec.partitioned_by:
-        reader = reader.option("basePath", root)
-    return reader.load(root)
 
 
 # -- SQL predicates -> DNF ---------------------------------------------------------------------------
@@ -131,7 +96,7 @@ def test_residual_sql_text_means_what_the_column_means(spark):
         [("k", "in", [1, 2 ** 40, None])], [("k", "not in", [1, None])], [("k", "not in", [1])],
         [("x", "<", decimal.Decimal("1.5"))], [("s", "in", [])], [[("s", "is null")], [("k", ">", 3)]]]
     for filters in cases:
-        from bucketkit.filters import normalize as normalize_filters
+        from bucketkit.pruning.filters import normalize as normalize_filters
 
         dnf = normalize_filters(filters)
         sql = dnf_to_sql(dnf)
@@ -218,30 +183,6 @@ def test_bad_arguments(spark, arrow_tables):
 
 
 # -- property: pruned scan == Spark's full read with the same filter ----------------------------------
-COLUMN_VALUES = {"k": KEYS + [5, 3.5], "s": STRS, "x": [None, 0.0, 0.5, 1.0, 1.5], "p": [None, 1, 2, 3]}
-
-
-def sql_literal(v):
-    return "NULL" if v is None else f"'{v}'" if isinstance(v, str) else repr(v)
-
-
-@st.composite
-def filters(draw, columns):
-    def term():
-        c = draw(st.sampled_from(columns))
-        op = draw(st.sampled_from(["=", "in", "is null", "is not null", "<", ">=", "!="]))
-        if op in ("is null", "is not null"):
-            return (c, op, None), f"{c} {op.upper()}"
-        if op == "in":
-            vs = draw(st.lists(st.sampled_from(COLUMN_VALUES[c]), min_size=1, max_size=4))
-            return (c, "in", vs), f"{c} IN ({', '.join(sql_literal(v) for v in vs)})"
-        v = draw(st.sampled_from([x for x in COLUMN_VALUES[c] if x is not None]))
-        return (c, op, v), f"{c} {op} {sql_literal(v)}"
-
-    conjs = [[term() for _ in range(draw(st.integers(1, 3)))] for _ in range(draw(st.integers(1, 2)))]
-    dnf = [[t for t, _ in conj] for conj in conjs]
-    sql = " OR ".join("(" + " AND ".join(s for _, s in conj) + ")" for conj in conjs)
-    return dnf, sql
 
 
 @settings(max_examples=25)

@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.metadata import TableSpec
+from bucketkit.layout.metadata import TableSpec
 from bucketkit.spark.scan import plan_scan, scan
-from scan_support import write_spark_hive_table
+from support.scan import write_spark_hive_table
 
 INT_TYPES = ("tinyint", "smallint", "int", "bigint")
 BITS = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}
@@ -107,7 +107,7 @@ def test_bigint_key_equal_to_2_pow_70_selects_no_bucket_and_no_row(spark, tables
 
 
 def test_huge_literal_on_a_non_integral_column_is_a_clear_error(spark, tmp_path):
-    from scan_support import write_arrow_table
+    from support.scan import write_arrow_table
 
     spec = TableSpec.create(["k"], 2, columns={"k": "int", "x": "double"}, bucketing_version=2)
     root = write_arrow_table(str(tmp_path / "t"), spec, [{"k": 1, "x": 1e40}])

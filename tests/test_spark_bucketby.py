@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.cli import main
-from bucketkit.naming import SPARK
-from sparkown import spark_insert, spark_insert_into_v2
+from bucketkit.layout.naming import SPARK
+from support.sparkown import spark_insert, spark_insert_into_v2
 
 
 def rows(df):

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bucketkit.errors import UnsupportedTypeError
-from bucketkit.hashing import BucketFunction
-from bucketkit.naming import SPARK
-from bucketkit.sparkhash import spark_bucket_ids, spark_hash, spark_hash_arrays
+from bucketkit.hashing.hive import BucketFunction
+from bucketkit.layout.naming import SPARK
+from bucketkit.hashing.spark import spark_bucket_ids, spark_hash, spark_hash_arrays
 
 UTC = dt.timezone.utc
 INT = {"tinyint": 8, "smallint": 16, "int": 32, "bigint": 64}

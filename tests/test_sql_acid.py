@@ -5,7 +5,7 @@ or rows Hive deleted. With the catalog on, a query on a table whose properties s
 ``transactional=true`` is read by bucketkit's ACID reader (the one ``bucketkit.scan`` runs), handed
 the table's catalog metadata by the JVM. Expected rows come from the files' owning projects' tests
 (Trino's ``TestOrcDeletedRows``/``TestOrcPageSourceFactory``, see tests/test_acid_scan.py) or from
-the writes of tables built here (tests/acidutil.py), never from a bucketkit read.
+the writes of tables built here (tests/support/acid.py), never from a bucketkit read.
 """
 
 from __future__ import annotations
@@ -18,12 +18,11 @@ import pytest
 
 import bucketkit
 from bucketkit.spark.catalog import describe_catalog_table
-from bucketkit.writeids import for_table
-from engine_files import engine, needs_engine
-from sparkown import catalog_off, final_plan
-from test_acid_history import INSERT, write_acid_file
-from test_acid_scan import _bucketed_acid_table, dummy_rows, nations, rows
-from bucketkit.acid import encode_bucket_property
+from bucketkit.acid.writeids import for_table
+from support.engine import engine, needs_engine
+from support.sparkown import catalog_off, final_plan
+from support.acid import INSERT, bucketed_acid_table, dummy_rows, nations, rows, write_acid_file
+from bucketkit.acid.naming import encode_bucket_property
 
 
 def managed_acid(spark, name, columns, clustered, properties=""):
@@ -42,7 +41,7 @@ def acid_table(spark, tmp_path):
     """``acid_built``: a 4-bucket v2 full-ACID table over tests' own delta/delete-delta files."""
     spark.sql("DROP TABLE IF EXISTS acid_built")
     root = managed_acid(spark, "acid_built", "k int, v string", "CLUSTERED BY (k) INTO 4 BUCKETS", "'bucketing_version'='2'")
-    fn, live = _bucketed_acid_table(root)
+    fn, live = bucketed_acid_table(root)
     yield root, fn, live
     spark.sql("DROP TABLE IF EXISTS acid_built")
 
@@ -160,8 +159,8 @@ def test_partitioned_table_reads_only_the_partitions_asked(spark):
     root = managed_acid(spark, "acid_parts", "k int, v string", "PARTITIONED BY (d string) CLUSTERED BY (k) INTO 4 BUCKETS",
                         "'bucketing_version'='2'")
     try:
-        _, live = _bucketed_acid_table(root / "d=a")
-        _bucketed_acid_table(root / "d=b")
+        _, live = bucketed_acid_table(root / "d=a")
+        bucketed_acid_table(root / "d=b")
         spark.sql("MSCK REPAIR TABLE acid_parts")
         assert rows(spark.sql("SELECT k, d FROM acid_parts WHERE k < 5")) == \
             sorted((k, d) for k in live if k < 5 for d in "ab")
@@ -186,7 +185,7 @@ def no_broadcast(spark):
     spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
 
 
-def test_bucketed_acid_table_joins_without_an_exchange(spark, acid_table, no_broadcast):
+def testbucketed_acid_table_joins_without_an_exchange(spark, acid_table, no_broadcast):
     _, _, live = acid_table
     spark.sql("DROP TABLE IF EXISTS acid_peer")
     spark.sql("CREATE TABLE acid_peer (k int, w string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bucketkit
-from bucketkit.naming import bucket_of, is_spark_hive_insert
-from sparkown import SWITCH, catalog_off, scans, spark_insert
+from bucketkit.layout.naming import bucket_of, is_spark_hive_insert
+from support.sparkown import SWITCH, catalog_off, scans, spark_insert
 
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
 
@@ -277,7 +277,7 @@ def test_java_file_to_bucket_mapping_equals_python(spark, name):
 
 
 def test_java_layout_rules_equal_python_layout(spark, tmp_path):
-    from bucketkit.layout import discover
+    from bucketkit.layout.discovery import discover
 
     cases = {
         "hive": ["000000_0", "000003_0_copy_1", "000003_0", "_SUCCESS", ".crc"],

@@ -2,7 +2,7 @@
 
 A commit switches whole table directories (docs/writing.md "Commit protocol"): one exchange, or
 two renames with the table path missing in between. The catalog must list one version, as
-bucketkit.layout.discover does. The directory states a switch passes through are built here with
+bucketkit.layout.discovery.discover does. The directory states a switch passes through are built here with
 bucketkit's own commit (Transaction) and renames, and the race of a listing with a switch is made
 deterministic by a test file system (tests/jvm SwitchingFileSystem) that switches mid-listing.
 """
@@ -14,10 +14,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from commit_support import FLAT, SPEC, commit_rows
-from test_hashing_jvm import probe  # noqa: F401 (fixture: compiles and adds tests/jvm)
+from support.commit import FLAT, SPEC, commit_rows
+from support.jvm import probe  # noqa: F401 (fixture: compiles and adds tests/jvm)
 
-from bucketkit.versions import SWITCHING, VERSION_PREFIX, TablePaths, write_json
+from bucketkit.layout.versions import SWITCHING, VERSION_PREFIX, TablePaths, write_json
 from bucketkit.io import resolve_filesystem
 
 SWITCHING_FS = {"fs.file.impl": "io.bucketkit.probe.SwitchingFileSystem", "fs.file.impl.disable.cache": "true"}

@@ -9,7 +9,7 @@ are compared again and every row sits in its bucket (``validate``). Golden rows:
 from __future__ import annotations
 
 import pytest
-from sparkown import catalog_off, rows_of, spark_rows
+from support.sparkown import catalog_off, rows_of, spark_rows
 
 import bucketkit
 from bucketkit.spark.catalog import load_table

@@ -12,11 +12,11 @@ import re
 import time
 
 import pytest
-from sparkown import catalog_off, spark_insert
+from support.sparkown import catalog_off, spark_insert
 
 import bucketkit
-from bucketkit.commit import RETIRE_GRACE, settle
-from bucketkit.naming import bucket_of, is_spark_hive_insert
+from bucketkit.writing.commit import RETIRE_GRACE, settle
+from bucketkit.layout.naming import bucket_of, is_spark_hive_insert
 from bucketkit.spark.catalog import load_table
 
 pytestmark = pytest.mark.spark
@@ -57,7 +57,7 @@ def data_files(root):
 
 def assert_clean(root):
     """No staging, journal or old version left beside or inside the table (the commit process
-    deletes a switched-out version after bucketkit.commit.RETIRE_GRACE, on its own)."""
+    deletes a switched-out version after bucketkit.writing.commit.RETIRE_GRACE, on its own)."""
     settle()
     parent, name = os.path.split(str(root).rstrip("/"))
     deadline = time.time() + 10 * RETIRE_GRACE + 5

@@ -16,7 +16,7 @@ import re
 import pytest
 
 import bucketkit
-from sparkown import catalog_off, final_plan, scans
+from support.sparkown import catalog_off, final_plan, scans
 
 KEYS = [3, 17, 42, 4242]
 

@@ -13,7 +13,7 @@ import re
 import pytest
 
 import bucketkit
-from sparkown import catalog_off, final_plan, scans
+from support.sparkown import catalog_off, final_plan, scans
 
 ROWS = 3000
 BUCKETS = 8

@@ -12,10 +12,10 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from sparkown import catalog_off, final_plan, rows_of, scans, spark_rows
+from support.sparkown import catalog_off, final_plan, rows_of, scans, spark_rows
 
 import bucketkit
-from engine_files import engine, needs_engine
+from support.engine import engine, needs_engine
 
 pytestmark = pytest.mark.spark
 

@@ -17,7 +17,7 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import functions as F
 
 import bucketkit
-from sparkown import catalog_off
+from support.sparkown import catalog_off
 
 WRITES = {
     "writeTo.append": lambda df: df.writeTo("wapi").append(),

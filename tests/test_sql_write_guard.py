@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from pyspark.errors import AnalysisException
 
-from sparkown import catalog_off
+from support.sparkown import catalog_off
 
 
 @pytest.fixture()

@@ -1,4 +1,4 @@
-"""bucketkit.sqlcommit, the commit process of SQL INSERTs, driven as the JVM drives it (no Spark)."""
+"""bucketkit.writing.sqlcommit, the commit process of SQL INSERTs, driven as the JVM drives it (no Spark)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import threading
 import pyarrow as pa
 import pyarrow.orc as orc
 
-from bucketkit.metadata import TableSpec, write_spec
-from bucketkit.sqlcommit import serve
+from bucketkit.layout.metadata import TableSpec, write_spec
+from bucketkit.writing.sqlcommit import serve
 
 SPEC = TableSpec(("k",), ("int",), 4, bucketing_version=2, columns=(("k", "int"), ("v", "string")))
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import TableSpec, write_spec
+from bucketkit.layout.metadata import TableSpec, write_spec
 from bucketkit.spark.catalog import resolve_table
 from bucketkit.table import open_table, reference_kind
 

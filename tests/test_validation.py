@@ -18,11 +18,12 @@ import pytest
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.metadata import TableSpec, write_spec
+from bucketkit.layout.metadata import TableSpec, write_spec
 from bucketkit.table import open_table
 from bucketkit.validation import MisplacedRow, ValidationResult
 
-ENGINE_FILES = Path(__file__).resolve().parents[2] / "shared" / "data" / "engine-files"
+from support.engine import ENGINE_FILES
+
 SPARK_NATION = ENGINE_FILES / "trino" / "spark_bucketed_nation"
 FOREIGN_V1 = dict(bucket_count=4, bucketed_by="k", bucket_types=["int"], bucketing_version=1)
 
@@ -113,7 +114,7 @@ def test_a_spark_bucketby_table_is_rehashed_with_sparks_hash(tmp_path):
 
 def test_an_acid_table_is_checked_on_its_snapshot_rows(tmp_path):
     """Hive v1 puts int key k in bucket k % n; a misplaced row counts only while the snapshot has it."""
-    from acidutil import misplaced_acid_table
+    from support.acid import misplaced_acid_table
 
     root, prop = misplaced_acid_table(tmp_path / "acid")
     result = bucketkit.validate(str(root), **FOREIGN_V1, write_ids="db.acid:5:5:5:")

@@ -13,11 +13,11 @@ import pytest
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError
-from bucketkit.hashing import bucket_number, hive_hash
-from bucketkit.metadata import read_spec
-from bucketkit.naming import bucket_of
+from bucketkit.hashing.hive import bucket_number, hive_hash
+from bucketkit.layout.metadata import read_spec
+from bucketkit.layout.naming import bucket_of
 from bucketkit.spark.writer import routing_keys
-from sparkown import spark_insert
+from support.sparkown import spark_insert
 
 N = 600
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import bucketkit
-from bucketkit.commit import recover, settle
-from bucketkit.versions import TablePaths
+from bucketkit.writing.commit import recover, settle
+from bucketkit.layout.versions import TablePaths
 
 REPO = Path(__file__).resolve().parents[1]
 WRITER = textwrap.dedent("""

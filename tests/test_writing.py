@@ -2,7 +2,7 @@
 bucket files, commit) over a staging directory laid out as Spark's ``partitionBy`` writes it.
 
 Expected names are Hive's and Trino's conventions, written out here (Trino's HiveBucketing patterns), not
-taken from bucketkit.naming; expected row counts and schemas are what pyarrow reads from the files.
+taken from bucketkit.layout.naming; expected row counts and schemas are what pyarrow reads from the files.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
 
-from bucketkit.commit import Transaction, visible_files
+from bucketkit.writing.commit import Transaction, visible_files
 from bucketkit.errors import CorruptTableError, InvalidArgumentError, SpecMismatchError, TableExistsError
-from bucketkit.metadata import TableSpec, read_spec
-from bucketkit.writing import WriteOptions, WriteTarget, finalize, path_target, reconcile
+from bucketkit.layout.metadata import TableSpec, read_spec
+from bucketkit.writing.steps import WriteOptions, WriteTarget, finalize, path_target, reconcile
 
 # Trino's HiveBucketing.BUCKET_PATTERNS: Hive's "000003_0..." and legacy Presto's "<query id>_bucket-00003...".
 HIVE_NAME = re.compile(r"(0\d+)_\d+.*")

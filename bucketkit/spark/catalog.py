@@ -17,12 +17,12 @@ import json
 import posixpath
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from bucketkit.acidplan import UNBUCKETED, WRITER_IDS, transactional_kind
+from bucketkit.acid.plan import UNBUCKETED, WRITER_IDS, transactional_kind
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
-from bucketkit.metadata import METADATA_FILE, TableSpec, read_spec
-from bucketkit.naming import is_spark_hive_insert
-from bucketkit.partitions import DEFAULT_PARTITION, partition_path
+from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
+from bucketkit.layout.naming import is_spark_hive_insert
+from bucketkit.layout.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 
@@ -285,7 +285,7 @@ def spark_written_files(table: BucketedTable) -> list[str]:
     In a ``bucketing_version=2`` table each of them holds rows Hive and Trino will look for in
     other buckets; in a v1 table they are harmless.
     """
-    from bucketkit.commit import visible_files
+    from bucketkit.writing.commit import visible_files
 
     return [f for f in visible_files(table.filesystem, table.location)
             if is_spark_hive_insert(f.rsplit("/", 1)[-1])]

@@ -3,7 +3,7 @@
 A Python data source (``pyspark.sql.datasource``). Spark hands the ``.where(...)`` filters it can
 push down to :meth:`BucketkitReader.pushFilters`; the ones pruning understands (``=``, ``<=>``,
 ``IN``, ``IS [NOT] NULL``, comparisons, ``NOT`` of those) become the scan's filters, and the reader
-plans with :func:`bucketkit.pruning.plan_scan`, so only the selected partitions are listed and only
+plans with :func:`bucketkit.pruning.plan.plan_scan`, so only the selected partitions are listed and only
 the selected buckets' files become input partitions (one per file). All filters are handed back to
 Spark, which applies them to the rows read: pruning works at file granularity. Push-down needs
 ``spark.sql.python.filterPushdown.enabled=true`` (set by :func:`bucketkit.get_session` and
@@ -12,7 +12,7 @@ Spark, which applies them to the rows read: pruning works at file granularity. P
 Options: ``path`` (via ``load``); for a table without bucketkit metadata ``bucketed_by``
 (``"a,b"``), ``bucket_count``, ``bucketing_version`` (or ``hash_family=spark``), ``bucket_types`` (``"bigint,string"``),
 ``partitioned_by``, ``partition_types``, ``columns`` (``"k bigint, s string"``), ``file_format``;
-or ``spec`` (a :class:`~bucketkit.metadata.TableSpec` as JSON), which :func:`read_table` uses for
+or ``spec`` (a :class:`~bucketkit.layout.metadata.TableSpec` as JSON), which :func:`read_table` uses for
 catalog tables (with ``transactional`` and ``unbucketed_reason``).
 
 A Hive ACID table is read by (partition, bucket) unit, one input partition each, exactly as
@@ -32,11 +32,11 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.io import read_file, resolve_filesystem, split_top_level
-from bucketkit.metadata import TableSpec
+from bucketkit.layout.metadata import TableSpec
 from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import from_pushed
 from bucketkit.table import BucketedTable, open_table
-from bucketkit.versions import vanished
+from bucketkit.layout.versions import vanished
 
 __all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_data_sources", "read_table",
            "table_from_options"]
@@ -151,15 +151,15 @@ class BucketkitReader(DataSourceReader):
             yield f  # Spark still applies every filter: pruning selects files, not rows
 
     def plan(self):
-        """The :class:`~bucketkit.pruning.ScanPlan` for the filters pushed so far."""
-        from bucketkit.pruning import plan_scan
+        """The :class:`~bucketkit.pruning.plan.ScanPlan` for the filters pushed so far."""
+        from bucketkit.pruning.plan import plan_scan
 
         return plan_scan(self.table, [self.pushed] if self.pushed else None, write_ids=self.write_ids)
 
     def partitions(self) -> list[InputPartition]:
         plan = self.plan()
         if plan.acid:
-            from bucketkit.acidplan import check_files, units
+            from bucketkit.acid.plan import check_files, units
 
             check_files(self.table.filesystem, plan)
             check = None if plan.unbucketed or not self.check_buckets else self.table.spec
@@ -210,7 +210,7 @@ def _checked(batches: Iterator, partition: AcidPartition) -> Iterator:
 
 
 def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> Iterator:
-    from bucketkit.acidplan import conform
+    from bucketkit.acid.plan import conform
 
     spec = table.spec
     target = arrow_schema(schema)
@@ -250,7 +250,7 @@ class BucketkitDataSource(DataSource):
         table = self._table()
         write_ids = opts.get("write_ids") or None
         if write_ids is None and opts.get("session_write_ids") and table.name:
-            from bucketkit.writeids import for_table
+            from bucketkit.acid.writeids import for_table
 
             write_ids = for_table(opts["session_write_ids"], table.name)
         return BucketkitReader(table, schema, write_ids, _flag(self.options, "row_id"), _flag(self.options, "check_buckets"))

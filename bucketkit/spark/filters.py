@@ -1,6 +1,6 @@
 """Filters between Spark and bucketkit: Catalyst and pushed-down filters in, Spark SQL and Columns out.
 
-The filter language itself (terms, DNF, ops) is :mod:`bucketkit.filters`. In: a SQL predicate parsed
+The filter language itself (terms, DNF, ops) is :mod:`bucketkit.pruning.filters`. In: a SQL predicate parsed
 by Spark's own parser (:func:`from_catalyst`) and a filter Spark pushes to the ``bucketkit`` data
 source (:func:`from_pushed`). Out: Spark SQL text (:func:`to_sql`) and a Column (:func:`to_column`)
 with the same SQL meaning. Between them sit Spark's literal rules: an int past the long range is a
@@ -15,13 +15,13 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any, Union
 
-from bucketkit.filters import Filters
+from bucketkit.pruning.filters import Filters
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.filters import DNF, LIST_OPS, NULL_OPS, TRUE, Term, mirrored, normalize
+from bucketkit.pruning.filters import DNF, LIST_OPS, NULL_OPS, TRUE, Term, mirrored, normalize
 
 __all__ = ["SparkFilters", "from_catalyst", "from_pushed", "to_sql", "to_column", "is_spark_filter", "split", "residual_predicate"]
 

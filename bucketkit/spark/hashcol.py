@@ -10,7 +10,7 @@ Three ways to the same ids, cheapest first, chosen once per key spec:
 2. Without the jar, integer-like keys (boolean, tinyint, smallint, int, bigint, date) get a plain
    Spark SQL expression (:mod:`bucketkit.spark.hashexpr`), also evaluated in the JVM.
 3. Otherwise (strings, varchar, floating point, arrays, maps without the jar; Spark Connect) a
-   scalar Arrow UDF runs :meth:`bucketkit.hashing.BucketFunction.bucket_ids` on batches of the key
+   scalar Arrow UDF runs :meth:`bucketkit.hashing.hive.BucketFunction.bucket_ids` on batches of the key
    columns in the Python workers: Spark's own ``hash()`` is Murmur3 with seed 42 and Spark's string
    encoding, and Spark exposes Hive's v1 hash only inside its Hive writer.
 
@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.hashing import BucketFunction, check_bucketable
+from bucketkit.hashing.hive import BucketFunction, check_bucketable
 from bucketkit.spark.hashexpr import native_bucket_id_column
 
 __all__ = ["with_bucket_id", "bucket_id_column", "arrow_bucket_id_column", "jvm_column_class"]

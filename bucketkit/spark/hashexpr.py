@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bucketkit._murmur3 import C1, C2, MASK32, SEED, rotl32
+from bucketkit.hashing.murmur3 import C1, C2, MASK32, SEED, rotl32
 from bucketkit.hivetypes import parse_hive_type
 
 __all__ = ["native_bucket_id_column", "NATIVE_TYPES", "HIVE_SEED_PREIMAGE", "spark_hash_seed_preimage"]

@@ -17,9 +17,9 @@ from functools import reduce
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
-from bucketkit.joinexec import build_exec, output_columns, select_output
-from bucketkit.joinplan import JoinPlan, normalize_how, normalize_on
-from bucketkit.joinplan import plan_join as core_plan_join
+from bucketkit.joins.execute import build_exec, output_columns, select_output
+from bucketkit.joins.plan import JoinPlan, normalize_how, normalize_on
+from bucketkit.joins.plan import plan_join as core_plan_join
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.spark.filters import is_spark_filter
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind
@@ -39,7 +39,7 @@ def join_memory(spark: Any) -> int | None:
     Raises:
         InvalidArgumentError: the option is not a size like ``512m``.
     """
-    from bucketkit.joinmemory import OPTION, parse_size
+    from bucketkit.joins.memory import OPTION, parse_size
 
     value = spark.conf.get(OPTION, None)
     return parse_size(value) if value not in (None, "") else None
@@ -158,7 +158,7 @@ def _moved_plan(moving: _Moving, on: Any, how: str, left_filters: Any, right_fil
                 spark: Any = None, spark_moves: bool | None = None) -> JoinPlan:
     """The plan of a join with one plain side: which side moves into which buckets, or why Spark joins.
     The plain side is shown as the table it becomes (``BucketedTable`` named for what it is)."""
-    from bucketkit.metadata import TableSpec
+    from bucketkit.layout.metadata import TableSpec
     from bucketkit.spark.types import hive_type_of_spark
 
     side, df, table, keys, df_keys = moving

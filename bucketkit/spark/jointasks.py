@@ -1,9 +1,9 @@
 """Running a bucketed join's groups as Spark tasks, with no shuffle.
 
 Spark cannot be told that two bucketed scans are co-partitioned, so the shuffle-free join pairs the
-buckets itself: the bucket groups of a :class:`~bucketkit.joinplan.JoinPlan` are packed into tasks
+buckets itself: the bucket groups of a :class:`~bucketkit.joins.plan.JoinPlan` are packed into tasks
 (:func:`pack_groups`), and each task runs the pyarrow kernel
-(:func:`bucketkit.joinexec.execute_group`) on its groups and hands the joined rows to Spark.
+(:func:`bucketkit.joins.execute.execute_group`) on its groups and hands the joined rows to Spark.
 
 The tasks are ``mapInArrow`` over a tiny RDD of task numbers, not a Python data source: both have
 no ``Exchange`` in the executed plan, but measured on 2 cores Spark takes the Arrow batches of
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, Sequence
 
-from bucketkit.joinexec import JoinExec, execute_group
-from bucketkit.joinplan import BucketGroup
+from bucketkit.joins.execute import JoinExec, execute_group
+from bucketkit.joins.plan import BucketGroup
 
 __all__ = ["pack_groups", "read_groups", "TASK_BYTES"]
 

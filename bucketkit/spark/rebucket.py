@@ -27,7 +27,7 @@ from bucketkit.table import TableRef, reference_kind
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from bucketkit.writing import WriteResult
+    from bucketkit.writing.steps import WriteResult
 
 __all__ = ["rebucket"]
 
@@ -44,7 +44,7 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
             drops the sort).
 
     Returns:
-        The :class:`~bucketkit.writing.WriteResult` of the rewrite.
+        The :class:`~bucketkit.writing.steps.WriteResult` of the rewrite.
 
     Raises:
         InvalidArgumentError: a Hive ACID table (its files belong to Hive's transactions: compact and

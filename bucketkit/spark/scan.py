@@ -1,6 +1,6 @@
 """``bucketkit.scan``: read a bucketed table with Spark, touching only the files a filter can hit.
 
-Planning is :func:`bucketkit.pruning.plan_scan` (pure Python); this module adds what needs Spark:
+Planning is :func:`bucketkit.pruning.plan.plan_scan` (pure Python); this module adds what needs Spark:
 SQL predicate strings (parsed by Spark's own parser into the same DNF form, see
 :mod:`bucketkit.spark.filters`), catalog tables, and execution with Spark's *native* ORC/Parquet
 reader on exactly the selected files. Reading the files natively, rather than through Python, keeps
@@ -10,7 +10,7 @@ read, since pruning works at file granularity.
 
 Spark has no reader for Hive's ACID files (base + deltas − delete events, original files with
 synthetic row ids), so each (partition, bucket) unit of an ACID plan is read by
-:func:`bucketkit.acidplan.read_unit` (pyarrow) inside a Spark task: ``mapInArrow`` over a
+:func:`bucketkit.acid.plan.read_unit` (pyarrow) inside a Spark task: ``mapInArrow`` over a
 ``spark.range`` with one row, and one partition, per unit. Files Hive 3 would refuse (ACID v1)
 are refused on the driver, before any task runs, with :class:`~bucketkit.errors.AcidStateError`.
 """
@@ -21,11 +21,13 @@ import dataclasses
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from bucketkit import acidplan, pruning
+from bucketkit.acid import plan as acidplan
+
+from bucketkit.pruning import plan as pruning
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.filters import normalize
+from bucketkit.pruning.filters import normalize
 from bucketkit.io import positional_names, spark_uri
-from bucketkit.pruning import ScanPlan
+from bucketkit.pruning.plan import ScanPlan
 from bucketkit.spark import filters as spark_filters
 from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import SparkFilters
@@ -179,7 +181,7 @@ def _read_through_sql(spark: Any, table: str, filters: Any, columns: Sequence[st
 
 def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (), *,
               row_id: bool = False) -> DataFrame:
-    """Execute a :class:`~bucketkit.pruning.ScanPlan` with Spark's native reader (a Hive ACID
+    """Execute a :class:`~bucketkit.pruning.plan.ScanPlan` with Spark's native reader (a Hive ACID
     plan: (partition, bucket) units packed into a task per core, see :func:`read_acid`).
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.

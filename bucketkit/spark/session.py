@@ -54,7 +54,7 @@ CATALOG_CONF = {
 EXTENSIONS_CONF = {"spark.sql.extensions": "io.bucketkit.spark.BucketkitExtensions"}
 
 
-# SQL INSERTs through the catalog commit with this Python's bucketkit (python -m bucketkit.sqlcommit).
+# SQL INSERTs through the catalog commit with this Python's bucketkit (python -m bucketkit.writing.sqlcommit).
 PYTHON_CONF = "spark.bucketkit.python"
 
 

@@ -56,7 +56,7 @@ def hive_type_of_spark(field_or_type: Any) -> str:
     (``"varchar(n)"`` / ``"char(n)"`` when a field's metadata says the column was declared so),
     ``ArrayType(IntegerType())`` -> ``"array<int>"``, ``DecimalType(10, 2)`` ->
     ``"decimal(10,2)"``, ``StructType`` -> ``"struct<a:int,...>"``. Types Hive cannot bucket on
-    are still mapped (a table has other columns too); :func:`bucketkit.hashing.check_bucketable`
+    are still mapped (a table has other columns too); :func:`bucketkit.hashing.hive.check_bucketable`
     decides about bucketing.
 
     Raises:

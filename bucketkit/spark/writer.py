@@ -1,7 +1,7 @@
 """``bucketkit.write``: a Spark DataFrame into a Hive/Trino-compatible bucketed table, switched in whole.
 
 Resolve the target, reconcile the spec, stage, finalize: only staging needs Spark; the other steps
-are in :mod:`bucketkit.writing`. The pipeline (docs/writing.md explains each choice):
+are in :mod:`bucketkit.writing.steps`. The pipeline (docs/writing.md explains each choice):
 
 1. The spec: Hive types from the DataFrame schema (``bucket_types`` may override, e.g.
    ``varchar(20)``); an existing table's spec must match (:class:`SpecMismatchError` names the
@@ -16,9 +16,9 @@ are in :mod:`bucketkit.writing`. The pipeline (docs/writing.md explains each cho
    of the table's next version, a hidden sibling of the table directory (``partitionBy`` on the
    partition columns and the bucket id).
 5. The driver names the files (``000003_0_<write id>.orc``), adds empty bucket files if asked, and
-   commits them with :class:`bucketkit.commit.Transaction`, which switches the whole directory so
+   commits them with :class:`bucketkit.writing.commit.Transaction`, which switches the whole directory so
    readers see the old table or the new one, catalog updates included
-   (:func:`bucketkit.writing.finalize`).
+   (:func:`bucketkit.writing.steps.finalize`).
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow.fs as pafs
 
-from bucketkit.commit import Transaction, fault_point, recover
+from bucketkit.writing.commit import Transaction, fault_point, recover
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
-from bucketkit.metadata import Naming, SortKey, TableSpec
-from bucketkit.partitions import parse_partition_path, partition_path
+from bucketkit.layout.metadata import Naming, SortKey, TableSpec
+from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
-from bucketkit.writing import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
+from bucketkit.writing.steps import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
                                path_target, reconcile, recovered_partitions)
 
@@ -68,7 +68,7 @@ def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, so
     Checks what only a write needs (the columns exist, the bucket count fits Trino's names);
     :class:`TableSpec` checks the rest (format, naming, bucketing version, types).
     """
-    from bucketkit.hashing import check_bucketable
+    from bucketkit.hashing.hive import check_bucketable
     from bucketkit.spark.types import hive_type_of_spark
 
     names = [f.name for f in schema.fields]

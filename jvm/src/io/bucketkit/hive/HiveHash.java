@@ -28,7 +28,7 @@ import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * Hive's bucketing hash, versions 1 and 2, over Spark's internal values: the JVM twin of
- * {@code bucketkit/hashing.py} (scalar path) and {@code bucketkit/_murmur3.py}, held equal to both
+ * {@code bucketkit/hashing/hive.py} (scalar path) and {@code bucketkit/hashing/murmur3.py}, held equal to both
  * and to Hive's own classes by {@code tests/test_hashing_jvm.py}.
  *
  * <p>v1 is Hive's {@code ObjectInspectorUtils.hashCode}, v2 its {@code hashCodeMurmur}: Murmur3

@@ -34,14 +34,14 @@ import org.apache.spark.util.SerializableConfiguration;
  * for partitioned or sorted tables, one file open at a time; unsorted for the others, one file
  * open per bucket the task holds (sorting would cost more than the open files).
  *
- * <p>The layout is the one {@code bucketkit.writing.finalize} names and commits, the same as
+ * <p>The layout is the one {@code bucketkit.writing.steps.finalize} names and commits, the same as
  * {@code bucketkit.write}'s Spark stage: {@code <staging>/<k=v/...>/bucketkit_bucket=<b>/part-*}.
  * A task attempt writes below a hidden {@code _attempt-*} directory (never listed by finalize)
  * and moves its files into place only when Spark's commit coordinator lets it commit, so a failed
  * or speculative attempt leaves no rows behind.
  */
 final class BucketDataWriter implements DataWriter<InternalRow> {
-  static final String BUCKET_DIR = "bucketkit_bucket=";  // bucketkit.writing.BUCKET_COLUMN
+  static final String BUCKET_DIR = "bucketkit_bucket=";  // bucketkit.writing.steps.BUCKET_COLUMN
 
   /** What a committed task wrote: staged paths relative to the staging directory, and rows. */
   static final class Committed implements WriterCommitMessage {

@@ -15,7 +15,7 @@ import org.apache.hadoop.fs.Path;
 
 /**
  * Which bucket each data file of one Hive partition directory holds, by the rules of
- * {@code bucketkit/naming.py} and {@code bucketkit/layout.py} (tests hold the two equal).
+ * {@code bucketkit/layout/naming.py} and {@code bucketkit/layout/discovery.py} (tests hold the two equal).
  *
  * <p>Names are tried in Trino's order: legacy Presto {@code <query id>_bucket-N}, Hive
  * {@code 000005_0[_copy_N][...]}, ACID {@code bucket_N}. A directory whose files all miss those
@@ -66,7 +66,7 @@ public final class BucketFiles {
 
   /**
    * The bucket id of a file name in Trino's order, as a decimal string (it may exceed 31 bits), or
-   * null; the same answer as {@code bucketkit.naming.bucket_of}.
+   * null; the same answer as {@code bucketkit.layout.naming.bucket_of}.
    */
   public static String bucketOf(String name) {
     for (int i = 0; i < TRINO_ORDER.length; i++) {

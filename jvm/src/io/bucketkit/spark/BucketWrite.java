@@ -112,7 +112,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     return this;
   }
 
-  /** The write as {@code bucketkit.sqlcommit} takes it: the table's spec in TableSpec's fields. */
+  /** The write as {@code bucketkit.writing.sqlcommit} takes it: the table's spec in TableSpec's fields. */
   private Map<String, Object> request() {
     BucketSpec bucketSpec = table.table.bucketSpec().get();
     Map<String, Object> spec = new LinkedHashMap<>();

@@ -14,7 +14,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.sql.classic.SparkSession;
 
 /**
- * The Python process that commits a SQL INSERT ({@code python -m bucketkit.sqlcommit}): it owns the
+ * The Python process that commits a SQL INSERT ({@code python -m bucketkit.writing.sqlcommit}): it owns the
  * write's journal and runs bucketkit's commit protocol, so a SQL INSERT and {@code bucketkit.write}
  * share one implementation of staging, naming, the directory switch and recovery. Started when
  * Spark plans the write's batch, asked to commit or abort when the job ends; if the driver dies,
@@ -77,7 +77,7 @@ final class CommitCoordinator implements AutoCloseable {
   private static String spareOf;
 
   private static Process start(String python) throws IOException {
-    return new ProcessBuilder(python, "-m", "bucketkit.sqlcommit").redirectError(ProcessBuilder.Redirect.INHERIT).start();
+    return new ProcessBuilder(python, "-m", "bucketkit.writing.sqlcommit").redirectError(ProcessBuilder.Redirect.INHERIT).start();
   }
 
   /** Start the next write's process now (while Spark runs the query); errors surface in {@link #begin}. */
@@ -124,7 +124,7 @@ final class CommitCoordinator implements AutoCloseable {
       throw e;
     } catch (IOException e) {
       p.destroyForcibly();
-      throw new IllegalStateException("bucketkit: " + what + ": talking to '" + python + " -m bucketkit.sqlcommit' "
+      throw new IllegalStateException("bucketkit: " + what + ": talking to '" + python + " -m bucketkit.writing.sqlcommit' "
           + "failed: " + e.getMessage(), e);
     }
   }
@@ -135,7 +135,7 @@ final class CommitCoordinator implements AutoCloseable {
     in.flush();
     String line = out.readLine();
     if (line == null) {
-      throw new IllegalStateException("bucketkit: " + what + ": the commit process (python -m bucketkit.sqlcommit) "
+      throw new IllegalStateException("bucketkit: " + what + ": the commit process (python -m bucketkit.writing.sqlcommit) "
           + "exited without an answer; its error is in the driver's stderr (is bucketkit installed in that Python?)");
     }
     Map<String, Object> reply = JSON.readValue(line, MAP);
@@ -178,7 +178,7 @@ final class CommitCoordinator implements AutoCloseable {
 
   /**
    * Ends the conversation without waiting for the process to exit: after a commit it deletes the
-   * switched-out version once readers had their grace period ({@code bucketkit.commit.RETIRE_GRACE}),
+   * switched-out version once readers had their grace period ({@code bucketkit.writing.commit.RETIRE_GRACE}),
    * which the INSERT need not wait for.
    */
   @Override

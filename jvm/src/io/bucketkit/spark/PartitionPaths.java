@@ -17,7 +17,7 @@ import org.apache.spark.sql.types.VarcharType;
 /**
  * Hive partition directories of a write: a partition value as the text Hive stores (the catalog's
  * partition spec) and {@code k=v/...} paths escaped as Hive's {@code FileUtils.escapePathName}
- * (Spark's {@link ExternalCatalogUtils}; bucketkit/partitions.py parses them back, NULL and "" as
+ * (Spark's {@link ExternalCatalogUtils}; bucketkit/layout/partitions.py parses them back, NULL and "" as
  * {@code __HIVE_DEFAULT_PARTITION__}).
  */
 final class PartitionPaths {

@@ -29,7 +29,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * {@code (data columns..., partition columns..., bucket id)} already routed so that each
  * (partition, bucket) group lies in one task, written by {@link BucketDataWriter} -- the writer of
  * SQL INSERTs -- as one file per group below the option {@code staging}
- * ({@code <k=v/...>/bucketkit_bucket=<b>/part-*}, which {@code bucketkit.writing.finalize} names and
+ * ({@code <k=v/...>/bucketkit_bucket=<b>/part-*}, which {@code bucketkit.writing.steps.finalize} names and
  * commits). Options: {@code staging}, {@code format} (orc|parquet), {@code compression},
  * {@code buckets}, {@code dataColumns} (how many leading columns go into the files), {@code partitionColumns}
  * (how many follow), {@code sorted} (rows arrive sorted by partition and bucket), and
@@ -119,7 +119,7 @@ public final class StagedBucketSource implements TableProvider {
 
     @Override
     public void commit(WriterCommitMessage[] messages) {
-      // bucketkit.writing.finalize names and commits the staged files
+      // bucketkit.writing.steps.finalize names and commits the staged files
     }
 
     @Override

@@ -19,8 +19,8 @@ import org.apache.hadoop.fs.Path;
 
 /**
  * A table's files listed as <em>one version</em> of it, across bucketkit's commit, which switches
- * whole table directories ({@code bucketkit/versions.py}, docs/writing.md "Commit protocol"); the
- * same rules as {@code bucketkit.layout.discover}:
+ * whole table directories ({@code bucketkit/layout/versions.py}, docs/writing.md "Commit protocol"); the
+ * same rules as {@code bucketkit.layout.discovery.discover}:
  *
  * <ul>
  *   <li>The table directory is missing (a two-rename switch is between its renames), or the store

@@ -1,0 +1,473 @@
+"""Which file holds which bucket: list a table directory and map every data file to its bucket.
+
+:func:`discover` lists a table (any pyarrow filesystem: local, ``s3://``, ``gs://``, HDFS), finds
+its Hive partition directories (``dt=2019-03-01/country=FR``), and maps the files of each
+partition to bucket ids the way Trino does:
+
+1. Hidden names (``_`` or ``.`` prefix) are skipped at every level, directories included.
+2. A partition whose visible files all match a bucket naming pattern (legacy Presto, Hive, ACID;
+   see :mod:`bucketkit.layout.naming`) may hold any number of files per bucket, including none.
+3. Otherwise, if every file matches Spark's ``bucketBy`` pattern, the partition is a Spark
+   bucketed layout (scheme ``"spark"``; Spark hashes rows differently).
+4. Otherwise the original scheme applies: exactly ``bucket_count`` files, the i-th by name is
+   bucket i.
+
+Corrupt layouts raise :class:`~bucketkit.errors.CorruptTableError` naming the file or directory: a
+bucket id >= the bucket count, a visible sub-directory in a bucket directory (other than Hive ACID
+``base_``/``delta_``/``delete_delta_`` directories), Hive names mixed with Spark names, a file or
+an unexpected directory at a partition level. A count mismatch in the original scheme raises
+:class:`~bucketkit.errors.BucketCountMismatchError` naming the directory and both counts.
+
+A listing sees one version of the table: bucketkit's commit switches whole directories and marks
+each version (:mod:`bucketkit.layout.versions`); when the marker changed during the listing, or a
+directory vanished under it, the table is listed again.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+
+import pyarrow.fs as pafs
+
+from bucketkit.acid.naming import is_acid_side_file, parse_acid_dir
+from bucketkit.acid.state import select_current
+from bucketkit.writing.atomic import is_local, list_pinned
+from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
+from bucketkit.io import HIDDEN_PREFIXES, STAGING_PREFIX, is_hidden_path, resolve_filesystem
+from bucketkit.layout.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
+from bucketkit.layout.partitions import parse_partition_dir
+from bucketkit.layout.versions import VERSION_PREFIX, wait_for_switch
+
+
+def format_bytes(n: float) -> str:
+    """A byte count for people: ``"812 B"``, ``"3.2 MiB"`` (binary units, one decimal)."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+__all__ = ["discover", "TableLayout", "PartitionLayout", "BucketFile", "KINDS"]
+
+#: ``kind`` of a file: plain (non-ACID) data, or its role in a Hive ACID table.
+KINDS = ("data", "original", "base", "delta", "delete_delta")
+_SCHEME_ORDER = [s.name for s in TRINO_ORDER]
+
+
+class BucketFile(NamedTuple):
+    """One data file and its bucket (an immutable record; a NamedTuple because tables have 100k+).
+
+    Attributes:
+        path: full path inside the layout's filesystem.
+        name: the file name.
+        bucket: its bucket id.
+        size: bytes.
+        kind: ``"data"`` for a plain table; in an ACID table ``"original"``, ``"base"``,
+            ``"delta"`` or ``"delete_delta"``.
+        scheme: the naming scheme that gave the bucket (``"hive"``, ``"legacy-presto"``,
+            ``"acid"``, ``"spark"`` or ``"original"``).
+    """
+
+    path: str
+    name: str
+    bucket: int
+    size: int
+    kind: str
+    scheme: str
+
+
+@dataclass(frozen=True, eq=False)
+class PartitionLayout:
+    """The bucket map of one partition (or of an unpartitioned table).
+
+    Attributes:
+        values: partition values (unescaped; ``{}`` when unpartitioned).
+        path: the partition directory.
+        relpath: ``k=v/...`` relative to the table root (``""`` when unpartitioned).
+        scheme: ``"hive"``, ``"legacy-presto"``, ``"acid"``, ``"spark"``, ``"original"``, several
+            pattern schemes joined with ``+`` (e.g. ``"legacy-presto+hive"``), or ``"empty"``.
+        buckets: every bucket id → its files (possibly none).
+        obsolete: ACID directories and original files superseded by a base or compaction.
+    """
+
+    values: dict[str, str]
+    path: str
+    relpath: str
+    scheme: str
+    buckets: dict[int, list[BucketFile]]
+    obsolete: tuple[str, ...] = ()
+
+    def files_by_bucket(self, kinds: Iterable[str] | None = None) -> dict[int, list[str]]:
+        """Bucket id → file paths (all kinds, or only ``kinds``)."""
+        keep = None if kinds is None else frozenset(kinds)
+        return {b: [f.path for f in files if keep is None or f.kind in keep] for b, files in self.buckets.items()}
+
+    def bucket_bytes(self) -> dict[int, int]:
+        return {b: sum(f.size for f in files) for b, files in self.buckets.items()}
+
+    @property
+    def files(self) -> list[BucketFile]:
+        return [f for files in self.buckets.values() for f in files]
+
+    @property
+    def empty_buckets(self) -> list[int]:
+        return [b for b, files in self.buckets.items() if not files]
+
+    def summary(self) -> dict[str, Any]:
+        """Plain-data description (files and bytes per bucket) for printing or JSON."""
+        files = [len(v) for v in self.buckets.values()]
+        sizes = list(self.bucket_bytes().values())
+        return {"values": dict(self.values), "path": self.path, "scheme": self.scheme, "files": sum(files),
+                "bytes": sum(sizes), "files_per_bucket": files, "bytes_per_bucket": sizes,
+                "empty_buckets": self.empty_buckets, "obsolete": list(self.obsolete)}
+
+
+@dataclass(frozen=True, eq=False)
+class TableLayout:
+    """Every partition of a table with its bucket map (see :func:`discover`).
+
+    Attributes:
+        root: the table directory (path inside ``filesystem``).
+        bucket_count: the declared bucket count.
+        partitioned_by: partition column names (given or inferred from ``k=v`` directories).
+        partition_layouts: one :class:`PartitionLayout` per partition, ordered by path.
+        filesystem: the pyarrow filesystem listed.
+        staging_dirs: leftover ``.bucketkit-staging-*`` directories (relative paths): an
+            interrupted write; hidden, so no reader sees them.
+    """
+
+    root: str
+    bucket_count: int
+    partitioned_by: tuple[str, ...]
+    partition_layouts: list[PartitionLayout]
+    filesystem: pafs.FileSystem = field(repr=False)
+    staging_dirs: tuple[str, ...] = ()
+
+    @property
+    def partitions(self) -> list[dict[str, str]]:
+        """Partition values, ``[{}]`` for an unpartitioned table."""
+        return [dict(p.values) for p in self.partition_layouts]
+
+    @property
+    def schemes(self) -> set[str]:
+        return {p.scheme for p in self.partition_layouts}
+
+    def partition(self, partition: Mapping[str, Any] | str) -> PartitionLayout:
+        """The partition with these values (a dict, or a ``k=v/...`` path).
+
+        Raises:
+            InvalidArgumentError: no such partition (the message lists some that exist).
+        """
+        for p in self.partition_layouts:
+            if (p.relpath == partition if isinstance(partition, str)
+                    else p.values == {k: str(v) for k, v in partition.items()}):
+                return p
+        known = ", ".join(p.relpath or "<root>" for p in self.partition_layouts[:5])
+        raise InvalidArgumentError(f"{self.root}: no partition {partition!r}; partitions include: {known or 'none'}")
+
+    def files_by_bucket(self, partition: Mapping[str, Any] | str | None = None, *,
+                        kinds: Iterable[str] | None = None) -> dict[int, list[str]]:
+        """Bucket id → file paths, for one partition or (``None``) all partitions together.
+
+        Every bucket id ``0 .. bucket_count-1`` is present, with an empty list for an empty bucket.
+        """
+        if partition is not None:
+            return self.partition(partition).files_by_bucket(kinds)
+        out: dict[int, list[str]] = {b: [] for b in range(self.bucket_count)}
+        for p in self.partition_layouts:
+            for b, paths in p.files_by_bucket(kinds).items():
+                out[b].extend(paths)
+        return out
+
+    def bucket_bytes(self, partition: Mapping[str, Any] | str | None = None) -> dict[int, int]:
+        """Bucket id → bytes, for one partition or all together."""
+        if partition is not None:
+            return self.partition(partition).bucket_bytes()
+        out = {b: 0 for b in range(self.bucket_count)}
+        for p in self.partition_layouts:
+            for b, n in p.bucket_bytes().items():
+                out[b] += n
+        return out
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for p in self.partition_layouts for f in p.files)
+
+    @property
+    def file_count(self) -> int:
+        return sum(len(files) for p in self.partition_layouts for files in p.buckets.values())
+
+    def summary(self) -> dict[str, Any]:
+        """Plain-data description of the whole layout (what ``bucketkit inspect --json`` builds on)."""
+        return {"root": self.root, "bucket_count": self.bucket_count, "partitioned_by": list(self.partitioned_by),
+                "partitions": [p.summary() for p in self.partition_layouts],
+                "staging_dirs": list(self.staging_dirs)}
+
+
+# -- listing ------------------------------------------------------------------------------------
+# A visible directory entry: (name, is_dir, size, full path).
+_Child = tuple[str, bool, int, str]
+# A listing: directory relative to the listed base ("" for the base itself) -> its visible entries.
+_Tree = dict[str, list[_Child]]
+
+
+def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], prefix: str) -> _Tree:
+    """List ``base``; hidden names anywhere in the relative path are dropped (staging dirs and the
+    version marker noted in ``staging``, the marker by its bare name)."""
+    cut = len(base.rstrip("/")) + 1
+    tree: _Tree = {"": []}
+    for path, size, is_dir in _entries(fs, base, recursive):
+        rel = path[cut:]
+        if is_hidden_path(rel):
+            if not prefix and rel.startswith(VERSION_PREFIX):
+                staging.add(rel)
+            elif STAGING_PREFIX in rel:
+                parts = rel.split("/")
+                i = next(i for i, p in enumerate(parts) if p.startswith(STAGING_PREFIX))
+                staging.add(posixpath.join(prefix, *parts[:i + 1]))
+            continue
+        parent, _, name = rel.rpartition("/")
+        children = tree.get(parent)
+        if children is None:
+            children = tree[parent] = []
+        children.append((name, is_dir, size, path))
+    return tree
+
+
+def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[str, int, bool]]:
+    """``(path, size, is_dir)`` of the entries below ``base``. A local directory is listed through
+    open handles (:func:`~bucketkit.writing.atomic.list_pinned`): pyarrow's local listing looks each name
+    up by path again and drops the names a switch took away meanwhile, marker included, so a
+    listing racing a commit came back empty or partial and looked whole."""
+    if is_local(fs):
+        return list_pinned(base, recursive=recursive, skip=HIDDEN_PREFIXES)
+    infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
+    # These set a size on regular files only; asking .type costs ~50x more than .size, per file.
+    sized_files_only = fs.type_name in ("local", "s3", "gcs")
+    directory = pafs.FileType.Directory
+    return [(info.path, 0, True) if info.size is None or (not sized_files_only and info.type == directory)
+            else (info.path, info.size, False) for info in infos]
+
+
+def _below(tree: _Tree, rel: str) -> Callable[[str], list[_Child]]:
+    """Children of ``rel/inner`` (``inner == ""``: of ``rel`` itself) in a listing."""
+    prefix = rel + "/" if rel else ""
+    return lambda inner: tree.get(prefix + inner if inner else rel, [])
+
+
+def _check_partition_dir(name: str, level: int, keys: Sequence[str], path: str) -> tuple[str, str]:
+    parsed = parse_partition_dir(name)
+    if parsed is None or parsed[0].lower() != keys[level].lower():
+        found = "a directory that is not key=value" if parsed is None else f"key {parsed[0]!r}"
+        raise CorruptTableError(
+            f"{path}: expected a partition directory {keys[level]}=<value> at partition level {level + 1} "
+            f"(partition columns {list(keys)}), found {found}")
+    return keys[level], parsed[1]
+
+
+def _stray_file(path: str, level: int, keys: Sequence[str]) -> CorruptTableError:
+    return CorruptTableError(
+        f"{path}: a file where partition directories {keys[level]}=<value> are expected (partition columns "
+        f"{list(keys)}); data files belong in {'/'.join(f'{c}=...' for c in keys)}/")
+
+
+def _infer_keys(children_of: Callable[[str], list[_Child]]) -> list[str]:
+    """Partition keys along the first chain of ``k=v`` directories (all chains are checked later)."""
+    keys: list[str] = []
+    rel = ""
+    while True:
+        kv = sorted(name for name, is_dir, _, _ in children_of(rel) if is_dir and parse_partition_dir(name))
+        if not kv:
+            return keys
+        keys.append(parse_partition_dir(kv[0])[0])
+        rel = posixpath.join(rel, kv[0]) if rel else kv[0]
+
+
+def _walk_partitions(children_of: Callable[[str], list[_Child]], keys: list[str]) -> list[tuple[str, dict[str, str]]]:
+    """``(relpath, values)`` of every partition directory, checking every level above them."""
+    level_dirs: list[tuple[str, dict[str, str]]] = [("", {})]
+    for level in range(len(keys)):
+        nxt = []
+        for rel, values in level_dirs:
+            for name, is_dir, _, full in children_of(rel):
+                if not is_dir:
+                    raise _stray_file(full, level, keys)
+                key, value = _check_partition_dir(name, level, keys, full)
+                nxt.append((posixpath.join(rel, name) if rel else name, {**values, key: value}))
+        level_dirs = nxt
+    return sorted(level_dirs, key=lambda rv: rv[0])
+
+
+# -- mapping one bucket directory ---------------------------------------------------------------
+def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
+            allow_fallback: bool = True) -> tuple[str, list[BucketFile]]:
+    """Map the visible files of one directory to buckets: ``(scheme, files)``."""
+    if not files:
+        return "empty", []
+    found = [bucket_and_scheme(f[0]) for f in files]
+    if None not in found:
+        scheme = "+".join(s for s in _SCHEME_ORDER if s in {s for _, s in found})
+        new = tuple.__new__  # BucketFile's own __new__ is a Python frame: too slow for 100k files
+        out = [new(BucketFile, (f[3], f[0], b, f[2], kind, s)) for f, (b, s) in zip(files, found)]
+    else:
+        spark = [SPARK.parse(f[0]) if p is None else None for f, p in zip(files, found)]
+        named = [f for f, p in zip(files, found) if p is not None]
+        spark_only = [f for f, s in zip(files, spark) if s is not None]
+        if named and spark_only:
+            raise CorruptTableError(
+                f"{spark_only[0][3]}: Spark bucketBy file name mixed with Hive-style bucket file names (such as "
+                f"{named[0][0]}) in {directory}; the two schemes hash rows differently (table is corrupt)")
+        if len(spark_only) == len(files):
+            scheme = "spark"
+            out = [BucketFile(f[3], f[0], s.bucket, f[2], kind, "spark") for f, s in zip(files, spark)]
+        elif not allow_fallback:
+            bad = next(f for f, p in zip(files, found) if p is None)
+            raise CorruptTableError(f"{bad[3]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
+                                    f"inside Hive ACID directory {directory}")
+        else:
+            by_name = {f[0]: f for f in files}
+            scheme = "original"
+            out = [BucketFile(by_name[name][3], name, b, by_name[name][2], kind, "original")
+                   for b, name in ORIGINAL.assign(by_name, bucket_count, directory=directory)]
+    if max(f.bucket for f in out) >= bucket_count:
+        f = next(f for f in out if f.bucket >= bucket_count)
+        raise CorruptTableError(
+            f"{f.path}: bucket {f.bucket} (from its {f.scheme} file name) is not below the table's bucket "
+            f"count {bucket_count} (table is corrupt)")
+    return scheme, out
+
+
+def _map_partition(values: dict[str, str], path: str, relpath: str,
+                   children_of: Callable[[str], list[_Child]], bucket_count: int) -> PartitionLayout:
+    files: list[_Child] = []
+    subdirs: list[str] = []
+    for child in children_of(""):
+        if child[1]:
+            subdirs.append(child[0])
+        else:
+            files.append(child)
+    foreign = sorted(d for d in subdirs if parse_acid_dir(d) is None)
+    if foreign:
+        raise CorruptTableError(
+            f"{posixpath.join(path, foreign[0])}: visible sub-directory inside bucket directory {path}; expected "
+            f"only bucket files, hidden names (_ or . prefix) or Hive ACID base_/delta_/delete_delta_ directories")
+
+    buckets: dict[int, list[BucketFile]] = {b: [] for b in range(bucket_count)}
+    obsolete: list[str] = []
+    if not subdirs:
+        scheme, mapped = _assign(files, bucket_count, path, "data")
+        mapped.sort(key=lambda f: f.name)
+    else:
+        scheme, mapped = "acid", []
+        state = select_current(subdirs)
+        if state.originals_current:
+            mapped += sorted(_assign(files, bucket_count, path, "original")[1], key=lambda f: f.name)
+        else:
+            obsolete += sorted(f[3] for f in files)
+        kinds = [(state.base, "base")] if state.base else []
+        kinds += [(d, "delta") for d in state.deltas] + [(d, "delete_delta") for d in state.delete_deltas]
+        for name, kind in kinds:
+            directory = posixpath.join(path, name)
+            kids = children_of(name)
+            for sub in [c for c in kids if c[1]]:  # UNION ALL into an insert-only table writes sub-directories
+                if not sub[0].startswith("HIVE_UNION_SUBDIR_"):
+                    raise CorruptTableError(f"{sub[3]}: visible sub-directory inside Hive ACID directory "
+                                            f"{directory}; expected only bucket files (or HIVE_UNION_SUBDIR_N)")
+                kids = kids + children_of(posixpath.join(name, sub[0]))
+            data = sorted(c for c in kids if not c[1] and not is_acid_side_file(c[0]))
+            mapped += _assign(data, bucket_count, directory, kind, allow_fallback=False)[1]
+        obsolete += [posixpath.join(path, d) for d in state.obsolete]
+    for f in mapped:
+        buckets[f.bucket].append(f)
+    return PartitionLayout(values, path, relpath, scheme, buckets, tuple(obsolete))
+
+
+# -- the entry point ----------------------------------------------------------------------------
+def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None = None,
+             partitioned_by: Sequence[str] | None = None,
+             partition_filter: Callable[[dict[str, str]], bool] | None = None) -> TableLayout:
+    """List a bucketed table and map each partition's files to bucket ids.
+
+    Args:
+        path: the table directory: a local path or a URI (``s3://bucket/warehouse/t``).
+        bucket_count: the table's declared bucket count.
+        filesystem: a pyarrow filesystem (then ``path`` is a path inside it).
+        partitioned_by: partition column names in directory order; ``()`` for an unpartitioned
+            table; ``None`` to infer them from ``k=v`` directories.
+        partition_filter: called with each partition's values (unescaped strings) before that
+            partition's files are listed; partitions it rejects are neither listed nor returned.
+
+    Returns:
+        The :class:`TableLayout`.
+
+    Raises:
+        TableNotFoundError: ``path`` does not exist or is not a directory.
+        UnfinishedCommitError: a writer died between the two renames of its switch (no exchange on
+            this filesystem); ``bucketkit.writing.commit.recover`` restores the table. While such a writer
+            is alive, the listing waits up to 2 s for it.
+        ConcurrentModificationError: commits kept switching versions during 20 listings in a row.
+        CorruptTableError: a file or directory no bucketed layout allows (named in the message).
+        BucketCountMismatchError: original scheme with a file count other than ``bucket_count``.
+        InvalidArgumentError: a bad ``bucket_count``.
+    """
+    if not isinstance(bucket_count, int) or isinstance(bucket_count, bool) or bucket_count < 1:
+        raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected a positive integer")
+    fs, root = resolve_filesystem(path, filesystem)
+    root = root.rstrip("/") or "/"
+    keys = None if partitioned_by is None else [str(k) for k in partitioned_by]
+    for attempt in range(_ATTEMPTS):
+        info = fs.get_file_info(root)
+        if _check_switch(fs, info) and wait_for_switch(fs, root, path):
+            continue  # a commit was between the two steps of its switch
+        if info.type != pafs.FileType.Directory:
+            what = "is a file" if info.type == pafs.FileType.File else "does not exist"
+            raise TableNotFoundError(f"{path}: {what}; expected a table directory")
+        try:
+            layout, marker = _discover_once(fs, root, bucket_count, keys, partition_filter)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # a directory vanished while listed: a commit switched versions
+        if marker is None or fs.get_file_info(posixpath.join(root, marker)).type != pafs.FileType.NotFound:
+            return layout  # the same version before and after the listing: one version was listed
+    raise ConcurrentModificationError(
+        f"{path}: the table changed under {_ATTEMPTS} listings in a row (concurrent commits); run the read again")
+
+
+_ATTEMPTS = 20  # listings in a row that saw a commit switch versions
+
+
+def _check_switch(fs: pafs.FileSystem, info: pafs.FileInfo) -> bool:
+    """Whether to look for a commit caught mid-switch: the table is missing (between the two
+    renames), or the store moves directories file by file (object stores)."""
+    return info.type == pafs.FileType.NotFound or fs.type_name not in ("local", "hdfs")
+
+
+def _discover_once(fs: pafs.FileSystem, root: str, bucket_count: int, keys: list[str] | None,
+                   partition_filter: Callable[[dict[str, str]], bool] | None) -> tuple[TableLayout, str | None]:
+    """One listing of the table, and the name of its version marker (None: no marker)."""
+    staging: set[str] = set()
+
+    def join(rel: str) -> str:
+        return posixpath.join(root, rel) if rel else root
+
+    layouts = []
+    if partition_filter is None:
+        tree = _list(fs, root, True, staging, "")
+        children = lambda rel: tree.get(rel, [])  # noqa: E731
+        if keys is None:
+            keys = _infer_keys(children)
+        for rel, values in _walk_partitions(children, keys):
+            layouts.append(_map_partition(values, join(rel), rel, _below(tree, rel), bucket_count))
+    else:
+        listed = lambda rel: _list(fs, join(rel), False, staging, rel)[""]  # noqa: E731
+        if keys is None:
+            keys = _infer_keys(listed)
+        for rel, values in _walk_partitions(listed, keys):
+            if partition_filter(dict(values)):
+                sub = _list(fs, join(rel), True, staging, rel)
+                layouts.append(_map_partition(values, join(rel), rel, _below(sub, ""), bucket_count))
+    markers = sorted(s for s in staging if s.startswith(VERSION_PREFIX))
+    staging.difference_update(markers)
+    layout = TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)))
+    return layout, (markers[-1] if markers else None)

@@ -1,0 +1,391 @@
+"""Scan planning: which partitions, buckets and files a filter can hit (pure Python).
+
+A filter (a DNF of ``(column, op, value)`` terms, see :mod:`bucketkit.pruning.filters`) is projected the
+way an Iceberg transform projects a predicate: through the table's bucket function onto bucket ids
+(:func:`buckets_for`), and onto the typed values of partition directories
+(:func:`partition_predicate`). :func:`plan_scan` turns a table plus filters into a
+:class:`ScanPlan`: plain data saying which partition directories and which bucket files to read,
+and why.
+
+Pruning never guesses. Buckets are pruned only when *every* conjunction pins *every* bucket column
+with ``=``, ``in`` or ``is null`` (Trino's rule); the literal values are hashed with the table's own
+:class:`~bucketkit.hashing.hive.BucketFunction`, so a literal compared with an ``int`` column hashes as
+an ``int``. A literal that can never equal a value of the column's type (``3.5`` for ``int``)
+selects no bucket. Partitions are pruned on the typed values of their directory names before their
+files are listed. Anything else is left to the reader: the whole filter is always applied again to
+the rows read (pruning works at file granularity), see :attr:`ScanPlan.residual`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from bucketkit.acid import plan as acidplan
+from bucketkit.acid.state import AcidState
+from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import HIVE_DEFAULT_PARTITION
+from bucketkit.pruning.filters import DNF, UNKNOWN, Term, coerce_literal, evaluate, normalize, to_text
+from bucketkit.layout.discovery import format_bytes
+from bucketkit.table import BucketedTable, open_table
+from bucketkit.trust import bucketing_doubt
+from bucketkit.acid.writeids import ValidWriteIdList
+
+__all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
+           "normalize_filters"]
+
+normalize_filters = normalize  # its name before bucketkit.pruning.filters (in docs and __all__): kept for callers
+
+_PINNING = ("=", "in", "is null")  # the ops a bucket function can project: they pin a column's values
+
+
+def _typed_partition_value(raw: str | None, hive_type: str) -> Any:
+    """A partition directory value as the Python value of its column type (UNKNOWN if unsure)."""
+    if raw is None or raw == HIVE_DEFAULT_PARTITION:
+        return None
+    name = hive_type.split("(")[0]
+    try:
+        if name in ("tinyint", "smallint", "int", "bigint"):
+            return int(raw)
+        if name in ("float", "double"):
+            return float(raw)
+        if name == "decimal":
+            return decimal.Decimal(raw)
+        if name == "boolean":
+            return {"true": True, "false": False}[raw.lower()]
+        if name == "date":
+            return _dt.date.fromisoformat(raw)
+        if name in ("string", "varchar"):
+            return raw
+    except (ValueError, KeyError, decimal.InvalidOperation):
+        pass
+    return UNKNOWN  # timestamp, char padding, unparsable: never prune on it
+
+
+# -- resolution of filter columns to the table's -----------------------------------------------------
+def _resolve_columns(dnf: DNF, table: BucketedTable) -> DNF:
+    """Column names as the table spells them (Hive/Spark names are case-insensitive)."""
+    spec = table.spec
+    known = [n for n, _ in spec.columns] + list(spec.partitioned_by) + list(spec.bucketed_by)
+    lookup = {n.lower(): n for n in known}
+    out = []
+    for conj in dnf:
+        terms = []
+        for c, op, v in conj:
+            name = lookup.get(c.lower())
+            if name is None and spec.columns:
+                raise InvalidArgumentError(f"filter on column {c!r}: {table} has no such column; "
+                                           f"expected one of {sorted(set(known))}")
+            terms.append(Term(name or c, op, v))
+        out.append(tuple(terms))
+    return tuple(out)
+
+
+# -- bucket pruning -----------------------------------------------------------------------------------
+def enumeration_bound(bucket_count: int) -> int:
+    """Most value combinations hashed before giving up (Trino: ``max(4 * bucket_count, 1000)``)."""
+    return max(4 * bucket_count, 1000)
+
+
+class _CannotPin(Exception):
+    """A pinning literal whose hash cannot be known (the comparison depends on implicit casts)."""
+
+
+def _pinned_values(conj: tuple, column: str, hive_type: str) -> list | None:
+    """Values of ``column`` a row matching ``conj`` may hold, or None if the conjunction does not pin it."""
+    pins = [t for t in conj if t[0] == column and t[1] in _PINNING]
+    if not pins:
+        return None
+    candidates: list | None = None
+    for _, op, v in pins:
+        raw = [None] if op == "is null" else list(v) if op == "in" else [v]
+        values = []
+        for x in raw:
+            if x is None:
+                if op == "is null":
+                    values.append(None)
+                continue  # `= NULL` / `IN (NULL)` is never true
+            try:
+                ok, canon = coerce_literal(x, hive_type)
+            except InvalidArgumentError as exc:  # e.g. a number against a string column: casts decide
+                raise _CannotPin(f"{column} {op} {x!r}: {exc}") from None
+            if ok and canon not in values:
+                values.append(canon)
+        candidates = values if candidates is None else [c for c in candidates if c in values]
+    others = [t for t in conj if t[0] == column and t[1] not in _PINNING]
+    return [c for c in candidates if all(evaluate(t, c) is not False for t in others)]
+
+
+def _with_signed_zeros(values: list, hive_type: str) -> list:
+    # SQL says 0.0 = -0.0, but Hive's hash (v2; v1 only by its sign bit) tells their bits apart.
+    if hive_type not in ("float", "double"):
+        return values
+    return values + [-0.0 if math.copysign(1, v) > 0 else 0.0 for v in values if isinstance(v, float) and v == 0]
+
+
+def buckets_for(spec, dnf: DNF) -> tuple[frozenset[int] | None, str]:
+    """The buckets rows matching ``dnf`` can lie in: ``(frozenset, reason)`` or ``(None, reason)`` = all.
+
+    Args:
+        spec: the table's :class:`~bucketkit.layout.metadata.TableSpec`.
+        dnf: normalised filters (see :func:`bucketkit.pruning.filters.normalize`), column names as the table spells them.
+    """
+    n = spec.bucket_count
+    if not dnf:
+        return None, "no filter"
+    if any(t.split("(")[0] in ("array", "map", "struct") for t in spec.bucket_types):
+        return None, f"bucket types {list(spec.bucket_types)}: literals of complex types are not hashed"
+    per_conj = []
+    for i, conj in enumerate(dnf):
+        columns = []
+        for column, hive_type in zip(spec.bucketed_by, spec.bucket_types):
+            try:
+                values = _pinned_values(conj, column, hive_type)
+            except _CannotPin as exc:
+                return None, f"cannot hash {exc}"
+            if values is None:
+                where = f" in conjunction {i + 1} ({to_text((conj,))})" if len(dnf) > 1 else ""
+                return None, f"bucket column {column} is not pinned with =, IN or IS NULL{where}"
+            columns.append(_with_signed_zeros(values, hive_type))
+        per_conj.append(columns)
+    combos = sum(math.prod(len(v) for v in cols) for cols in per_conj)
+    bound = enumeration_bound(n)
+    if combos > bound:
+        return None, f"{combos} value combinations exceed the enumeration bound {bound} (max(4 x {n}, 1000))"
+    fn = spec.bucket_function()
+    selected = {fn.bucket_of(list(combo)) for cols in per_conj for combo in itertools.product(*cols)}
+    how = f"hashed with {spec.hashing} as {', '.join(spec.bucket_types)}"
+    if len(selected) == n:
+        return None, f"the {combos} value combination(s) hit all {n} buckets ({how})"
+    if not selected:
+        return frozenset(), "no value of the filter can occur in the bucket column(s): no bucket selected"
+    pins = tuple(tuple(t for t in conj if t[0] in spec.bucketed_by and t[1] in _PINNING) for conj in dnf)
+    return frozenset(selected), f"{to_text(pins)}: {combos} value combination(s) {how}"
+
+
+# -- partition pruning --------------------------------------------------------------------------------
+def _surviving(spec, dnf: DNF, values: dict[str, str]) -> tuple[int, ...]:
+    """Indices of the conjunctions a partition with these directory values may satisfy."""
+    typed = {c: _typed_partition_value(values.get(c), t) for c, t in zip(spec.partitioned_by, spec.partition_types)}
+    return tuple(i for i, conj in enumerate(dnf)
+                 if all(evaluate(t, typed[t[0]]) is not False for t in conj if t[0] in typed))
+
+
+def partition_predicate(spec, dnf: DNF) -> Callable[[dict[str, str]], bool]:
+    """A ``partition_filter`` for :func:`bucketkit.layout.discovery.discover`: False only for partitions no row
+    of which can match ``dnf`` (directory values typed with the partition column types)."""
+    def keep(values: dict[str, str]) -> bool:
+        return not dnf or bool(_surviving(spec, dnf, values))
+    return keep
+
+
+# -- the plan -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PartitionScan:
+    """What to read in one partition directory.
+
+    Attributes:
+        values: partition values as in the directory names (``{}`` for an unpartitioned table).
+        path: the directory.
+        bucket_files: selected bucket id -> its files (full paths; a bucket may have none).
+        sizes: file path -> size in bytes (zero-byte ORC files are empty buckets, never read).
+        acid: the partition's Hive ACID snapshot (base, deltas, delete deltas, original files
+            chosen; obsolete and aborted ones) when the table is Hive ACID, else None. Then
+            ``bucket_files`` holds each bucket's original, base/delta and delete-delta files, and
+            a bucket is read by :func:`bucketkit.acid.read.read_bucket` (one unit per bucket).
+    """
+
+    values: dict
+    path: str
+    bucket_files: dict
+    sizes: dict = field(default_factory=dict)
+    acid: AcidState | None = None
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Selected non-empty files, in bucket order."""
+        return tuple(f for b in sorted(self.bucket_files) for f in self.bucket_files[b] if self.sizes.get(f, 1) > 0)
+
+
+@dataclass(frozen=True)
+class ScanPlan:
+    """Which partitions, buckets and files a scan reads, and why. Plain data; see :meth:`explain`.
+
+    Attributes:
+        table: the table scanned.
+        filters: the normalised filters (DNF) pruning was computed from.
+        selected_buckets: bucket ids that can hold matching rows, or None for all.
+        bucket_reason: why these buckets (or why all).
+        partition_reason: why these partitions.
+        partitions: one :class:`PartitionScan` per selected partition.
+        residual: filters the reader must still apply to the rows read (all of them: pruning is by file).
+        columns: columns to return (None = all).
+        partitions_total / partitions_selected: partition directories seen / kept.
+        files_listed / bytes_listed: files in the kept partitions (pruned ones are never listed).
+        files_selected / bytes_selected: files (with bytes) in the selected buckets.
+        acid: the table is Hive ACID: every partition carries its snapshot (``PartitionScan.acid``).
+        unbucketed: why the table is read as unbucketed (its hash cannot be vouched for, see
+            :mod:`bucketkit.trust`), or None; then no bucket is pruned and joins shuffle.
+        write_ids: the ACID snapshot's write ids (None: every write id in the directory names is committed).
+        acid_kind: ``"full"`` or ``"insert_only"`` for an ACID table (see :mod:`bucketkit.acid.plan`), else None.
+    """
+
+    table: BucketedTable
+    filters: DNF
+    selected_buckets: frozenset[int] | None
+    bucket_reason: str
+    partition_reason: str
+    partitions: tuple[PartitionScan, ...]
+    residual: DNF
+    columns: tuple[str, ...] | None
+    partitions_total: int
+    files_listed: int
+    bytes_listed: int
+    acid: bool = False
+    unbucketed: str | None = None
+    write_ids: ValidWriteIdList | None = None
+    acid_kind: str | None = None
+
+    @property
+    def partitions_selected(self) -> int:
+        return len(self.partitions)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every non-empty file to read."""
+        return tuple(f for p in self.partitions for f in p.files)
+
+    @property
+    def files_selected(self) -> int:
+        return sum(len(fs) for p in self.partitions for fs in p.bucket_files.values())
+
+    @property
+    def bytes_selected(self) -> int:
+        return sum(p.sizes.get(f, 0) for p in self.partitions for fs in p.bucket_files.values() for f in fs)
+
+    @property
+    def is_pruned(self) -> bool:
+        """True when the plan reads less than the whole table."""
+        return self.selected_buckets is not None or self.partitions_selected < self.partitions_total
+
+    def explain(self) -> str:
+        """Readable text: partitions, buckets, files and bytes selected vs total, and why."""
+        spec, n = self.table.spec, self.table.spec.bucket_count
+        cols = ", ".join(f"{c} {t}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
+        buckets = ("all" if self.selected_buckets is None
+                   else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
+        how = f"{n} buckets by {cols}, {spec.hashing}"
+        if self.acid:
+            how = (f"Hive ACID {self.acid_kind}, " + ("unbucketed" if self.unbucketed == acidplan.UNBUCKETED else how)
+                   + f", write ids {self.write_ids or 'all committed'}")
+        lines = [
+            f"scan of {self.table} ({spec.file_format}, {how})",
+            f"filters:    {to_text(self.filters)}",
+            f"partitions: {self.partitions_selected} of {self.partitions_total} ({self.partition_reason})",
+            f"buckets:    {buckets} ({self.bucket_reason})",
+            f"files:      {self.files_selected} of {self.files_listed} listed, {format_bytes(self.bytes_selected)} "
+            f"of {format_bytes(self.bytes_listed)} ({len(self.files)} non-empty to read)",
+        ]
+        for p in self.partitions[:20]:
+            where = "/".join(f"{k}={v}" for k, v in p.values.items()) or "(table root)"
+            count = sum(len(fs) for fs in p.bucket_files.values())
+            if p.acid is not None:
+                lines += acidplan.explain_partition(where, p)
+                continue
+            if len(p.bucket_files) == n:
+                lines.append(f"  {where}: all {n} buckets, {count} files, {format_bytes(sum(p.sizes.values()))}")
+                continue
+            shown = ", ".join(f"bucket {b}: {' '.join(f.rsplit('/', 1)[-1] for f in fs) or '(no file)'}"
+                              for b, fs in sorted(p.bucket_files.items())[:8])
+            more = f" ... (+{len(p.bucket_files) - 8} buckets)" if len(p.bucket_files) > 8 else ""
+            lines.append(f"  {where}: {shown}{more}")
+        if len(self.partitions) > 20:
+            lines.append(f"  ... (+{len(self.partitions) - 20} partitions)")
+        lines.append(f"residual:   {to_text(self.residual)} (applied to the rows read)")
+        if self.columns is not None:
+            lines.append(f"columns:    {', '.join(self.columns)}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.explain()
+
+
+def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Sequence[str] | None = None,
+              write_ids: ValidWriteIdList | str | None = None, **table_options: Any) -> ScanPlan:
+    """Plan a scan: the partitions, buckets and files that rows matching ``filters`` can lie in.
+
+    Args:
+        table: a :class:`~bucketkit.table.BucketedTable`, or a path opened with
+            :func:`~bucketkit.table.open_table` (``table_options`` such as ``bucketed_by=``,
+            ``bucket_count=``, ``bucket_types=`` describe a foreign table without metadata).
+        filters: pyarrow/deltalake-style filters (see :func:`bucketkit.pruning.filters.normalize`).
+        columns: columns the scan returns (None = all).
+        write_ids: for a Hive ACID table, the snapshot: Hive's ValidWriteIdList string
+            (``db.table:hwm:minOpen:open:aborted``); None = every write id found is committed.
+
+    Returns:
+        A :class:`ScanPlan`; nothing is read, only directories are listed (pruned partitions are
+        not), plus, for a Hive ACID table, one data file's footer to tell full-ACID from insert-only.
+    """
+    table = open_table(table, **table_options) if not isinstance(table, BucketedTable) else table
+    spec = table.spec
+    dnf = _resolve_columns(normalize(filters), table)
+    if columns is not None:
+        columns = tuple(columns)
+        known = [n for n, _ in spec.columns] + list(spec.partitioned_by) + ["row__id"]  # row__id: ACID, row_id=True
+        missing = [c for c in columns if spec.columns and c not in known]
+        if missing:
+            raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
+    seen: dict[tuple, bool] = {}  # every partition discover() offers the filter (it may list twice)
+    keep = partition_predicate(spec, dnf)
+    layout = table.layout(partition_filter=(lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v)))
+                          if spec.partitioned_by else None)
+    doubt = bucketing_doubt(table, layout)
+    selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
+    cache: dict[tuple[int, ...], frozenset[int] | None] = {}
+    scans, listed, listed_bytes = [], 0, 0
+    acid = table.transactional is not None or any(p.scheme == "acid" for p in layout.partition_layouts)
+    write_ids = acidplan.coerce_write_ids(write_ids)
+    if write_ids is not None and not acid:
+        raise InvalidArgumentError(f"write_ids={str(write_ids)!r}: {table} is not a Hive ACID table (no base_/delta_ "
+                                   f"directories, no transactional=true property)")
+    for part in layout.partition_layouts:
+        survivors = _surviving(spec, dnf, part.values) if spec.partitioned_by and dnf else tuple(range(len(dnf)))
+        if dnf and not survivors:
+            continue
+        if survivors not in cache:
+            cache[survivors] = buckets_for(spec, tuple(dnf[i] for i in survivors))[0] if dnf and not doubt else None
+        mine = cache[survivors]
+        if acid:
+            state, files, sizes = acidplan.plan_partition(table.filesystem, part.path, write_ids=write_ids,
+                                                          bucket_count=spec.bucket_count, selected=mine,
+                                                          unbucketed=doubt is not None)
+            listed, listed_bytes = listed + len(sizes), listed_bytes + sum(sizes.values())
+            scans.append(PartitionScan(dict(part.values), part.path, files,
+                                       {f: sizes[f] for fs in files.values() for f in fs}, state))
+            continue
+        chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
+        listed += sum(len(fs) for fs in part.buckets.values())
+        listed_bytes += sum(f.size for fs in part.buckets.values() for f in fs)
+        scans.append(PartitionScan(dict(part.values), part.path,
+                                   {b: tuple(f.path for f in fs) for b, fs in sorted(chosen.items())},
+                                   {f.path: f.size for fs in chosen.values() for f in fs}))
+    total = len(seen) if spec.partitioned_by else 1
+    if not spec.partitioned_by:
+        preason = "unpartitioned table"
+    elif len(scans) == total:
+        preason = "no filter excludes a partition" if dnf else "no filter"
+    else:
+        cols = sorted({t[0] for conj in dnf for t in conj if t[0] in spec.partitioned_by})
+        preason = f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}"
+    kind = None
+    if acid:
+        kind = table.transactional or next(filter(None, (acidplan.file_kind(table.filesystem, p.path, p.acid,
+                                                                              spec.file_format) for p in scans)),
+                                           acidplan.FULL)
+    return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
+                    acid, doubt, write_ids, kind)

@@ -1,0 +1,405 @@
+"""Atomic commit of a write into a bucketed table directory (pure pyarrow.fs, no Spark).
+
+A reader sees the table's old version or its new one, never a part or a mix, because a commit
+switches whole directories, never files (docs/writing.md, "Commit protocol"; names in
+:mod:`bucketkit.layout.versions`):
+
+1. :meth:`Transaction.begin` writes the journal ``<parent>/.<name>.bucketkit-<id>.json`` (owner:
+   host, pid, start) and creates the next version ``<parent>/.<name>.bucketkit-<id>/`` with a
+   hidden staging directory inside, where the tasks write.
+2. :meth:`Transaction.commit` renames the staged files to their final names inside the next
+   version. Then, holding the table's commit lock: it checks that nothing changed underneath,
+   hard-links every file the write keeps from the live version (all of them for an append, those
+   outside the replaced partitions for a partition overwrite, none for a table overwrite), writes
+   the metadata file and the version marker, flips the journal to ``switching`` and **switches**
+   the directories (:func:`bucketkit.writing.atomic.switch`: one ``RENAME_EXCHANGE`` on a local Linux
+   filesystem, two renames elsewhere) -- the commit point. Files a foreign writer put into the
+   old version meanwhile are moved over. Last: the catalog, then -- a grace period later, so that
+   a reader still listing the old version is not shown a part of it -- the old version and the
+   journal.
+3. :func:`recover` finishes what a dead writer left. The live version's marker says whether the
+   switch happened: if so, the old version is deleted (rolled forward), otherwise the unfinished
+   next version is (rolled back). Between the two renames of a switch, the table path is missing:
+   recovery renames the complete next version into place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import secrets
+import signal
+import socket
+import string
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import pyarrow.fs as pafs
+
+from bucketkit.writing.atomic import SWITCHES, commit_lock, link_or_copy, switch
+from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
+from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
+from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
+from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, live_version, owner_alive, pending_writes,
+                                read_json, remove, write_json)
+
+__all__ = ["Transaction", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
+           "fault_point", "settle", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
+
+FAULT_ENV = "BUCKETKIT_FAULT"
+#: Where ``BUCKETKIT_FAULT`` can kill a writer: after the Spark tasks wrote; after the n-th file
+#: placed into the next version (staged files, then links of kept files); with the next version
+#: complete and the journal ``switching``; between the two renames of a non-exchange switch; and
+#: right after the switch, before the old version is deleted.
+FAULT_POINTS = ("after_task_writes", "during_build", "before_switch", "during_switch", "after_switch")
+_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def new_write_id() -> str:
+    """A unique, time-ordered write id shaped like a Presto query id (``20190526_072952_00009_fn7s5``).
+
+    The shape lets the same id serve as the tail of Hive names and as the query id of legacy
+    Presto names (whose pattern requires exactly this form).
+    """
+    stamp = time.strftime("%Y%m%d_%H%M%S", time.gmtime())
+    return f"{stamp}_{secrets.randbelow(100000):05d}_{''.join(secrets.choice(_ALPHABET) for _ in range(5))}"
+
+
+def fault_point(name: str, count: int | None = None) -> None:
+    """Test hook: SIGKILL this process when ``BUCKETKIT_FAULT`` names this point.
+
+    ``BUCKETKIT_FAULT=during_build:3`` kills right after the third file; a point without a count
+    fires the first time it is reached. Never set outside tests.
+    """
+    wanted = os.environ.get(FAULT_ENV)
+    if not wanted:
+        return
+    point, _, n = wanted.partition(":")
+    if point == name and (not n or count == int(n)):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
+    """Paths (relative to ``root``) of every visible file below ``root/under``, sorted.
+
+    Hidden names (``.`` or ``_`` prefix) are skipped at every level, so staging directories,
+    version markers, ``_SUCCESS`` and the metadata file never count.
+    """
+    out: list[str] = []
+    cut = len(root.rstrip("/")) + 1
+    pending = [posixpath.join(root, under) if under else root]
+    while pending:
+        infos = fs.get_file_info(pafs.FileSelector(pending.pop(), allow_not_found=True))
+        for info in infos:
+            if is_hidden(info.base_name):
+                continue
+            if info.type == pafs.FileType.Directory:
+                pending.append(info.path)
+            elif info.type == pafs.FileType.File:
+                out.append(info.path[cut:])
+    return sorted(out)
+
+
+def _read_text(fs: pafs.FileSystem, path: str) -> str | None:
+    try:
+        with fs.open_input_stream(path) as f:
+            return f.read().decode("utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def _in_scope(relpath: str, scope: Sequence[str] | None) -> bool:
+    """Whether a file lies in one of the partition directories of ``scope`` (None = whole table)."""
+    return scope is None or any(relpath.startswith(p.rstrip("/") + "/") or not p for p in scope)
+
+
+def _sweep(fs: pafs.FileSystem, old: str, live: str, known: Sequence[str]) -> list[str]:
+    """Move files that appeared in the old version after ``known`` was listed (a foreign writer) to
+    ``live``, unless ``live`` has a file of that name."""
+    seen = set(known)
+    moved = []
+    for rel in visible_files(fs, old):
+        target = posixpath.join(live, rel)
+        if rel not in seen and fs.get_file_info(target).type == pafs.FileType.NotFound:
+            fs.create_dir(posixpath.dirname(target), recursive=True)
+            fs.move(posixpath.join(old, rel), target)
+            moved.append(rel)
+    return moved
+
+
+@dataclass(frozen=True)
+class CommitSummary:
+    """What a commit did: files added, files replaced (gone with the old version), how it switched."""
+
+    write_id: str
+    added: tuple[str, ...]
+    replaced: tuple[str, ...]
+    metadata_written: bool
+    switch: str = ""  # "exchange", "rename" or "created"
+    swept: tuple[str, ...] = ()  # files a foreign writer added during the commit, moved over
+
+
+#: Seconds a switched-out version stays before it is deleted. A reader that opened the table
+#: directory just before the switch lists the old version; deleting its entries under that listing
+#: would show the reader a part of it.
+RETIRE_GRACE = 1.0
+_RETIRING: list[threading.Timer] = []
+
+
+def settle() -> None:
+    """Wait until every old version this process switched out is deleted (tests; the timers are
+    not daemons, so the interpreter also waits for them at exit)."""
+    while _RETIRING:
+        _RETIRING.pop().join()
+
+
+class Transaction:
+    """One write into one table directory, from staging to commit.
+
+    Args:
+        path: the table's root directory (local path or URI).
+        spec: the spec the table will have after the commit (written to the metadata file).
+        mode: ``"error"``, ``"append"`` or ``"overwrite"`` (``ignore`` is decided by the caller).
+        filesystem: a pyarrow filesystem; resolved from ``path`` when omitted.
+        extra: opaque data stored in the journal (the Spark writer records its catalog work).
+        switch: ``"auto"`` (exchange where the filesystem can, else two renames), ``"exchange"``
+            or ``"rename"`` (tests of the fallback).
+        grace: seconds before the switched-out version is deleted, in a background timer
+            (default :data:`RETIRE_GRACE`; 0 deletes it before :meth:`commit` returns).
+    """
+
+    def __init__(self, path: str, spec: TableSpec, *, mode: str, filesystem: pafs.FileSystem | None = None,
+                 write_id: str | None = None, extra: dict[str, Any] | None = None, switch: str = "auto",
+                 grace: float | None = None) -> None:
+        if switch not in SWITCHES:
+            raise InvalidArgumentError(f"switch={switch!r}: expected one of {list(SWITCHES)}")
+        self.fs, root = resolve_filesystem(path, filesystem)
+        self.root = root.rstrip("/") or "/"
+        self.spec = spec
+        self.mode = mode
+        self.how = switch
+        self.grace = RETIRE_GRACE if grace is None else grace
+        self.write_id = write_id or new_write_id()
+        self.paths = TablePaths(self.root)
+        self.next = self.paths.next(self.write_id)
+        self.staging = posixpath.join(self.next, STAGING_DIR)
+        self.extra = dict(extra or {})
+        self._spec_text: str | None = None
+        self._snapshot: list[str] | None = None
+        self._begun = False
+        self._placed = 0
+        self._dirs: set[str] = set()
+
+    # -- phase 1 ---------------------------------------------------------------------------------
+    def _journal(self, state: str, **more: Any) -> None:
+        write_json(self.fs, self.paths.journal(self.write_id),
+                   {"write_id": self.write_id, "state": state, "host": socket.gethostname(), "pid": os.getpid(),
+                    "started": self._started, "mode": self.mode, "extra": self.extra, **more})
+
+    def begin(self) -> str:
+        """Write the journal, create the next version's staging directory; returns the staging path."""
+        self._spec_text = _read_text(self.fs, posixpath.join(self.root, METADATA_FILE))
+        if self.mode == "overwrite":
+            self._snapshot = visible_files(self.fs, self.root)
+        self._started = time.time()
+        self.fs.create_dir(self.paths.parent, recursive=True)
+        self._journal("writing")
+        self.fs.create_dir(self.staging, recursive=True)
+        self._begun = True
+        return self.staging
+
+    def abort(self) -> None:
+        """Discard everything staged (before the switch only)."""
+        remove(self.fs, self.next)
+        remove(self.fs, self.paths.journal(self.write_id))
+
+    def _retire(self, old: str | None) -> None:
+        """Delete the old version and the journal, ``grace`` seconds later (see :func:`settle`)."""
+        def run() -> None:
+            if old:
+                remove(self.fs, old)
+            remove(self.fs, self.paths.journal(self.write_id))
+
+        if not old or self.grace <= 0:
+            run()
+            return
+        timer = threading.Timer(self.grace, run)
+        timer.name = f"bucketkit-retire-{self.write_id}"
+        _RETIRING.append(timer)
+        timer.start()
+
+    # -- phase 2 ---------------------------------------------------------------------------------
+    def _check(self, current: list[str], replace: Sequence[str] | None) -> None:
+        now = _read_text(self.fs, posixpath.join(self.root, METADATA_FILE))
+        where = f"table {self.root}"
+        if self._spec_text is not None and now is None:
+            raise ConcurrentModificationError(f"{where} was dropped (its {METADATA_FILE} vanished) during write {self.write_id}")
+        if self._spec_text is None and now is not None:
+            if not (self.mode == "append" and TableSpec.from_json(now) == self.spec):
+                raise ConcurrentModificationError(
+                    f"{where} was created by another writer during write {self.write_id} (mode={self.mode!r})")
+        elif self._spec_text != now:
+            raise ConcurrentModificationError(f"{where}: {METADATA_FILE} changed during write {self.write_id}")
+        if self.mode != "overwrite":
+            return
+        seen = [f for f in current if _in_scope(f, replace)]
+        expected = [f for f in self._snapshot or () if _in_scope(f, replace)]
+        if seen != expected:
+            extra, gone = sorted(set(seen) - set(expected)), sorted(set(expected) - set(seen))
+            raise ConcurrentModificationError(
+                f"{where}: files of the overwritten {'table' if replace is None else 'partitions'} changed "
+                f"during write {self.write_id} (another writer committed): new {extra[:5]}, missing {gone[:5]}")
+
+    def _place(self, src: str, rel: str) -> None:
+        """Put one file at ``rel`` in the next version (``src`` is moved, or linked if it is live)."""
+        target = posixpath.join(self.next, rel)
+        parent = posixpath.dirname(target)
+        if parent not in self._dirs:
+            self.fs.create_dir(parent, recursive=True)
+            self._dirs.add(parent)
+        if src.startswith(self.next + "/"):
+            self.fs.move(src, target)
+        else:
+            link_or_copy(self.fs, src, target)
+        self._placed += 1
+        fault_point("during_build", self._placed)
+
+    def _build(self, replace: Sequence[str] | None) -> tuple[list[str], list[str]]:
+        """Complete the next version from the live one (under the lock): (live files, replaced ones)."""
+        current = visible_files(self.fs, self.root)
+        self._check(current, replace)
+        replaced = [f for f in current if self.mode == "overwrite" and _in_scope(f, replace)]
+        gone = set(replaced)
+        for rel in current:
+            if rel not in gone:
+                self._place(posixpath.join(self.root, rel), rel)
+        write_spec(self.next, self.spec, self.fs)
+        with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
+            f.write(self.write_id.encode("ascii"))
+        remove(self.fs, self.staging)
+        return current, replaced
+
+    def commit(self, files: dict[str, str], *, replace: Sequence[str] | None = None,
+               on_committed: Callable[[], None] | None = None) -> CommitSummary:
+        """Build the next version and switch it into place (see the module docstring).
+
+        Args:
+            files: final path relative to the table root -> staged path (absolute, in the staging dir).
+            replace: overwrite only: partition directories to replace; ``None`` = the whole table.
+            on_committed: called once the new version is live (catalog updates).
+
+        Raises:
+            ConcurrentModificationError: the table changed underneath; nothing was changed.
+            CommitError: building or switching failed; the table is as it was.
+        """
+        if not self._begun:
+            raise CommitError(f"write {self.write_id}: commit() called before begin()")
+        how, old, replaced, swept = "", None, [], []
+        try:
+            for rel, src in sorted(files.items()):
+                self._place(src, rel)
+            with commit_lock(self.fs, self.paths.lock):
+                current, replaced = self._build(replace)
+                self._journal(SWITCHING, known=current)
+                fault_point("before_switch")
+                how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
+                             between=lambda: fault_point("during_switch"))
+                fault_point("after_switch")
+                old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
+                swept = _sweep(self.fs, old, self.root, current) if old else []
+        except BaseException as exc:
+            if how:  # switched: the new version is live; recover() removes the old one
+                raise CommitError(f"write {self.write_id} into {self.root} is committed, but moving files another "
+                                  f"writer added meanwhile failed ({exc}); run bucketkit.writing.commit.recover({self.root!r})"
+                                  ) from exc
+            self.abort()
+            if isinstance(exc, CommitError) or not isinstance(exc, Exception):
+                raise
+            raise CommitError(f"write {self.write_id} into {self.root} failed before its switch and was rolled "
+                              f"back: {exc}") from exc
+        try:
+            if on_committed is not None:
+                on_committed()
+        finally:
+            self._retire(old)
+        return CommitSummary(self.write_id, tuple(sorted(files)), tuple(replaced),
+                             self._spec_text != self.spec.to_json(), how, tuple(swept))
+
+
+@dataclass(frozen=True)
+class RecoveryAction:
+    """What :func:`recover` found (and did) for one write a dead writer left unfinished."""
+
+    write_id: str
+    state: str  # "in progress", "rolled back", "rolled forward" (or "would ...")
+    detail: str = ""
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __str__(self) -> str:
+        return f"write {self.write_id}: {self.state}" + (f" ({self.detail})" if self.detail else "")
+
+
+def _exists(fs: pafs.FileSystem, path: str) -> bool:
+    return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal: dict[str, Any] | None,
+                 live: str | None, dry_run: bool) -> tuple[str, str]:
+    """Finish (forward) or undo (back) one dead write; returns (direction, detail)."""
+    nxt, aside = paths.next(write_id), paths.aside(write_id)
+    journal = journal or {}
+    if live == write_id:  # switched: the old version is at nxt (exchange) or aside (renames)
+        old, direction, detail = (aside if _exists(fs, aside) else nxt), "forward", "new version is live"
+    elif not _exists(fs, paths.root) and journal.get("state") == SWITCHING and _exists(fs, nxt):
+        old, direction, detail = aside, "forward", "died between the renames; new version renamed into place"
+        if not dry_run:
+            fs.move(nxt, paths.root)
+    elif not _exists(fs, paths.root) and _exists(fs, aside):
+        old, direction, detail = nxt, "back", "died between the renames; old version renamed back"
+        if not dry_run:
+            fs.move(aside, paths.root)
+    else:
+        old, direction, detail = nxt, "back", f"died while {journal.get('state', 'writing')}; unfinished version removed"
+    if not dry_run:
+        if direction == "forward" and _exists(fs, old):
+            swept = _sweep(fs, old, paths.root, journal.get("known", ()))
+            detail += f", {len(swept)} foreign file(s) moved over" if swept else ""
+        for path in (old, nxt, aside, paths.journal(write_id)):
+            remove(fs, path)
+    return direction, detail
+
+
+def recover(path: str, *, filesystem: pafs.FileSystem | None = None, dry_run: bool = False,
+            stale_after: float = 6 * 3600.0) -> list[RecoveryAction]:
+    """Finish or undo writes whose writer died, so the table reads as its last committed version.
+
+    A write whose writer is still running (same host: its process exists; another host: started
+    less than ``stale_after`` seconds ago) is reported as ``in progress`` and left alone. Otherwise,
+    if the live version is the write's (its switch happened), the old version is deleted (``rolled
+    forward``); if it died between the two renames of a switch, the complete new version is renamed
+    into place; else the unfinished version is deleted (``rolled back``).
+
+    Args:
+        path: the table's root directory.
+        dry_run: only report (``bucketkit inspect``); states read "would roll back" etc.
+    """
+    fs, root = resolve_filesystem(path, filesystem)
+    paths = TablePaths(root.rstrip("/") or "/")
+    actions: list[RecoveryAction] = []
+    if not pending_writes(fs, paths):
+        return actions
+    with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
+        writes = pending_writes(fs, paths)
+        live = live_version(fs, paths.root) if writes else None
+        for write_id in sorted(writes):
+            journal = read_json(fs, paths.journal(write_id))
+            if owner_alive(journal, stale_after):
+                actions.append(RecoveryAction(write_id, "in progress", "its writer is still running"))
+                continue
+            direction, detail = _recover_one(fs, paths, write_id, journal, live, dry_run)
+            state = f"would roll {direction}" if dry_run else f"rolled {direction}"
+            actions.append(RecoveryAction(write_id, state, detail, (journal or {}).get("extra", {})))
+    return actions
