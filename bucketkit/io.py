@@ -30,7 +30,7 @@ from bucketkit.errors import CorruptTableError, InvalidArgumentError
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
            "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file",
-           "read_schema", "footer_rows", "empty_file", "positional_names"]
+           "read_schema", "footer_rows", "empty_file", "positional_names", "file_columns"]
 
 FileFormat = Literal["orc", "parquet"]
 FILE_FORMATS: tuple[str, ...] = get_args(FileFormat)
@@ -265,3 +265,16 @@ def positional_names(names: Sequence[str]) -> bool:
     """Whether a file names its columns by position (``_col0``, ``_col1``, ...), as Hive's ORC
     writer did: such columns map to the table's by position, not by name."""
     return bool(names) and all(re.fullmatch(r"_col\d+", n) for n in names)
+
+
+def file_columns(file_names: Sequence[str], table_columns: Sequence[str]) -> dict[str, str]:
+    """Which column of a data file holds each of the table's data columns ``table_columns``: by
+    position when the file names its columns ``_col0``, ``_col1``, ... and has no more of them than
+    the table (Hive's ORC writer; Spark's ORC reader maps them so too, ``OrcUtils.requestedColumnIds``),
+    else by name, case-insensitively (Hive's columns are lower case, a file's may not be). A table
+    column the file lacks (added later) is absent: read as NULL. The one rule for ACID reads, joins,
+    the data source and validation."""
+    if len(file_names) <= len(table_columns) and positional_names(file_names):
+        return dict(zip(table_columns, file_names))
+    by_lower = {n.lower(): n for n in file_names}
+    return {c: by_lower[c.lower()] for c in table_columns if c.lower() in by_lower}

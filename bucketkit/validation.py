@@ -22,7 +22,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.acid.read import bucket_files, read_bucket, snapshot, state_buckets
 from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
-from bucketkit.io import DataFile, detect_data_file, positional_names, resolve_filesystem
+from bucketkit.io import DataFile, detect_data_file, file_columns, resolve_filesystem
 from bucketkit.layout.discovery import PartitionLayout, discover
 from bucketkit.layout.metadata import TableSpec, check_table_dir, read_spec
 from bucketkit.table import BucketedTable, open_table
@@ -284,16 +284,12 @@ def _bucket_columns(reader: DataFile, spec: TableSpec) -> tuple[list, int]:
         schema = table.schema
     else:
         table = None
-    lower = {n.lower(): n for n in schema.names}
-    data_columns = [c for c, _ in spec.columns]
+    by_table = file_columns(schema.names, [c for c, _ in spec.columns] or schema.names)
     wanted = []
     for name in spec.bucketed_by:
-        if name.lower() in lower:
-            wanted.append(lower[name.lower()])
-        elif name in data_columns and positional_names(schema.names):
-            wanted.append(schema.names[data_columns.index(name)])  # old Hive ORC files: _col0, _col1, ...
-        else:
+        if name not in by_table:
             raise BucketkitError(f"bucket column {name!r} not found among the file's columns {schema.names}")
+        wanted.append(by_table[name])
     if table is None:
         table = reader.read(columns=wanted)
     return [table.column(c) for c in wanted], table.num_rows

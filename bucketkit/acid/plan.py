@@ -28,7 +28,7 @@ from bucketkit.acid.read import (ACID_COLUMNS, bucket_files, check_versions, lis
 from bucketkit.acid.state import AcidState, acid_state, file_bucket
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import hive_type_of_arrow
-from bucketkit.io import HIVE_DEFAULT_PARTITION, is_hidden_path, positional_names, read_schema
+from bucketkit.io import HIVE_DEFAULT_PARTITION, file_columns, is_hidden_path, read_schema
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.layout.partitions import parse_partition_dir
 from bucketkit.acid.writeids import ValidWriteIdList
@@ -246,9 +246,7 @@ def conform(data: pa.Table, target: pa.Schema, names: Sequence[str], partitioned
     """Rows read from files as the table's columns: ``target``'s fields in order, file columns by
     name (case-insensitive; by position when the file names them ``_col0..``, as Hive's ORC writer
     did), partition columns as typed constants from the directory ``values``, missing columns null."""
-    if data.num_columns == len(names) and positional_names(data.column_names):
-        data = data.rename_columns(list(names))
-    by_lower = {n.lower(): n for n in data.column_names}
+    by_table = file_columns(data.column_names, names)
     arrays = []
     for fld in target:
         if fld.name in partitioned_by:
@@ -256,7 +254,7 @@ def conform(data: pa.Table, target: pa.Schema, names: Sequence[str], partitioned
             value = None if raw in (None, HIVE_DEFAULT_PARTITION) else raw
             arrays.append(pa.array([value] * data.num_rows, pa.string()).cast(fld.type))
             continue
-        source = by_lower.get(fld.name.lower())
+        source = by_table.get(fld.name)
         if source is None:
             arrays.append(pa.nulls(data.num_rows, fld.type))  # column added after this file was written
         else:

@@ -19,7 +19,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError
 from bucketkit.pruning.filters import to_pyarrow
-from bucketkit.io import HIVE_DEFAULT_PARTITION, open_data_file
+from bucketkit.io import HIVE_DEFAULT_PARTITION, file_columns, open_data_file
 from bucketkit.joins.sides import AcidBucketRef, FileRef, acid_batches
 
 __all__ = ["SideRead"]
@@ -99,8 +99,11 @@ class SideRead:
                 f"{self.table or 'join side'}: data file {f.path} vanished after the join was planned: the "
                 "table was overwritten while the join read it; run the join again") from exc
         with data:
-            names = data.schema.names
-            yield from data.batches([c for c in columns if c in names], batch_rows)
+            parts = dict(self.partition_types)
+            by_table = file_columns(data.schema.names, [n for n in self.schema.names if n not in parts])
+            found = [c for c in columns if c in by_table]
+            for batch in data.batches([by_table[c] for c in found], batch_rows):
+                yield batch.rename_columns(found)
 
     def _acid_batches(self, f: AcidBucketRef, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         try:
