@@ -277,6 +277,14 @@ def machine_info() -> dict[str, Any]:
         "os": platform.platform(),
         "python": sys.version.split()[0],
     }
+    try:  # the commit measured, so a figure can be traced to the code that gave it
+        out = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=30)
+        dirty = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "status", "--porcelain",
+                                "--untracked-files=no"], capture_output=True, text=True, timeout=30).stdout.strip()
+        info["commit"] = out.stdout.strip() + ("+changes" if dirty else "") if out.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        info["commit"] = None
     for module in ("pyspark", "pyarrow", "numpy", "numba"):
         try:
             info[module] = __import__(module).__version__

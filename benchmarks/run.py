@@ -58,6 +58,7 @@ GOALS = {
 }
 
 RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
+HISTORY_FILE = Path(__file__).resolve().parent / "HISTORY.md"
 _CARRIED = "*Not re-run by the last command; kept from an earlier run.*"
 HISTORY_HEADING = "## History"
 
@@ -119,7 +120,7 @@ def _machine_lines(info: dict) -> list[str]:
 
 def _topic_sections(text: str) -> dict[str, str]:
     """Each topic's section (``### topic`` up to the next heading) of an existing RESULTS.md."""
-    latest = text.split(f"\n{HISTORY_HEADING}", 1)[0]
+    latest = text.split(f"\n{HISTORY_HEADING}", 1)[0]  # a RESULTS.md from before HISTORY.md ends with one
     sections = {}
     for match in re.finditer(r"^### (\w+)\n(.*?)(?=^##|\Z)", latest, flags=re.MULTILINE | re.DOTALL):
         if match[1] in TOPICS:
@@ -155,7 +156,8 @@ def render_latest(runs: Sequence[TopicRun], info: dict, command: str, scale: flo
                 lines += [f"### {topic}", "", note + previous, ""]
             continue
         run = ran[topic]
-        lines += [f"### {run.topic}", "", f"_Measured {info['date']}, scale {scale:g}._", "",
+        commit = f", commit {info['commit']}" if info.get("commit") else ""
+        lines += [f"### {run.topic}", "", f"_Measured {info['date']}{commit}, scale {scale:g}._", "",
                   f"Goal: {GOALS.get(run.topic, '-')}", ""]
         if run.error:
             lines += [f"Not measured: {run.error}", ""]
@@ -194,18 +196,48 @@ def render_history_block(runs: Sequence[TopicRun], info: dict, command: str) -> 
     return "\n".join(lines) + "\n"
 
 
+_ROW = re.compile(r"^\| (?!benchmark \||---)(.+?) \| (.+?) \| (.+?) \| (.+?) \| (.+?) \| (.*?) \| .*\|$")
+_MEASURED = re.compile(r"^_Measured (\S+?)(?:, commit (\S+?))?, scale")
+
+
+def render_summary(latest: str) -> str:
+    """One table of every benchmark in ``latest`` (the per-topic sections): its figure, its goal and
+    whether the latest run met it, when and at which commit it was measured."""
+    lines = ["## Summary", "",
+             "Every benchmark's latest figure; the sections below have the baselines, notes and extra figures.",
+             "", "| topic | benchmark | bucketkit | ratio | goal | measured |", "|---|---|---|---|---|---|"]
+    for match in re.finditer(r"^### (\w+)\n(.*?)(?=^### |\Z)", latest, flags=re.MULTILINE | re.DOTALL):
+        topic, body = match[1], match[2]
+        when = next((m for m in map(_MEASURED.match, body.splitlines()) if m), None)
+        stamp = f"{when[1][:10]} {when[2] or ''}".strip() if when else "-"
+        for row in filter(None, map(_ROW.match, body.splitlines())):
+            name, ours, _, _, ratio, goal = (c.strip() for c in row.groups())
+            lines.append(f"| {topic} | {name} | {ours} | {ratio} | {goal or '-'} | {stamp} |")
+    return "\n".join(lines) + "\n"
+
+
 def write_results(runs: Sequence[TopicRun], info: dict, command: str, scale: float,
-                  path: Path = RESULTS_FILE) -> None:
-    """Rewrite ``path``: the latest run in full, then the history with this run's block appended."""
+                  path: Path = RESULTS_FILE, history_path: Path | None = None) -> None:
+    """Rewrite ``path``: a summary table of every benchmark, then the latest figures of each topic in
+    full; append this run's block to the history file beside it (``HISTORY.md``)."""
+    history_path = history_path or path.with_name(HISTORY_FILE.name)
     history, earlier = "", {}
     if path.exists():
         text = path.read_text(encoding="utf-8")
         earlier = _topic_sections(text)
         match = re.search(rf"^{re.escape(HISTORY_HEADING)}\s*$", text, flags=re.MULTILINE)
-        if match:
+        if match:  # a RESULTS.md from before HISTORY.md: its history moves there
             history = text[match.end():].strip("\n")
-    blocks = [b for b in (history, render_history_block(runs, info, command).strip("\n")) if b]
-    body = "\n\n".join([render_latest(runs, info, command, scale, earlier).rstrip("\n"), HISTORY_HEADING, *blocks])
+    if history_path.exists():
+        history = "\n\n".join(b for b in (history_path.read_text(encoding="utf-8").split("\n", 2)[-1].strip("\n"),
+                                           history) if b)
+    block = render_history_block(runs, info, command).strip("\n")
+    history_path.write_text("\n\n".join(["# Benchmark history", "Every run of `python -m benchmarks.run`, oldest "
+                                          "first: each result's ratio and whether its goal was met.",
+                                          *[b for b in (history, block) if b]]) + "\n", encoding="utf-8")
+    latest = render_latest(runs, info, command, scale, earlier).rstrip("\n")
+    head, _, topics = latest.partition("\n### ")
+    body = "\n".join([head.rstrip("\n"), "", render_summary("### " + topics), "### " + topics])
     path.write_text(body + "\n", encoding="utf-8")
 
 
