@@ -247,6 +247,7 @@ def conform(data: pa.Table, target: pa.Schema, names: Sequence[str], partitioned
     name (case-insensitive; by position when the file names them ``_col0..``, as Hive's ORC writer
     did), partition columns as typed constants from the directory ``values``, missing columns null."""
     by_table = file_columns(data.column_names, names)
+    by_lower = {n.lower(): n for n in data.column_names}  # columns the read adds (row__id) by name
     arrays = []
     for fld in target:
         if fld.name in partitioned_by:
@@ -254,7 +255,7 @@ def conform(data: pa.Table, target: pa.Schema, names: Sequence[str], partitioned
             value = None if raw in (None, HIVE_DEFAULT_PARTITION) else raw
             arrays.append(pa.array([value] * data.num_rows, pa.string()).cast(fld.type))
             continue
-        source = by_table.get(fld.name)
+        source = by_table.get(fld.name) or by_lower.get(fld.name.lower())
         if source is None:
             arrays.append(pa.nulls(data.num_rows, fld.type))  # column added after this file was written
         else:
