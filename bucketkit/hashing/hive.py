@@ -50,6 +50,10 @@ from bucketkit.hivetypes import HiveType, parse_hive_type
 __all__ = [
     "BUCKETABLE_PRIMITIVES",
     "HASH_FAMILIES",
+    "HashFamily",
+    "HiveBucketing",
+    "SparkBucketBy",
+    "hash_family",
     "hashing_name",
     "BucketFunction",
     "bucket_ids",
@@ -364,12 +368,126 @@ def _hash_class(t: HiveType, version: int) -> str:
     return name
 
 
-HASH_FAMILIES = ("hive", "spark")
+class HashFamily:
+    """One way of placing rows into buckets (as pyiceberg's ``Transform`` is one partition transform):
+    how it checks the bucket columns' types, hashes a row and a column of rows, turns a hash into a
+    bucket, and which types it hashes alike. :class:`BucketFunction` is a family applied to column
+    types and a bucket count; adding a family (Hudi's bucket index, say) is a class here and an entry
+    in :data:`HASH_FAMILIES`, nothing else.
+
+    Attributes:
+        name: the family as ``TableSpec.hash_family`` spells it (``"hive"``, ``"spark"``).
+    """
+
+    name: str = ""
+
+    def describe(self) -> str:
+        """The hash in words, e.g. ``"Hive bucketing v2"``."""
+        raise NotImplementedError
+
+    def short(self) -> str:
+        """How a message names the hash next to a type: ``"v2"``, ``"Spark's hash"``."""
+        raise NotImplementedError
+
+    def check_types(self, types: Sequence[str]) -> tuple[Any, ...]:
+        """The bucket columns' types, normalised; raises :class:`UnsupportedTypeError` for one it cannot hash."""
+        raise NotImplementedError
+
+    def hash(self, values: Any, types: Sequence[str]) -> int:
+        raise NotImplementedError
+
+    def bucket(self, hash_value: int, count: int) -> int:
+        raise NotImplementedError
+
+    def bucket_ids(self, arrays: Any, types: Sequence[str], count: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def hash_class(self, hive_type: str) -> str:
+        """Types of one class hash every value they share identically (``int``/``bigint`` in v1)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class HiveBucketing(HashFamily):
+    """Hive's (and Trino's) bucketing, version 1 or 2: ``(hash & 0x7fffffff) % n``."""
+
+    version: int = 2
+    name: str = "hive"
+
+    def describe(self) -> str:
+        return f"Hive bucketing v{self.version}"
+
+    def short(self) -> str:
+        return f"v{self.version}"
+
+    def check_types(self, types: Sequence[str]) -> tuple[Any, ...]:
+        return _types_of(types)
+
+    def hash(self, values: Any, types: Sequence[str]) -> int:
+        return hive_hash(values, types, self.version)
+
+    def bucket(self, hash_value: int, count: int) -> int:
+        return bucket_number(hash_value, count)
+
+    def bucket_ids(self, arrays: Any, types: Sequence[str], count: int) -> np.ndarray:
+        return bucket_ids(arrays, types, self.version, count)
+
+    def hash_class(self, hive_type: str) -> str:
+        return _hash_class(parse_hive_type(hive_type), self.version)
+
+
+@dataclass(frozen=True)
+class SparkBucketBy(HashFamily):
+    """Spark's own ``bucketBy``: ``pmod(murmur3(cols, seed 42), n)`` (:mod:`bucketkit.hashing.spark`)."""
+
+    name: str = "spark"
+
+    def describe(self) -> str:
+        return "Spark's bucketBy hash (Murmur3, seed 42)"
+
+    def short(self) -> str:
+        return "Spark's hash"
+
+    def check_types(self, types: Sequence[str]) -> tuple[Any, ...]:
+        from bucketkit.hashing.spark import check_spark_bucketable
+
+        return tuple(check_spark_bucketable(f"#{i}", t) for i, t in enumerate(types))
+
+    def hash(self, values: Any, types: Sequence[str]) -> int:
+        from bucketkit.hashing.spark import spark_hash
+
+        return spark_hash(values, types)
+
+    def bucket(self, hash_value: int, count: int) -> int:
+        return hash_value % count  # Spark's pmod: no sign mask
+
+    def bucket_ids(self, arrays: Any, types: Sequence[str], count: int) -> np.ndarray:
+        from bucketkit.hashing.spark import spark_bucket_ids
+
+        return spark_bucket_ids(arrays, types, count)
+
+    def hash_class(self, hive_type: str) -> str:
+        from bucketkit.hashing.spark import spark_hash_class
+
+        return spark_hash_class(hive_type)
+
+
+#: The hash families by ``TableSpec.hash_family`` name: each makes its :class:`HashFamily` from a
+#: Hive bucketing version (which only Hive's uses).
+HASH_FAMILIES: dict[str, Any] = {"hive": lambda version: HiveBucketing(check_version(version)),
+                                 "spark": lambda version: SparkBucketBy()}
+
+
+def hash_family(name: str, version: int = 2) -> HashFamily:
+    """The :class:`HashFamily` called ``name`` (with Hive bucketing ``version`` where it applies)."""
+    if name not in HASH_FAMILIES:
+        raise InvalidArgumentError(f"hash family {name!r}: expected one of {list(HASH_FAMILIES)}")
+    return HASH_FAMILIES[name](version)
 
 
 def hashing_name(family: str, version: int) -> str:
     """A hash family in words: ``"Hive bucketing v2"`` or ``"Spark's bucketBy hash"``."""
-    return "Spark's bucketBy hash (Murmur3, seed 42)" if family == "spark" else f"Hive bucketing v{version}"
+    return hash_family(family, version).describe()
 
 
 @dataclass(frozen=True)
@@ -402,58 +520,40 @@ class BucketFunction:
     family: str = "hive"
 
     def __post_init__(self) -> None:
-        if self.family not in HASH_FAMILIES:
-            raise InvalidArgumentError(f"hash family {self.family!r}: expected one of {list(HASH_FAMILIES)}")
         object.__setattr__(self, "version", check_version(self.version))
-        if self.family == "spark":
-            from bucketkit.hashing.spark import check_spark_bucketable
-
-            types = tuple(check_spark_bucketable(f"#{i}", t) for i, t in enumerate(
-                (self.hive_types,) if isinstance(self.hive_types, str) else self.hive_types))
-        else:
-            types = _types_of(self.hive_types)
+        scheme = hash_family(self.family, self.version)
+        types = scheme.check_types((self.hive_types,) if isinstance(self.hive_types, str) else tuple(self.hive_types))
         if not types:
             raise InvalidArgumentError("a bucket function needs at least one bucket column type, got none")
         object.__setattr__(self, "hive_types", tuple(str(t) for t in types))
         bucket_number(0, self.bucket_count)
         object.__setattr__(self, "bucket_count", int(self.bucket_count))
+        object.__setattr__(self, "_scheme", scheme)  # not a field: equality and hashing stay the fields'
+
+    @property
+    def scheme(self) -> HashFamily:
+        """The :class:`HashFamily` placing the rows (Hive bucketing of this version, or Spark's)."""
+        return self._scheme
 
     @property
     def hashing(self) -> str:
         """The hash in words: ``"Hive bucketing v2"`` or ``"Spark's bucketBy hash"``."""
-        return hashing_name(self.family, self.version)
+        return self.scheme.describe()
 
     def __str__(self) -> str:
         return f"{self.hashing} on ({', '.join(self.hive_types)}) into {self.bucket_count} buckets"
 
     def hash(self, values: Any) -> int:
         """The combined hash of one row (see :func:`hive_hash`, :func:`bucketkit.hashing.spark.spark_hash`)."""
-        if self.family == "spark":
-            from bucketkit.hashing.spark import spark_hash
-
-            return spark_hash(values, self.hive_types)
-        return hive_hash(values, self.hive_types, self.version)
+        return self.scheme.hash(values, self.hive_types)
 
     def bucket_of(self, values: Any) -> int:
         """The bucket of one row given as Python values, one per bucket column."""
-        if self.family == "spark":
-            return self.hash(values) % self.bucket_count  # Spark's pmod: no sign mask
-        return bucket_number(self.hash(values), self.bucket_count)
+        return self.scheme.bucket(self.hash(values), self.bucket_count)
 
     def bucket_ids(self, arrays: Any) -> np.ndarray:
         """The bucket of every row of Arrow columns (see :func:`bucket_ids`)."""
-        if self.family == "spark":
-            from bucketkit.hashing.spark import spark_bucket_ids
-
-            return spark_bucket_ids(arrays, self.hive_types, self.bucket_count)
-        return bucket_ids(arrays, self.hive_types, self.version, self.bucket_count)
-
-    def _hash_class(self, hive_type: str) -> str:
-        if self.family == "spark":
-            from bucketkit.hashing.spark import spark_hash_class
-
-            return spark_hash_class(hive_type)
-        return _hash_class(parse_hive_type(hive_type), self.version)
+        return self.scheme.bucket_ids(arrays, self.hive_types, self.bucket_count)
 
     def incompatibility(self, other: BucketFunction) -> str | None:
         """Why rows with equal keys could land in unrelated buckets of ``self`` and ``other``.
@@ -468,14 +568,14 @@ class BucketFunction:
         if self.family != other.family:
             return (f"left is placed by {self.hashing}, right by {other.hashing}: the two hash families put "
                     "equal keys in unrelated buckets")
-        if self.family == "hive" and self.version != other.version:
-            return f"left uses bucketing v{self.version}, right v{other.version}: their hashes differ"
+        if self.scheme != other.scheme:
+            return f"left uses bucketing {self.scheme.short()}, right {other.scheme.short()}: their hashes differ"
         if len(self.hive_types) != len(other.hive_types):
             return (f"left has {len(self.hive_types)} bucket columns ({', '.join(self.hive_types)}), right "
                     f"{len(other.hive_types)} ({', '.join(other.hive_types)})")
         for i, (a, b) in enumerate(zip(self.hive_types, other.hive_types), 1):
-            if self._hash_class(a) != other._hash_class(b):
-                how = "Spark's hash" if self.family == "spark" else f"v{self.version}"
+            if self.scheme.hash_class(a) != other.scheme.hash_class(b):
+                how = self.scheme.short()
                 return f"column {i}: left hashes {a} with {how}, right {b}: {how} hashes differ"
         small, large = sorted((self.bucket_count, other.bucket_count))
         if large % small:
