@@ -25,11 +25,11 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError, JoinMemoryError
 from bucketkit.io import footer_rows as _footer_rows
-from bucketkit.joins.sides import AcidBucketRef, acid_rows
+from bucketkit.joins.sides import AcidBucketRef, FileRef, acid_rows
 from bucketkit.layout.discovery import format_bytes
 
 if TYPE_CHECKING:
-    from bucketkit.joins.plan import BucketGroup, FileRef
+    from bucketkit.joins.plan import BucketGroup  # for type checkers only: the plan imports this module
     from bucketkit.table import BucketedTable
 
 __all__ = ["Budget", "task_budget", "parse_size", "OPTION", "DEFAULT_BUDGET", "VARIABLE_WIDTH", "column_width",

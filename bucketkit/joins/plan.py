@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
+from bucketkit.joins.memory import estimate_memory
 from bucketkit.joins.sides import AcidBucketRef, FileRef, SideFiles, scan_side
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
@@ -449,8 +450,6 @@ def plan_join(
                   for side, t, sf in (("left", lt, lside), ("right", rt, rside)) if sf.unbucketed), None)
     if doubt is not None:
         return JoinPlan("shuffle", doubt, **common)
-    from bucketkit.joins.memory import estimate_memory
-
     groups = estimate_memory(pair_buckets(lside, rside, how), lt, rt, lschema, rschema)
     acid = next((side for side, sf in (("left", lside), ("right", rside)) if sf.acid), None)
     merge, merge_reason = (False, f"the {acid} side is Hive ACID: a bucket is its base and deltas less the delete "

@@ -29,6 +29,7 @@ from bucketkit.pruning.filters import normalize
 from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning.plan import ScanPlan
 from bucketkit.spark import filters as spark_filters
+from bucketkit.spark.tasks import SCAN_TASK_BYTES, pack, run_packs, task_count
 from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl", "with_columns_from_files", "read_acid",
-           "acid_schema", "unit_reader", "ROW_ID_DDL", "task_count", "TASK_BYTES"]
+           "acid_schema", "unit_reader", "ROW_ID_DDL"]
 
 
 # -- schema -------------------------------------------------------------------------------------------
@@ -262,18 +263,6 @@ def _paths(plan: ScanPlan) -> list[str]:
 # -- Hive ACID plans: (partition, bucket) units read in a few Spark tasks -----------------------------------
 #: Hive's ``ROW__ID`` as Spark sees it (``row__id``, the name Hive's Spark integrations use).
 ROW_ID_DDL = "struct<writeid:bigint,bucketid:int,rowid:bigint>"
-#: File bytes a task reads at least, when there are enough. A Spark task costs more than merging a
-#: bucket: 64 empty ``mapInArrow`` tasks took 2.79 s on 2 cores, 2 took 0.38 s (~75 ms a task),
-#: while a 156k-row bucket merges in ~30 ms; so units are read a slice of them per task.
-TASK_BYTES = 256 * 1024 * 1024
-
-
-def task_count(units: int, total_bytes: int, parallelism: int) -> int:
-    """Tasks for ``units`` read units of ``total_bytes``: one per core, more once each would read
-    over :data:`TASK_BYTES`, never more than the units."""
-    return max(1, min(units, max(parallelism, -(-total_bytes // TASK_BYTES))))
-
-
 def acid_schema(table: BucketedTable, row_id: bool) -> Any:
     """The Spark schema of an ACID read: the table's columns, then ``row__id`` on request."""
     from pyspark.sql.types import StructField, _parse_datatype_string
@@ -312,10 +301,5 @@ def read_acid(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_
         return spark.createDataFrame([], schema)
     read = unit_reader(table, plan.acid_kind, plan.write_ids, arrow_schema(schema), row_id)
 
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        for batch in batches:
-            for i in batch.column(0).to_pylist():
-                yield from read(units[i])
-
-    tasks = task_count(len(units), plan.bytes_selected, spark.sparkContext.defaultParallelism)
-    return spark.range(0, len(units), 1, numPartitions=tasks).mapInArrow(run, schema)
+    tasks = task_count(len(units), plan.bytes_selected, spark.sparkContext.defaultParallelism, SCAN_TASK_BYTES)
+    return run_packs(spark, pack(units, [1] * len(units), tasks), read, schema)
