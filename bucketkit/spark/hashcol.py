@@ -61,15 +61,34 @@ def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version:
 def arrow_bucket_id_column(columns: Sequence[Any], function: BucketFunction) -> Any:
     """The last resort of :func:`bucket_id_column`: a scalar Arrow UDF hashing in the Python workers."""
     from pyspark.sql import functions as F
-    from pyspark.sql.functions import arrow_udf
     from pyspark.sql.types import IntegerType
 
     # The closure holds only the small, picklable BucketFunction.
     def bucket_ids(*arrays: pa.Array) -> pa.Array:
         return pa.array(function.bucket_ids(list(arrays)), pa.int32())
 
-    udf = arrow_udf(bucket_ids, IntegerType())
-    return udf(*[F.col(c) if isinstance(c, str) else c for c in columns])
+    cols = [F.col(c) if isinstance(c, str) else c for c in columns]
+    try:
+        from pyspark.sql.functions import arrow_udf
+    except ImportError:  # pyspark 4.0 has no Arrow UDFs: a pandas UDF, its Series turned back into Arrow arrays
+        import warnings
+
+        from pyspark.sql.functions import PandasUDFType, pandas_udf
+
+        from bucketkit.hivetypes import arrow_type_of_hive
+
+        types = [arrow_type_of_hive(t) for t in function.hive_types]
+
+        def bucket_ids_of_series(*series):  # no type hints: Spark cannot infer a UDF's kind from *args
+            import pandas as pd
+
+            arrays = [pa.Array.from_pandas(s, type=t) for s, t in zip(series, types)]
+            return pd.Series(bucket_ids(*arrays).to_numpy(zero_copy_only=False), dtype="int32")
+
+        with warnings.catch_warnings():  # PandasUDFType is deprecated from 4.0 on, and the only way here
+            warnings.simplefilter("ignore")
+            return pandas_udf(bucket_ids_of_series, IntegerType(), PandasUDFType.SCALAR)(*cols)
+    return arrow_udf(bucket_ids, IntegerType())(*cols)
 
 
 JVM_COLUMN_CLASS = "io.bucketkit.spark.HiveBucketColumn"

@@ -56,6 +56,15 @@ bucketkit.rebucket(spark, "t1", bucket_count=8, bucketing_version=2)
 assert bucketkit.validate(bucketkit.resolve_table(spark, "t1")).ok
 assert spark.sql("SELECT count(*) FROM t1 a JOIN t2 b ON a.k = b.k").first()[0] == 200
 
+# the last-resort bucket id column (an Arrow UDF; a pandas UDF where pyspark has none), NULLs included
+from bucketkit.hashing.hive import BucketFunction  # noqa: E402
+from bucketkit.spark.hashcol import arrow_bucket_id_column  # noqa: E402
+
+keys = spark.createDataFrame([(k, f"s{k}") for k in range(-50, 50)] + [(None, None)], "k bigint, s string")
+function = BucketFunction(2, ("bigint", "string"), 7)
+got = keys.select("k", "s", arrow_bucket_id_column(["k", "s"], function).alias("b")).collect()
+assert all(r["b"] == function.bucket_of([r["k"], r["s"]]) for r in got) and len(got) == 101, got[:3]
+
 df = spark.range(100).selectExpr("id AS k", "id * 2 AS v")
 bucketkit.write(df, "k", 4, path=str(work / "left"))
 bucketkit.write(df, "k", 4, path=str(work / "right"))
