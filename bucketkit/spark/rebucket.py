@@ -76,6 +76,11 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
                    bucketing_version=bucketing_version or spec.bucketing_version, file_format=spec.file_format,
                    bucket_types={c: types[c] for c in by}, mode="overwrite")
     if isinstance(table, str) and reference_kind(table) == "catalog":
+        # Between the switch just made and the metastore edit below, the table's record and its catalog
+        # entry disagree, so Spark SQL reads it unbucketed through Spark's own relation, which Spark
+        # caches with its file listing. Drop any such relation now, while the previous files are still
+        # kept for readers (the commit's grace), so no later query reuses a listing of files about to go.
+        spark.catalog.refreshTable(table)
         new = result.spec
         spark.sparkContext._jvm.io.bucketkit.spark.CatalogEdit.setBucketing(
             spark._jsparkSession, table, _strings(spark, new.bucketed_by), new.bucket_count,

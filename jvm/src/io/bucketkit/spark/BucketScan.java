@@ -502,7 +502,10 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       } catch (Exception e) {  // Spark's FAILED_READ_FILE.FILE_NOT_EXIST is a checked SparkException
         for (Throwable c = e; c != null; c = c.getCause()) {
           String message = String.valueOf(c.getMessage());  // a FileNotFoundException may have none
-          if (c instanceof java.io.FileNotFoundException || message.contains("FAILED_READ_FILE.FILE_NOT_EXIST")) {
+          // gone before opening (FileNotFoundException), or between opening and reading a stripe (the ORC
+          // reader's NoSuchFileException from java.nio, under Spark's FAILED_READ_FILE.NO_HINT)
+          if (c instanceof java.io.FileNotFoundException || c instanceof java.nio.file.NoSuchFileException
+              || message.contains("FAILED_READ_FILE.FILE_NOT_EXIST")) {
             throw new IllegalStateException("bucketkit: table " + table + ": a file it listed is gone ("
                 + message.lines().findFirst().orElse("") + "): the table was overwritten while it was read; "
                 + "run the read again", e);

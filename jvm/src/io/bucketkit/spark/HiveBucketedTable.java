@@ -260,6 +260,12 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     List<TablePartition> parts = new ArrayList<>();
     if (doubt == null) {
       doubt = recordDisagreement(t, conf, buckets, version);
+      if (doubt != null) {
+        // read by Spark's own relation, which Spark caches with its file listing; but a record that
+        // disagrees is mostly a table bucketkit is re-bucketing (its files switched, the metastore not
+        // yet edited): a listing cached now would outlive the files it names. Spark lists afresh.
+        spark.sessionState().catalog().invalidateCachedTable(t.identifier());
+      }
     }
     if (doubt == null) {
       doubt = TableListing.oneVersion(conf, pathOf(t.location()), t.identifier().unquotedString(),
