@@ -59,6 +59,8 @@ GOALS = {
 
 RESULTS_FILE = Path(__file__).resolve().parent / "RESULTS.md"
 HISTORY_FILE = Path(__file__).resolve().parent / "HISTORY.md"
+HISTORY_HEAD = ("# Benchmark history\n\nEvery run of `python -m benchmarks.run`, oldest first: each result's ratio and "
+                "whether its goal was met.\n")
 _CARRIED = "*Not re-run by the last command; kept from an earlier run.*"
 HISTORY_HEADING = "## History"
 
@@ -228,13 +230,10 @@ def write_results(runs: Sequence[TopicRun], info: dict, command: str, scale: flo
         match = re.search(rf"^{re.escape(HISTORY_HEADING)}\s*$", text, flags=re.MULTILINE)
         if match:  # a RESULTS.md from before HISTORY.md: its history moves there
             history = text[match.end():].strip("\n")
-    if history_path.exists():
-        history = "\n\n".join(b for b in (history_path.read_text(encoding="utf-8").split("\n", 2)[-1].strip("\n"),
-                                           history) if b)
-    block = render_history_block(runs, info, command).strip("\n")
-    history_path.write_text("\n\n".join(["# Benchmark history", "Every run of `python -m benchmarks.run`, oldest "
-                                          "first: each result's ratio and whether its goal was met.",
-                                          *[b for b in (history, block) if b]]) + "\n", encoding="utf-8")
+    previous = history_path.read_text(encoding="utf-8").removeprefix(HISTORY_HEAD).strip("\n") \
+        if history_path.exists() else ""
+    blocks = [b for b in (previous, history, render_history_block(runs, info, command).strip("\n")) if b]
+    history_path.write_text(HISTORY_HEAD + "\n" + "\n\n".join(blocks) + "\n", encoding="utf-8")
     latest = render_latest(runs, info, command, scale, earlier).rstrip("\n")
     head, _, topics = latest.partition("\n### ")
     body = "\n".join([head.rstrip("\n"), "", render_summary("### " + topics), "### " + topics])
