@@ -21,6 +21,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -60,13 +61,17 @@ def _installed_pyspark() -> str | None:
         return None
 
 
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in release.split(".") if p.isdigit())
+
+
 def jar_for(release: str) -> Path:
     """Where the jar for Spark feature release ``release`` (``"x.y"``) lives in the package."""
     return JARS / f"bucketkit-spark-{release}.jar"
 
 
 #: The jar for the installed pyspark's feature release (the newest supported one without pyspark).
-JAR = jar_for(release_of(_installed_pyspark() or max(RELEASES, key=lambda r: tuple(map(int, r.split("."))))))
+JAR = jar_for(release_of(_installed_pyspark() or max(RELEASES, key=_release_key)))
 
 
 def pyspark_jars() -> Path:
@@ -88,10 +93,6 @@ def _digest(roots: list[Path], sources: list[tuple[Path, Path]], spark: str) -> 
         h.update(f"{src.relative_to(root.parent).as_posix()}\n".encode())
         h.update(src.read_bytes())
     return h.hexdigest()
-
-
-def _release_key(release: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in release.split(".") if p.isdigit())
 
 
 def _overlay(sources: Path, release: str) -> Path | None:
@@ -197,8 +198,6 @@ def spark_jars_of(version: str) -> Path:
         (partial / "READY").write_text(version + "\n")
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists():  # a fetch interrupted before READY
-            import shutil
-
             shutil.rmtree(target)
         os.replace(partial, target)
     return target
@@ -231,7 +230,7 @@ def jar_path() -> Path | None:
     installed = _installed_pyspark()
     if installed is None:
         raise JvmBuildError("pyspark is not installed; bucketkit needs pyspark "
-                            f"{min(RELEASES)}-{max(RELEASES, key=_release_key)} (pip install pyspark)")
+                            f"{min(RELEASES, key=_release_key)}-{max(RELEASES, key=_release_key)} (pip install pyspark)")
     release = release_of(installed)
     if release not in RELEASES:
         raise JvmBuildError(f"pyspark {installed} is installed, but bucketkit's Spark catalog supports Spark "

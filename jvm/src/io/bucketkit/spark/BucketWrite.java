@@ -230,7 +230,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
         spec = spec.updated(names[i], texts[i]);
       }
       URI location = new org.apache.hadoop.fs.Path(root, PartitionPaths.path(names, texts)).toUri();
-      CatalogStorageFormat at = SparkCompat.storageAt(storage, location);
+      CatalogStorageFormat at = SparkRelease.storageAt(storage, location);
       out.add(new CatalogTablePartition(spec, at, scala.collection.immutable.Map$.MODULE$.empty(),
           System.currentTimeMillis(), -1L, scala.Option.empty()));
     }

@@ -59,9 +59,12 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
   @Override
   public Table loadTable(Identifier ident, java.util.Set<TableWritePrivilege> writePrivileges)
       throws NoSuchTableException {
+    if (writePrivileges.isEmpty()) {
+      return loadTable(ident);
+    }
     Table table = super.loadTable(ident);
-    if (writePrivileges.isEmpty() || enabledFor(table) == null) {
-      return writePrivileges.isEmpty() ? loadTable(ident) : table;
+    if (enabledFor(table) == null) {
+      return table;
     }
     HiveBucketedTable target = HiveBucketedTable.forWrite(((V1Table) table).v1Table());
     return target == null ? table : target;

@@ -115,12 +115,6 @@ final class SparkCompat {
         .createReaderFactory();
   }
 
-  /** A table's storage format placed at {@code location} (a partition's), every other field as it was. */
-  static org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat storageAt(
-      org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat storage, java.net.URI location) {
-    return SparkRelease.storageAt(storage, location);
-  }
-
   /** {@code TRY_CAST(e AS type)}: NULL where the value does not fit, in ANSI mode too. */
   static org.apache.spark.sql.catalyst.expressions.Expression tryCast(
       org.apache.spark.sql.catalyst.expressions.Expression e, org.apache.spark.sql.types.DataType type) {
