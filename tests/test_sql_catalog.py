@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.layout.naming import bucket_of, is_spark_hive_insert
-from support.sparkown import SWITCH, catalog_off, scans, spark_insert
+from support.sparkown import SWITCH, catalog_off, scans, spark_insert, unbucketed_scans
 
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
 
@@ -330,6 +330,38 @@ def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables)
     rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_v2_spark_insert WHERE k = 3")
     assert rows == golden and rows
     assert not scans(plan)
+    # read unbucketed, every file, with the reason in the plan
+    scan = unbucketed_scans(plan)[0]
+    assert "written by Spark's own INSERT" in scan and "files=8" in scan, scan
+
+
+def test_a_query_lists_and_vouches_for_only_the_partitions_it_reads(spark, tables, tmp_path):
+    """The files of a partition a query does not read are neither listed nor judged: a partition whose
+    files cannot be vouched for (here a sub-directory) makes only the queries reading it unbucketed,
+    and those read the files Spark's own reader reads there (its file index: not the sub-directory's)."""
+    import shutil
+
+    spark.sql("DROP TABLE IF EXISTS sqlc_lazy")
+    bucketkit.write(source_rows(spark, 17), "k", 8, table="sqlc_lazy", bucketing_version=2, partitioned_by="p")
+    root = Path(spark.sql("DESCRIBE FORMATTED sqlc_lazy").where("col_name = 'Location'").collect()[0][1]
+                .removeprefix("file:"))
+    odd = tmp_path / "p2"
+    shutil.copytree(root / "p=1", odd)
+    (odd / "extra").mkdir()
+    shutil.copy(sorted(odd.glob("0*"))[0], odd / "extra" / "000000_0")
+    with catalog_off(spark):
+        spark.sql(f"ALTER TABLE sqlc_lazy ADD PARTITION (p=2) LOCATION '{odd}'")
+    rows, plan, golden, _ = run(spark, "SELECT k, count(*) FROM sqlc_lazy WHERE p < 2 GROUP BY k")
+    assert rows == golden and rows
+    assert "Exchange" not in plan and "partitions=2 of 3" in scans(plan)[0], plan
+    rows, plan, golden, _ = run(spark, "SELECT k, count(*), max(v) FROM sqlc_lazy GROUP BY k")
+    assert rows == golden and rows
+    scan = unbucketed_scans(plan)[0]
+    assert "a sub-directory in a bucketed partition" in scan and "partitions=3 of 3" in scan, scan
+    rows, plan, golden, _ = run(spark, "SELECT count(*), max(v) FROM sqlc_lazy WHERE p = 2")
+    assert rows == golden and "partitions=1 of 3, files=7" in unbucketed_scans(plan)[0], plan
+    status = bucketkit.sql_status(spark, "sqlc_lazy")
+    assert not status.bucketed and "a sub-directory" in status.detail
 
 
 # -- SORTED BY ------------------------------------------------------------------------------------

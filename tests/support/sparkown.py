@@ -61,4 +61,9 @@ def final_plan(df):
 
 def scans(plan: str) -> list[str]:
     """The lines of ``plan`` that are bucketkit's bucketed scans (BucketScan's description)."""
-    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit .*", plan)
+    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit \S+ (?!read unbucketed).*", plan)
+
+
+def unbucketed_scans(plan: str) -> list[str]:
+    """The lines of ``plan`` that are bucketkit's scans of files it cannot vouch for, read unbucketed."""
+    return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit \S+ read unbucketed .*", plan)

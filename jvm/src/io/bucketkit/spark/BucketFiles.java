@@ -95,54 +95,51 @@ public final class BucketFiles {
   public static Listing list(Configuration conf, String dir, int bucketCount, int version) throws IOException {
     Path path = new Path(dir);
     FileSystem fs = path.getFileSystem(conf);
-    FileStatus[] statuses;
-    try {
-      statuses = fs.listStatus(path);
-    } catch (java.io.FileNotFoundException e) {
+    List<Entry> entries = entries(fs, path);
+    if (entries == null) {
       return new Listing(new ArrayList<>(), null);
     }
-    List<FileStatus> visible = new ArrayList<>();
-    for (FileStatus s : statuses) {
-      String name = s.getPath().getName();
-      if (isHidden(name)) {
+    List<Entry> visible = new ArrayList<>();
+    for (Entry s : entries) {
+      if (isHidden(s.name)) {
         continue;
       }
-      if (s.isDirectory()) {
-        return new Listing(null, s.getPath() + ": a sub-directory in a bucketed partition (Hive ACID base_/delta_ "
+      if (s.directory) {
+        return new Listing(null, s.path + ": a sub-directory in a bucketed partition (Hive ACID base_/delta_ "
             + "directories or an unknown layout); bucketkit's catalog reads only plain bucket files");
       }
       visible.add(s);
     }
-    visible.sort(Comparator.comparing(s -> s.getPath().getName()));
+    visible.sort(Comparator.comparing(s -> s.name));
     List<BucketFile> out = new ArrayList<>();
-    List<FileStatus> unnamed = new ArrayList<>();
-    for (FileStatus s : visible) {
-      String name = s.getPath().getName();
+    List<Entry> unnamed = new ArrayList<>();
+    for (Entry s : visible) {
+      String name = s.name;
       String bucket = bucketOf(name);
       if (bucket == null) {
         unnamed.add(s);
         continue;
       }
       if (version == 2 && isSparkHiveInsert(name)) {
-        return new Listing(null, s.getPath() + " was written by Spark's own INSERT, which places rows by the Hive "
+        return new Listing(null, s.path + " was written by Spark's own INSERT, which places rows by the Hive "
             + "v1 hash, into a bucketing_version=2 table");
       }
       BigInteger id = new BigInteger(bucket);
       if (id.compareTo(BigInteger.valueOf(bucketCount)) >= 0) {
-        return new Listing(null, s.getPath() + ": bucket " + id + " is beyond the table's " + bucketCount
+        return new Listing(null, s.path + ": bucket " + id + " is beyond the table's " + bucketCount
             + " buckets");
       }
-      out.add(new BucketFile(s.getPath().toString(), s.getLen(), s.getModificationTime(), id.intValue()));
+      out.add(new BucketFile(s.path, s.size, s.modificationTime, id.intValue()));
     }
     if (unnamed.isEmpty()) {
       return new Listing(out, null);
     }
     if (!out.isEmpty()) {
-      return new Listing(null, unnamed.get(0).getPath() + ": a file outside every bucket naming scheme beside "
+      return new Listing(null, unnamed.get(0).path + ": a file outside every bucket naming scheme beside "
           + "bucket-named files");
     }
-    if (unnamed.stream().allMatch(s -> SPARK.matcher(s.getPath().getName()).matches())) {
-      return new Listing(null, unnamed.get(0).getPath() + ": Spark bucketBy file names in a Hive bucketed table; "
+    if (unnamed.stream().allMatch(s -> SPARK.matcher(s.name).matches())) {
+      return new Listing(null, unnamed.get(0).path + ": Spark bucketBy file names in a Hive bucketed table; "
           + "bucketBy places rows by Spark's Murmur3 hash, not Hive's");
     }
     if (unnamed.size() != bucketCount) {
@@ -150,10 +147,114 @@ public final class BucketFiles {
           + "original scheme applies and needs exactly one file per bucket; the table declares " + bucketCount);
     }
     for (int i = 0; i < unnamed.size(); i++) {
-      FileStatus s = unnamed.get(i);
-      out.add(new BucketFile(s.getPath().toString(), s.getLen(), s.getModificationTime(), i));
+      Entry s = unnamed.get(i);
+      out.add(new BucketFile(s.path, s.size, s.modificationTime, i));
     }
     return new Listing(out, null);
+  }
+
+  /** One entry of a directory: its name, full path, whether a directory, its size and modification time. */
+  private record Entry(String name, String path, boolean directory, long size, long modificationTime) {}
+
+  /**
+   * The entries of directory {@code dir}, or null when it does not exist. A local directory (Hadoop's own
+   * local file system, not one configured in its place) is read
+   * with one {@code stat} per entry through java.nio; Hadoop's local file system spends three on each
+   * (length, time, kind), most of a small query's listing. Entries gone meanwhile are left out, as
+   * Hadoop's listing leaves them out; paths are built as Hadoop builds its listing's.
+   */
+  private static List<Entry> entries(FileSystem fs, Path dir) throws IOException {
+    List<Entry> out = new ArrayList<>();
+    if (fs.getClass() == org.apache.hadoop.fs.LocalFileSystem.class
+        || fs.getClass() == org.apache.hadoop.fs.RawLocalFileSystem.class) {
+      Path qualified = fs.makeQualified(dir);
+      java.nio.file.Path local = java.nio.file.Paths.get(qualified.toUri());
+      try (java.nio.file.DirectoryStream<java.nio.file.Path> names = java.nio.file.Files.newDirectoryStream(local)) {
+        for (java.nio.file.Path child : names) {
+          java.nio.file.attribute.BasicFileAttributes a;
+          try {
+            a = java.nio.file.Files.readAttributes(child, java.nio.file.attribute.BasicFileAttributes.class);
+          } catch (java.nio.file.NoSuchFileException e) {
+            continue;
+          }
+          String name = child.getFileName().toString();
+          out.add(new Entry(name, new Path(qualified, name).toString(), a.isDirectory(), a.isDirectory() ? 0 : a.size(),
+              a.lastModifiedTime().toMillis()));
+        }
+        return out;
+      } catch (java.nio.file.NoSuchFileException e) {
+        return null;
+      } catch (java.nio.file.NotDirectoryException e) {
+        out.clear();  // a file, which Hadoop lists as itself
+      }
+    }
+    FileStatus[] statuses;
+    try {
+      statuses = fs.listStatus(dir);
+    } catch (java.io.FileNotFoundException e) {
+      return null;
+    }
+    for (FileStatus s : statuses) {
+      out.add(new Entry(s.getPath().getName(), s.getPath().toString(), s.isDirectory(), s.getLen(),
+          s.getModificationTime()));
+    }
+    return out;
+  }
+
+  // Listing is I/O (a LIST request per directory on HDFS and object stores, a stat per file locally):
+  // a table's partitions are listed by a few threads at once, as Hadoop's list-status threads and
+  // Spark's parallel partition discovery do. Daemon threads, idle ones let go after a minute.
+  static final int LISTING_THREADS = 16;
+  private static final java.util.concurrent.ThreadPoolExecutor LISTERS = new java.util.concurrent.ThreadPoolExecutor(
+      LISTING_THREADS, LISTING_THREADS, 60, java.util.concurrent.TimeUnit.SECONDS,
+      new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+        Thread t = new Thread(r, "bucketkit-listing");
+        t.setDaemon(true);
+        return t;
+      });
+
+  static {
+    LISTERS.allowCoreThreadTimeOut(true);
+  }
+
+  /**
+   * {@link #list} of each of {@code dirs}, in their order, listed by up to {@link #LISTING_THREADS}
+   * threads; one directory is listed on the calling thread.
+   */
+  static List<Listing> listAll(Configuration conf, List<String> dirs, int bucketCount, int version)
+      throws IOException {
+    if (dirs.size() <= 1) {
+      List<Listing> out = new ArrayList<>();
+      for (String dir : dirs) {
+        out.add(list(conf, dir, bucketCount, version));
+      }
+      return out;
+    }
+    List<java.util.concurrent.Future<Listing>> pending = new ArrayList<>();
+    for (String dir : dirs) {
+      pending.add(LISTERS.submit(() -> list(conf, dir, bucketCount, version)));
+    }
+    List<Listing> out = new ArrayList<>();
+    try {
+      for (java.util.concurrent.Future<Listing> f : pending) {
+        out.add(f.get());
+      }
+    } catch (InterruptedException e) {
+      pending.forEach(f -> f.cancel(true));
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("bucketkit: interrupted while listing " + dirs.get(0) + " and "
+          + (dirs.size() - 1) + " more");
+    } catch (java.util.concurrent.ExecutionException e) {
+      pending.forEach(f -> f.cancel(true));
+      if (e.getCause() instanceof IOException io) {
+        throw io;
+      }
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new IOException(e.getCause());
+    }
+    return out;
   }
 
   /** Python-callable: the buckets {@link #list} assigns, as "bucket:name" strings, or the doubt. */

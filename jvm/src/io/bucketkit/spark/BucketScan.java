@@ -69,6 +69,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   private static final java.util.Map<SparkSession, InMemoryFileIndex> NO_FILES =
       java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
   private final HiveBucketedTable table;
+  private final HiveBucketedTable.Selection listing;  // the partitions this scan reads (its doubt: read unbucketed)
   private final StructType readData;
   private final StructType readPartition;
   private final Filter[] dataFilters;
@@ -85,30 +86,34 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   private int group;  // the bucket count the scan reports: a divisor of the table's, several buckets per task
   private boolean pinned;  // kept keyed for a write ({@link #forWrite})
 
-  BucketScan(HiveBucketedTable table, StructType readData, StructType readPartition, BitSet buckets,
+  BucketScan(HiveBucketedTable table, HiveBucketedTable.Selection listing, StructType readData,
+             StructType readPartition, BitSet buckets,
              List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters, Filter[] dataFilters,
              CaseInsensitiveStringMap options) {
-    this(table, readData, readPartition, buckets, partitionFilters, dataFilters, options, false);
+    this(table, listing, readData, readPartition, buckets, partitionFilters, dataFilters, options, false);
   }
 
-  private BucketScan(HiveBucketedTable table, StructType readData, StructType readPartition, BitSet buckets,
+  private BucketScan(HiveBucketedTable table, HiveBucketedTable.Selection listing, StructType readData,
+                     StructType readPartition, BitSet buckets,
                      List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters, Filter[] dataFilters,
                      CaseInsensitiveStringMap options, boolean packed) {
     this.table = table;
+    this.listing = listing;
     this.readData = readData;
     this.readPartition = readPartition;
     this.dataFilters = dataFilters;
     this.options = options;
-    this.packed = packed;
-    this.buckets = buckets == null ? null : (BitSet) buckets.clone();
+    // files not vouched for: read unbucketed, no bucket selected by its hash, no partitioning reported
+    this.packed = packed || listing.doubt() != null;
+    this.buckets = buckets == null || listing.doubt() != null ? null : (BitSet) buckets.clone();
     this.partitionFilters = new ArrayList<>(partitionFilters);
     plan();
   }
 
   /** The same read, packed into tasks by size, reporting no partitioning or order. */
   BucketScan packed() {
-    BucketScan out = new BucketScan(table, readData, readPartition, buckets, partitionFilters, dataFilters, options,
-        true);
+    BucketScan out = new BucketScan(table, listing, readData, readPartition, buckets, partitionFilters, dataFilters,
+        options, true);
     out.readerFactory = readerFactory;  // reads the same files the same way
     return out;
   }
@@ -125,7 +130,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public Scan unkeyed() {
-    return pinned ? this : packed();
+    return pinned || packed ? this : packed();
   }
 
   /**
@@ -141,8 +146,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     if (packed || d == 0) {
       return null;
     }
-    BucketScan out = new BucketScan(table, readData, readPartition, buckets, partitionFilters, dataFilters, options,
-        false);
+    BucketScan out = new BucketScan(table, listing, readData, readPartition, buckets, partitionFilters, dataFilters,
+        options, false);
     out.pinned = true;
     out.readerFactory = out.newReaderFactory();  // rows checked against their own bucket, before the merge
     if (d < table.buckets) {
@@ -177,7 +182,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     }
     TreeMap<Integer, List<PartitionedFile>> byBucket = new TreeMap<>();
     int selectedParts = 0;
-    for (HiveBucketedTable.TablePartition part : table.partitions) {
+    for (HiveBucketedTable.TablePartition part : listing.parts()) {
       if (!ScanPredicates.mayMatch(partitionFilters, part.values)) {
         continue;
       }
@@ -202,11 +207,11 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     }
     partitions.forEach(p -> p.key = p.bucket % group);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
-        + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + table.partitions.size()
+        + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + listing.total()
         + ", files=" + files + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
-        + (packed ? ", packed by size (bucketing not needed)"
+        + (listing.doubt() != null ? ", packed by size" : packed ? ", packed by size (bucketing not needed)"
             : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "");
   }
 
@@ -240,7 +245,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     for (StructField f : readPartition.fields()) {
       out.add(Expressions.column(f.name()));
     }
-    for (StructField f : readData.fields()) {
+    for (StructField f : listing.doubt() != null ? new StructField[0] : readData.fields()) {
       if (f.name().toLowerCase(java.util.Locale.ROOT).equals(table.bucketColumn)) {
         out.add(Expressions.column(f.name()));
       }
@@ -257,7 +262,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
           partitionFilters.add(bound);
         }
       }
-      BitSet b = ScanPredicates.buckets(new Predicate[] {p}, table);
+      BitSet b = listing.doubt() != null ? null : ScanPredicates.buckets(new Predicate[] {p}, table);
       if (b != null) {
         if (buckets == null) {
           buckets = b;
@@ -331,8 +336,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public String description() {
-    return "bucketkit " + table.name() + " (Hive bucketing v" + table.version + ", " + table.format + ") "
-        + selection;
+    return "bucketkit " + table.name() + (listing.doubt() != null ? " read unbucketed (" + listing.doubt() + ", "
+        + table.format + ") " : " (Hive bucketing v" + table.version + ", " + table.format + ") ") + selection;
   }
 
   @Override
@@ -420,7 +425,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   /** The check of every row's bucket against its file's, where the scan reads the bucket column, or null. */
   private BucketReadCheck bucketReadCheck(SparkSession spark) {
     int ordinal = ScanPredicates.fieldNames(readData).indexOf(table.bucketColumn);
-    if (ordinal < 0 || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED,
+    if (ordinal < 0 || listing.doubt() != null || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED,
         "true"))) {
       return null;
     }

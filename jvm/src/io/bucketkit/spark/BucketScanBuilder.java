@@ -73,7 +73,13 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
         }
       }
     }
-    return new BucketScan(table, readPart(table.dataSchema), readPart(table.partitionSchema), buckets,
+    HiveBucketedTable.Selection listing;
+    try {
+      listing = table.select(partitionFilters);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("bucketkit: listing " + table.name() + " failed", e);
+    }
+    return new BucketScan(table, listing, readPart(table.dataSchema), readPart(table.partitionSchema), buckets,
         partitionFilters, dataFilters.toArray(new Filter[0]), options);
   }
 

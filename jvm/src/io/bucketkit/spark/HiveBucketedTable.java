@@ -50,7 +50,18 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   final HiveBucketFunction.Bound function;
   final StructType dataSchema;
   final StructType partitionSchema;
-  final List<TablePartition> partitions;  // null: loaded for a write (not listed)
+  final boolean forRead;  // loaded for a query (its scans list the partitions they read); false: for a write
+  private List<Located> catalogParts;  // the metastore's partitions, asked once per query (null: not yet)
+
+  /** A table partition the metastore knows of (the table itself when unpartitioned): its values and location. */
+  record Located(InternalRow values, String location) {}
+
+  /**
+   * The partitions a scan reads, listed as one version ({@link TableListing#oneVersion}), of
+   * {@code total} in the table; {@code doubt}: why their files cannot be vouched for (then each file's
+   * bucket is -1, the files those Spark's own reader would read), or null.
+   */
+  record Selection(List<TablePartition> parts, int total, String doubt) {}
 
   /** One table partition (the whole table when unpartitioned): its values and bucket files. */
   static final class TablePartition {
@@ -69,7 +80,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   transient Configuration hadoopConf;
 
   private HiveBucketedTable(CatalogTable table, String format, int version, StructField bucketColumn,
-                            List<TablePartition> partitions) {
+                            boolean forRead) {
     this.table = table;
     this.format = format;
     this.version = version;
@@ -80,7 +91,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     this.function = bind(version, bucketColumn, buckets);
     this.dataSchema = table.dataSchema();
     this.partitionSchema = table.partitionSchema();
-    this.partitions = partitions;
+    this.forRead = forRead;
   }
 
   /** What the table's metadata says of its bucketing: the rules Python applies too ({@link TableVerdict}). */
@@ -211,13 +222,36 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     return null;
   }
 
-  /** The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way. */
+  /**
+   * The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way:
+   * what the metastore and bucketkit's record say. Files are listed by the scans, for the partitions
+   * each reads ({@link #select}), as Spark lists only the partitions a query reads.
+   */
   static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
-    Vouched v = vouch(spark, t);
-    if (v.table == null) {
-      PassThrough.log(LOG, t, v.doubt);
+    Configuration conf = spark.sessionState().newHadoopConf();
+    String doubt = tableDoubt(spark, t, conf);
+    if (doubt != null) {
+      PassThrough.log(LOG, t, doubt);
+      return null;
     }
-    return v.table;
+    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version(t), bucketField(t), true);
+    table.hadoopConf = conf;  // one per query: its scans' listings and reader factories use the same settings
+    return table;
+  }
+
+  /** Why the metastore's word or bucketkit's record keeps {@code t} from being read bucketed, or null. */
+  private static String tableDoubt(SparkSession spark, CatalogTable t, Configuration conf) throws IOException {
+    String doubt = doubt(t);
+    if (doubt == null) {
+      doubt = recordDisagreement(t, conf, t.bucketSpec().get().numBuckets(), version(t));
+      if (doubt != null) {
+        // read by Spark's own relation, which Spark caches with its file listing; but a record that
+        // disagrees is mostly a table bucketkit is re-bucketing (its files switched, the metastore not
+        // yet edited): a listing cached now would outlive the files it names. Spark lists afresh.
+        spark.sessionState().catalog().invalidateCachedTable(t.identifier());
+      }
+    }
+    return doubt;
   }
 
   /** The metadata file bucketkit's writer keeps at a table's root (Python: metadata.METADATA_FILE). */
@@ -249,34 +283,54 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
         record.path("bucketing_version").asInt(-1), path.toString());
   }
 
-  /** The bucketkit table for {@code t}, or why Spark should read it its own way. */
-  record Vouched(HiveBucketedTable table, String doubt) {}
+  /**
+   * The bucketkit table for {@code t} with every partition listed, or why its scans cannot read it
+   * bucketed (then {@code table} is null): what {@code bucketkit.sql_status} reports of a query
+   * reading the whole table.
+   */
+  record Vouched(HiveBucketedTable table, Selection listing, String doubt) {}
 
   static Vouched vouch(SparkSession spark, CatalogTable t) throws IOException {
-    String doubt = doubt(t);
-    int version = doubt == null ? version(t) : 0;
-    int buckets = doubt == null ? t.bucketSpec().get().numBuckets() : 0;
     Configuration conf = spark.sessionState().newHadoopConf();
-    List<TablePartition> parts = new ArrayList<>();
-    if (doubt == null) {
-      doubt = recordDisagreement(t, conf, buckets, version);
-      if (doubt != null) {
-        // read by Spark's own relation, which Spark caches with its file listing; but a record that
-        // disagrees is mostly a table bucketkit is re-bucketing (its files switched, the metastore not
-        // yet edited): a listing cached now would outlive the files it names. Spark lists afresh.
-        spark.sessionState().catalog().invalidateCachedTable(t.identifier());
-      }
-    }
-    if (doubt == null) {
-      doubt = TableListing.oneVersion(conf, pathOf(t.location()), t.identifier().unquotedString(),
-          () -> listPartitions(spark, t, conf, buckets, version, parts));
-    }
+    String doubt = tableDoubt(spark, t, conf);
     if (doubt != null) {
-      return new Vouched(null, doubt);
+      return new Vouched(null, null, doubt);
     }
-    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version, bucketField(t), parts);
-    table.hadoopConf = conf;  // one per query: its scan's reader factory needs the same session settings
-    return new Vouched(table, null);
+    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version(t), bucketField(t), true);
+    table.hadoopConf = conf;
+    Selection all = table.select(List.of());
+    return all.doubt() != null ? new Vouched(null, all, all.doubt()) : new Vouched(table, all, null);
+  }
+
+  /**
+   * The partitions that may hold rows matching {@code partitionFilters} (bound to the partition
+   * schema), their files listed as one version. The metastore is asked once per query; only the
+   * partitions kept are listed. Where a kept partition's files cannot be vouched for (a sub-directory,
+   * names of no bucket scheme, Spark's v1-hashed INSERT files in a v2 table ...), the selection says
+   * why and holds every file Spark's own reader would read there, each of bucket -1: the scan reads
+   * them unbucketed, and says so (a query reading only sound partitions stays bucketed).
+   */
+  Selection select(List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) throws IOException {
+    SparkSession spark = SparkSession.active();
+    if (catalogParts == null) {
+      catalogParts = catalogPartitions(spark, table);
+    }
+    List<Located> kept = catalogParts.stream()
+        .filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
+    List<TablePartition> parts = new ArrayList<>();
+    // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
+    // (the table may have been re-bucketed since it was loaded, its files hashed into another count)
+    String doubt = TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(), () -> {
+      String disagreement = recordDisagreement(table, hadoopConf, buckets, version);
+      return disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
+    });
+    if (doubt != null) {
+      PassThrough.log(LOG, table, doubt);
+      parts.clear();
+      parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
+          () -> SparkCompat.leafFiles(spark, kept)));
+    }
+    return new Selection(parts, catalogParts.size(), doubt);
   }
 
   /**
@@ -299,7 +353,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       }
     }
     if (doubt == null) {
-      return new HiveBucketedTable(t, format(t), version(t), bucketField(t), null);
+      return new HiveBucketedTable(t, format(t), version(t), bucketField(t), false);
     }
     if (declaresV2(t)) {
       throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
@@ -309,27 +363,34 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     return null;
   }
 
-  /** List every partition of {@code t} into {@code parts} (emptied first); why one cannot be vouched for, or null. */
-  private static String listPartitions(SparkSession spark, CatalogTable t, Configuration conf, int buckets,
-                                       int version, List<TablePartition> parts) throws IOException {
+  /** List partitions {@code kept} into {@code parts} (emptied first); why one cannot be vouched for, or null. */
+  private static String listPartitions(Configuration conf, int buckets, int version, List<Located> kept,
+                                       List<TablePartition> parts) throws IOException {
     parts.clear();
-    if (t.partitionColumnNames().isEmpty()) {
-      String location = pathOf(t.location());
-      BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
-      parts.add(new TablePartition(InternalRow.empty(), location, l.files));
-      return l.doubt;
-    }
-    String tz = spark.sessionState().conf().sessionLocalTimeZone();
-    for (CatalogTablePartition p : CollectionConverters.asJava(
-        spark.sessionState().catalog().listPartitions(t.identifier(), scala.Option.empty()))) {
-      String location = pathOf(p.location());
-      BucketFiles.Listing l = BucketFiles.list(conf, location, buckets, version);
-      if (l.doubt != null) {
-        return l.doubt;
+    List<BucketFiles.Listing> listings = BucketFiles.listAll(conf,
+        kept.stream().map(Located::location).toList(), buckets, version);
+    for (int i = 0; i < listings.size(); i++) {
+      if (listings.get(i).doubt != null) {
+        return listings.get(i).doubt;
       }
-      parts.add(new TablePartition(p.toRow(t.partitionSchema(), tz), location, l.files));
+      parts.add(new TablePartition(kept.get(i).values(), kept.get(i).location(), listings.get(i).files));
     }
     return null;
+  }
+
+  /**
+   * The metastore's partitions of {@code t} (the table itself when unpartitioned). Asked of the
+   * external catalog with the table just loaded: the session catalog's {@code listPartitions} would
+   * first ask the metastore whether the database and the table exist (two more round trips per query).
+   */
+  private static List<Located> catalogPartitions(SparkSession spark, CatalogTable t) {
+    if (t.partitionColumnNames().isEmpty()) {
+      return List.of(new Located(InternalRow.empty(), pathOf(t.location())));
+    }
+    String tz = spark.sessionState().conf().sessionLocalTimeZone();
+    return CollectionConverters.asJava(spark.sessionState().catalog().externalCatalog().listPartitions(
+        t.identifier().database().get(), t.identifier().table(), scala.Option.empty())).stream()
+        .map(p -> new Located(p.toRow(t.partitionSchema(), tz), pathOf(p.location()))).toList();
   }
 
   /**
@@ -395,13 +456,13 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return partitions != null ? EnumSet.of(TableCapability.BATCH_READ) : EnumSet.of(TableCapability.BATCH_WRITE,
+    return forRead ? EnumSet.of(TableCapability.BATCH_READ) : EnumSet.of(TableCapability.BATCH_WRITE,
         TableCapability.TRUNCATE, TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
   }
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    if (partitions == null) {
+    if (!forRead) {
       throw new IllegalStateException("bucketkit: " + name() + " was loaded for a write, not listed for reading");
     }
     return new BucketScanBuilder(this, options);

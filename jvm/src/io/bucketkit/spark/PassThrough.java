@@ -1,6 +1,7 @@
 package io.bucketkit.spark;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -56,9 +57,10 @@ public final class PassThrough {
       return new String[] {"unbucketed", v.doubt()};
     }
     HiveBucketedTable b = v.table();
-    int files = b.partitions.stream().mapToInt(p -> p.files.size()).sum();
+    List<HiveBucketedTable.TablePartition> parts = v.listing().parts();
+    int files = parts.stream().mapToInt(p -> p.files.size()).sum();
     return new String[] {"bucketed", "Hive bucketing v" + b.version + ", " + b.buckets + " buckets on " + b.bucketColumn
-        + " (transform " + b.bucketTransform().describe() + "), " + b.format + ", " + b.partitions.size()
+        + " (transform " + b.bucketTransform().describe() + "), " + b.format + ", " + parts.size()
         + " partition(s), " + files + " file(s)"};
   }
 }

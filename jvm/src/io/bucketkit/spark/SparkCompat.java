@@ -32,6 +32,48 @@ final class SparkCompat {
   private SparkCompat() {}
 
   /**
+   * Every file Spark's own reader would read in each partition of {@code parts}: the leaf files of
+   * its location as Spark's {@code InMemoryFileIndex} lists them (sub-directories followed, hidden
+   * names skipped, a missing location empty), each of bucket -1 (none vouched for).
+   */
+  static List<HiveBucketedTable.TablePartition> leafFiles(SparkSession spark, List<HiveBucketedTable.Located> parts)
+      throws java.io.IOException {
+    org.apache.hadoop.conf.Configuration conf = spark.sessionState().newHadoopConf();
+    List<org.apache.hadoop.fs.Path> roots = new ArrayList<>();
+    for (HiveBucketedTable.Located p : parts) {
+      org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(p.location());
+      roots.add(root.getFileSystem(conf).makeQualified(root));
+    }
+    org.apache.spark.sql.execution.datasources.InMemoryFileIndex index =
+        new org.apache.spark.sql.execution.datasources.InMemoryFileIndex(spark,
+            CollectionConverters.asScala(roots).toList(), scala.collection.immutable.Map$.MODULE$.empty(),
+            scala.Option.empty(), org.apache.spark.sql.execution.datasources.NoopCache$.MODULE$, scala.Option.empty(),
+            scala.Option.empty());
+    List<List<BucketFiles.BucketFile>> files = new ArrayList<>();
+    roots.forEach(r -> files.add(new ArrayList<>()));
+    for (org.apache.hadoop.fs.FileStatus f : CollectionConverters.asJava(index.allFiles())) {
+      String path = f.getPath().toString();
+      int owner = -1;  // the partition whose location holds the file (the deepest, should two nest)
+      for (int i = 0; i < roots.size(); i++) {
+        String root = roots.get(i).toString();
+        if (path.startsWith(root.endsWith("/") ? root : root + "/")
+            && (owner < 0 || root.length() > roots.get(owner).toString().length())) {
+          owner = i;
+        }
+      }
+      if (owner >= 0) {
+        files.get(owner).add(new BucketFiles.BucketFile(path, f.getLen(), f.getModificationTime(), -1));
+      }
+    }
+    List<HiveBucketedTable.TablePartition> out = new ArrayList<>();
+    for (int i = 0; i < parts.size(); i++) {
+      files.get(i).sort(java.util.Comparator.comparing(b -> b.path));
+      out.add(new HiveBucketedTable.TablePartition(parts.get(i).values(), parts.get(i).location(), files.get(i)));
+    }
+    return out;
+  }
+
+  /**
    * Files split and packed into tasks as Spark's own file scans pack them
    * ({@code FilePartition.maxSplitBytes} and {@code getFilePartitions}): splits of at most
    * {@code spark.sql.files.maxPartitionBytes}, smaller when the read is small so every core gets work,
