@@ -6,7 +6,8 @@ best of 9 for queries under a second and of 3 above, rows checked equal first. T
 under ``benchmarks/.data``):
 
     t:    k bigint (uniform in [0, n/4)), v int (id % 100000), s string; n rows, 64 buckets (8, 64, 256 at 8M)
-    fact: the same rows partitioned by d (30 values) and bucketed into 16; dim: 4 rows per d (DPP)
+    fact: the same rows partitioned by d (30 values) and bucketed into 16; dim: 4 rows per d (DPP); fact
+          filtered to one d (static partition pruning)
     star: t (64 buckets) joined with a plain (unbucketed) table of n/2 rows on k, no broadcast
     star, INT fact: the same rows with k INT (64 buckets) joined with that BIGINT-keyed plain table
     skewed star (8M): t's rows with one key holding 10% of them (64 buckets), joined with the plain table
@@ -221,6 +222,11 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                 spark, f"DPP fact x dim ({n:,} rows, 30 partitions x 16 buckets)",
                 f"SELECT count(*), max(f.s) FROM {t['fact']} f JOIN {t['dim']} d ON f.d = d.d WHERE d.name = 'pick'",
                 f"{n:,} rows, 30 partitions x 16 buckets, 2 cores", n))
+            # a static partition filter: only the kept partition is listed (Spark lists only it too)
+            results.append(_compare(
+                spark, f"partition filter d = 7 ({n:,} rows, 30 partitions x 16 buckets)",
+                f"SELECT count(*), max(s) FROM {t['fact']} WHERE d = 7",
+                f"{n:,} rows, 30 partitions x 16 buckets, 1 partition read, 2 cores", n))
             # beyond Spark: a runtime filter on the bucket column (a dimension of 3 keys, filtered, broadcast)
             # prunes the fact's buckets; Spark's own plan reads every file
             results.append(_compare(
