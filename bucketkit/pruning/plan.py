@@ -343,7 +343,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     seen: dict[tuple, bool] = {}  # every partition discover() offers the filter (it may list twice)
     keep = partition_predicate(spec, dnf)
     layout = table.layout(partition_filter=(lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v)))
-                          if spec.partitioned_by else None)
+                          if spec.partitioned_by else None, unvouched=True)
     doubt = bucketing_doubt(table, layout)
     selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
@@ -367,6 +367,11 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
             listed, listed_bytes = listed + len(sizes), listed_bytes + sum(sizes.values())
             scans.append(PartitionScan(dict(part.values), part.path, files,
                                        {f: sizes[f] for fs in files.values() for f in fs}, state))
+            continue
+        if part.doubt is not None:  # files no bucket scheme places: every one read, unbucketed (doubt says why)
+            listed, listed_bytes = listed + len(part.unplaced), listed_bytes + sum(f.size for f in part.unplaced)
+            scans.append(PartitionScan(dict(part.values), part.path, {-1: tuple(f.path for f in part.unplaced)},
+                                       {f.path: f.size for f in part.unplaced}))
             continue
         chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
         listed += sum(len(fs) for fs in part.buckets.values())

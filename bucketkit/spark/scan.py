@@ -223,8 +223,8 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     from bucketkit.spark.hashcol import bucket_id_column
 
     spec = bt.spec
-    if not plan.is_pruned or spec.hash_family != "hive":
-        return df
+    if not plan.is_pruned or plan.unbucketed or spec.hash_family != "hive":
+        return df  # an unbucketed read selects no bucket: where rows sit decides nothing
     by_name: dict[str, int | None] = {}
     for part in plan.partitions:
         for bucket, files in part.bucket_files.items():
@@ -251,7 +251,8 @@ def _paths(plan: ScanPlan) -> list[str]:
     """What to hand Spark's reader: a directory wherever every bucket is read (Spark's own native
     listing, which skips zero-byte ORC files itself), else the selected non-empty files."""
     bt, n = plan.table, plan.table.spec.bucket_count
-    if not plan.is_pruned:
+    unplaced = any(-1 in p.bucket_files for p in plan.partitions)  # files of no bucket: named one by one
+    if not plan.is_pruned and not unplaced:
         return [spark_uri(bt.filesystem, bt.location)]
     paths = []
     for p in plan.partitions:

@@ -328,7 +328,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       PassThrough.log(LOG, table, doubt);
       parts.clear();
       parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
-          () -> SparkCompat.leafFiles(spark, kept)));
+          () -> SparkCompat.leafFiles(spark, partitionSchema, kept)));
     }
     return new Selection(parts, catalogParts.size(), doubt);
   }

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.Scan;
@@ -32,37 +33,45 @@ final class SparkCompat {
   private SparkCompat() {}
 
   /**
-   * Every file Spark's own reader would read in each partition of {@code parts}: the leaf files of
-   * its location as Spark's {@code InMemoryFileIndex} lists them (sub-directories followed, hidden
-   * names skipped, a missing location empty), each of bucket -1 (none vouched for).
+   * Every file Spark's own reader would read in each partition of {@code parts} (of a table with
+   * partition columns {@code partitionSchema}, empty when it has none), each of bucket -1 (none vouched
+   * for): what Spark's {@code InMemoryFileIndex} lists there, as Spark's own relation of the table asks
+   * it — a partitioned table's partitions as given (CatalogFileIndex: the files directly in each
+   * location), an unpartitioned table's directory with its files (hidden names skipped, a missing
+   * location empty).
    */
-  static List<HiveBucketedTable.TablePartition> leafFiles(SparkSession spark, List<HiveBucketedTable.Located> parts)
+  static List<HiveBucketedTable.TablePartition> leafFiles(SparkSession spark, StructType partitionSchema,
+                                                         List<HiveBucketedTable.Located> parts)
       throws java.io.IOException {
     org.apache.hadoop.conf.Configuration conf = spark.sessionState().newHadoopConf();
     List<org.apache.hadoop.fs.Path> roots = new ArrayList<>();
+    List<org.apache.spark.sql.execution.datasources.PartitionPath> given = new ArrayList<>();
+    java.util.Map<InternalRow, Integer> partOf = new java.util.IdentityHashMap<>();
     for (HiveBucketedTable.Located p : parts) {
       org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(p.location());
-      roots.add(root.getFileSystem(conf).makeQualified(root));
+      root = root.getFileSystem(conf).makeQualified(root);
+      partOf.put(p.values(), roots.size());
+      roots.add(root);
+      given.add(new org.apache.spark.sql.execution.datasources.PartitionPath(p.values(), root));
     }
+    scala.Option<org.apache.spark.sql.execution.datasources.PartitionSpec> spec = partitionSchema.isEmpty()
+        ? scala.Option.empty() : scala.Option.apply(new org.apache.spark.sql.execution.datasources.PartitionSpec(
+            partitionSchema, CollectionConverters.asScala(given).toList()));
     org.apache.spark.sql.execution.datasources.InMemoryFileIndex index =
         new org.apache.spark.sql.execution.datasources.InMemoryFileIndex(spark,
             CollectionConverters.asScala(roots).toList(), scala.collection.immutable.Map$.MODULE$.empty(),
-            scala.Option.empty(), org.apache.spark.sql.execution.datasources.NoopCache$.MODULE$, scala.Option.empty(),
+            scala.Option.empty(), org.apache.spark.sql.execution.datasources.NoopCache$.MODULE$, spec,
             scala.Option.empty());
     List<List<BucketFiles.BucketFile>> files = new ArrayList<>();
     roots.forEach(r -> files.add(new ArrayList<>()));
-    for (org.apache.hadoop.fs.FileStatus f : CollectionConverters.asJava(index.allFiles())) {
-      String path = f.getPath().toString();
-      int owner = -1;  // the partition whose location holds the file (the deepest, should two nest)
-      for (int i = 0; i < roots.size(); i++) {
-        String root = roots.get(i).toString();
-        if (path.startsWith(root.endsWith("/") ? root : root + "/")
-            && (owner < 0 || root.length() > roots.get(owner).toString().length())) {
-          owner = i;
-        }
-      }
-      if (owner >= 0) {
-        files.get(owner).add(new BucketFiles.BucketFile(path, f.getLen(), f.getModificationTime(), -1));
+    scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
+        scala.collection.immutable.List$.MODULE$.empty();
+    for (org.apache.spark.sql.execution.datasources.PartitionDirectory d
+        : CollectionConverters.asJava(index.listFiles(none, none))) {
+      Integer owner = partitionSchema.isEmpty() ? Integer.valueOf(0) : partOf.get(d.values());
+      for (org.apache.spark.sql.execution.datasources.FileStatusWithMetadata f : CollectionConverters.asJava(d.files())) {
+        org.apache.hadoop.fs.FileStatus s = f.fileStatus();
+        files.get(owner).add(new BucketFiles.BucketFile(s.getPath().toString(), s.getLen(), s.getModificationTime(), -1));
       }
     }
     List<HiveBucketedTable.TablePartition> out = new ArrayList<>();
