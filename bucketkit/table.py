@@ -52,12 +52,13 @@ class BucketedTable:
     unbucketed_reason: str | None = None
     transactional: str | None = None
 
-    def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None):
+    def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None, *, unvouched: bool = False):
         """List and map the table's files to buckets (see :func:`bucketkit.layout.discovery.discover`)."""
         from bucketkit.layout.discovery import discover
 
         return discover(self.location, self.spec.bucket_count, filesystem=self.filesystem,
-                        partitioned_by=self.spec.partitioned_by, partition_filter=partition_filter)
+                        partitioned_by=self.spec.partitioned_by, partition_filter=partition_filter,
+                        unvouched=unvouched)
 
     def __str__(self) -> str:
         return self.name or self.location

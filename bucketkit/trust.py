@@ -129,6 +129,8 @@ def layout_doubt(spec: TableSpec, layout) -> str | None:
         layout: the table's :class:`~bucketkit.layout.discovery.TableLayout` (the partitions being read).
     """
     for part in layout.partition_layouts:
+        if part.doubt is not None:
+            return part.doubt
         files = [f for fs in part.buckets.values() for f in fs]
         if spec.hash_family == "spark":
             if part.scheme not in ("spark", "empty"):

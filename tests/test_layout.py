@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 from pathlib import Path
 
 import pyarrow.fs as pafs
@@ -200,6 +201,29 @@ def test_acid_tree(tmp_path):
         "000000_0", "000001_0_copy_1", "base_0000002", "delta_0000003_0000003_0000"]
     assert layout.files_by_bucket(kinds=["base"]) == {0: [str(tmp_path / "base_0000005/bucket_00000")],
                                                       1: [str(tmp_path / "base_0000005/bucket_00001")]}
+
+
+@pytest.mark.parametrize("files, why", [
+    ({"p=1/000000_0": 1, "p=1/nested/000001_0": 1, "p=1/.x": 1}, "nested: visible sub-directory"),
+    ({"p=1/000000_0": 1, "p=1/000004_0": 2}, "000004_0: bucket 4"),
+    ({"p=1/a.orc": 1, "p=1/b.orc": 2}, "original scheme applies"),
+    ({"p=1/000000_0": 1, "p=1/notes.orc": 2}, "do not follow a bucket naming scheme"),
+])
+def test_unvouched_partitions_are_kept_with_why_when_asked(tmp_path, files, why):
+    """A scan reads a plain partition no bucket layout allows unbucketed, as Spark SQL's catalog does: asked
+    to, discover keeps it with the reason and its visible files (the files directly in it, as Spark's reader
+    reads them), and keeps raising for everything else; other partitions are mapped as always."""
+    make(tmp_path, {**files, "p=0/000001_0": 3})
+    with pytest.raises((CorruptTableError, BucketCountMismatchError)):
+        discover(str(tmp_path), 4)
+    sound, odd = discover(str(tmp_path), 4, unvouched=True).partition_layouts
+    assert sound.doubt is None and [f.name for f in sound.buckets[1]] == ["000001_0"]
+    assert odd.scheme == "unvouched" and re.search(why, odd.doubt) and not odd.files
+    assert sorted(f.name for f in odd.unplaced) == sorted(n.split("/")[1] for n in files if n.count("/") == 1
+                                                          and not n.split("/")[1].startswith("."))
+    make(tmp_path / "acid", {"p=1/delta_0000001_0000001_0000/bucket_00000": 1, "p=1/nested/x": 1})
+    with pytest.raises(CorruptTableError, match="nested: visible sub-directory"):  # an ACID partition: never
+        discover(str(tmp_path / "acid"), 1, unvouched=True)
 
 
 def test_acid_tree_with_current_originals_and_partitions(tmp_path):

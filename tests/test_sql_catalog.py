@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.layout.naming import bucket_of, is_spark_hive_insert
-from support.sparkown import SWITCH, catalog_off, scans, spark_insert, unbucketed_scans
+from support.sparkown import SWITCH, catalog_off, scans, spark_insert, spark_insert_into_v2, unbucketed_scans
 
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
 
@@ -362,6 +362,53 @@ def test_a_query_lists_and_vouches_for_only_the_partitions_it_reads(spark, table
     assert rows == golden and "partitions=1 of 3, files=7" in unbucketed_scans(plan)[0], plan
     status = bucketkit.sql_status(spark, "sqlc_lazy")
     assert not status.bucketed and "a sub-directory" in status.detail
+
+
+def test_sql_and_scan_read_a_partition_they_cannot_vouch_for_alike(spark, tables):
+    """One verdict, one behaviour: a partition whose files no bucket layout allows (a sub-directory) is read
+    unbucketed, with the reason, by SQL and by bucketkit.scan alike, the rows Spark's own plan returns; a read
+    of the sound partitions stays bucketed in both, pruned by the key where asked."""
+    import shutil
+
+    spark.sql("DROP TABLE IF EXISTS sqlc_odd")
+    bucketkit.write(source_rows(spark, 19), "k", 8, table="sqlc_odd", bucketing_version=2, partitioned_by="p")
+    root = Path(spark.sql("DESCRIBE FORMATTED sqlc_odd").where("col_name = 'Location'").collect()[0][1]
+                .removeprefix("file:"))
+    shutil.copytree(root / "p=1", root / "p=2")
+    (root / "p=2" / "extra").mkdir()
+    shutil.copy(sorted((root / "p=2").glob("0*"))[0], root / "p=2" / "extra" / "000000_0")
+    with catalog_off(spark):
+        spark.sql("ALTER TABLE sqlc_odd ADD PARTITION (p=2)")
+    for where, filters in [("", None), ("WHERE p = 2 AND k = 5", [("p", "=", 2), ("k", "=", 5)]),
+                           ("WHERE p = 0 AND k = 4", [("p", "=", 0), ("k", "=", 4)])]:
+        rows, plan, golden, _ = run(spark, f"SELECT k, v, p FROM sqlc_odd {where}")
+        assert rows == golden and rows, where
+        scanned = sorted(bucketkit.scan(spark, "sqlc_odd", filters=filters).select("k", "v", "p").collect(), key=repr)
+        assert scanned == golden, where
+        planned = bucketkit.plan_scan("sqlc_odd", filters, spark=spark)
+        if "p = 0" in where:
+            assert scans(plan) and planned.unbucketed is None and planned.selected_buckets is not None, plan
+        else:
+            assert unbucketed_scans(plan) and not scans(plan), plan
+            assert planned.unbucketed and "sub-directory" in planned.unbucketed, planned.explain()
+
+
+def test_a_pruned_scan_of_a_table_read_unbucketed_checks_no_buckets(spark, tables):
+    """A partition-pruned bucketkit.scan of a v2 table holding Spark's (v1-placed) INSERT files: the table is
+    read unbucketed, so no row is checked against the bucket its file's name gives (the v2 hash of a row
+    in a v1-placed file differs from the name's bucket: a check would fail the read SQL returns)."""
+    spark.sql("DROP TABLE IF EXISTS sqlc_v2_part_insert")
+    spark.sql("CREATE TABLE sqlc_v2_part_insert (k INT, v STRING) PARTITIONED BY (p INT) CLUSTERED BY (k) "
+              "INTO 8 BUCKETS STORED AS ORC TBLPROPERTIES ('bucketing_version'='2')")
+    source_rows(spark, 23).createOrReplaceTempView("sqlc_v2_part_src")
+    spark_insert_into_v2(spark, "sqlc_v2_part_insert",
+                         "INSERT INTO sqlc_v2_part_insert PARTITION (p) SELECT k, v, p FROM sqlc_v2_part_src")
+    rows, plan, golden, _ = run(spark, "SELECT k, v, p FROM sqlc_v2_part_insert WHERE p = 1")
+    assert rows == golden and rows and unbucketed_scans(plan)
+    planned = bucketkit.plan_scan("sqlc_v2_part_insert", [("p", "=", 1)], spark=spark)
+    assert planned.unbucketed and planned.is_pruned
+    scanned = bucketkit.scan(spark, "sqlc_v2_part_insert", filters=[("p", "=", 1)]).select("k", "v", "p").collect()
+    assert sorted(scanned, key=repr) == golden
 
 
 # -- SORTED BY ------------------------------------------------------------------------------------

@@ -34,7 +34,8 @@ import pyarrow.fs as pafs
 from bucketkit.acid.naming import is_acid_side_file, parse_acid_dir
 from bucketkit.acid.state import select_current
 from bucketkit.writing.atomic import is_local, list_pinned
-from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, TableNotFoundError
+from bucketkit.errors import (BucketCountMismatchError, ConcurrentModificationError, CorruptTableError,
+                              InvalidArgumentError, TableNotFoundError)
 from bucketkit.io import HIDDEN_PREFIXES, STAGING_PREFIX, is_hidden_path, resolve_filesystem
 from bucketkit.layout.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.layout.partitions import parse_partition_dir
@@ -90,6 +91,11 @@ class PartitionLayout:
             pattern schemes joined with ``+`` (e.g. ``"legacy-presto+hive"``), or ``"empty"``.
         buckets: every bucket id → its files (possibly none).
         obsolete: ACID directories and original files superseded by a base or compaction.
+        doubt: why the partition's files cannot be placed in buckets (scheme ``"unvouched"``; only when
+            :func:`discover` is asked to keep such partitions): its buckets are empty, its visible files
+            are in ``unplaced``.
+        unplaced: the visible files of an ``"unvouched"`` partition (bucket -1), as Spark's reader
+            reads them (the files directly in the directory).
     """
 
     values: dict[str, str]
@@ -98,6 +104,8 @@ class PartitionLayout:
     scheme: str
     buckets: dict[int, list[BucketFile]]
     obsolete: tuple[str, ...] = ()
+    doubt: str | None = None
+    unplaced: tuple[BucketFile, ...] = ()
 
     def files_by_bucket(self, kinds: Iterable[str] | None = None) -> dict[int, list[str]]:
         """Bucket id → file paths (all kinds, or only ``kinds``)."""
@@ -340,7 +348,8 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
 
 
 def _map_partition(values: dict[str, str], path: str, relpath: str,
-                   children_of: Callable[[str], list[_Child]], bucket_count: int) -> PartitionLayout:
+                   children_of: Callable[[str], list[_Child]], bucket_count: int,
+                   unvouched: bool = False) -> PartitionLayout:
     files: list[_Child] = []
     subdirs: list[str] = []
     for child in children_of(""):
@@ -349,17 +358,24 @@ def _map_partition(values: dict[str, str], path: str, relpath: str,
         else:
             files.append(child)
     foreign = sorted(d for d in subdirs if parse_acid_dir(d) is None)
-    if foreign:
-        raise CorruptTableError(
-            f"{posixpath.join(path, foreign[0])}: visible sub-directory inside bucket directory {path}; expected "
-            f"only bucket files, hidden names (_ or . prefix) or Hive ACID base_/delta_/delete_delta_ directories")
-
     buckets: dict[int, list[BucketFile]] = {b: [] for b in range(bucket_count)}
     obsolete: list[str] = []
-    if not subdirs:
-        scheme, mapped = _assign(files, bucket_count, path, "data")
-        mapped.sort(key=lambda f: f.name)
-    else:
+    acid = len(foreign) < len(subdirs)
+    try:
+        if foreign:
+            raise CorruptTableError(
+                f"{posixpath.join(path, foreign[0])}: visible sub-directory inside bucket directory {path}; expected "
+                f"only bucket files, hidden names (_ or . prefix) or Hive ACID base_/delta_/delete_delta_ directories")
+        if not subdirs:
+            scheme, mapped = _assign(files, bucket_count, path, "data")
+            mapped.sort(key=lambda f: f.name)
+    except (CorruptTableError, BucketCountMismatchError) as exc:
+        if not unvouched or acid:
+            raise
+        # a plain partition whose files no bucket scheme places: read unbucketed, as Spark reads it
+        unplaced = tuple(BucketFile(f[3], f[0], -1, f[2], "data", "unvouched") for f in sorted(files))
+        return PartitionLayout(values, path, relpath, "unvouched", buckets, (), str(exc), unplaced)
+    if subdirs:
         scheme, mapped = "acid", []
         state = select_current(subdirs)
         if state.originals_current:
@@ -387,7 +403,8 @@ def _map_partition(values: dict[str, str], path: str, relpath: str,
 # -- the entry point ----------------------------------------------------------------------------
 def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None = None,
              partitioned_by: Sequence[str] | None = None,
-             partition_filter: Callable[[dict[str, str]], bool] | None = None) -> TableLayout:
+             partition_filter: Callable[[dict[str, str]], bool] | None = None,
+             unvouched: bool = False) -> TableLayout:
     """List a bucketed table and map each partition's files to bucket ids.
 
     Args:
@@ -398,6 +415,9 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
             table; ``None`` to infer them from ``k=v`` directories.
         partition_filter: called with each partition's values (unescaped strings) before that
             partition's files are listed; partitions it rejects are neither listed nor returned.
+        unvouched: keep a plain (not ACID) partition whose files no bucket layout allows, as a
+            :class:`PartitionLayout` of scheme ``"unvouched"`` saying why (a reader reads it unbucketed,
+            as the SQL catalog does), instead of raising.
 
     Returns:
         The :class:`TableLayout`.
@@ -408,8 +428,10 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
             this filesystem); ``bucketkit.writing.commit.recover`` restores the table. While such a writer
             is alive, the listing waits up to 2 s for it.
         ConcurrentModificationError: commits kept switching versions during 20 listings in a row.
-        CorruptTableError: a file or directory no bucketed layout allows (named in the message).
-        BucketCountMismatchError: original scheme with a file count other than ``bucket_count``.
+        CorruptTableError: a file or directory no bucketed layout allows (named in the message; a plain
+            partition's is kept instead when ``unvouched``).
+        BucketCountMismatchError: original scheme with a file count other than ``bucket_count`` (kept
+            instead when ``unvouched``).
         InvalidArgumentError: a bad ``bucket_count``.
     """
     if not isinstance(bucket_count, int) or isinstance(bucket_count, bool) or bucket_count < 1:
@@ -425,7 +447,7 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
             what = "is a file" if info.type == pafs.FileType.File else "does not exist"
             raise TableNotFoundError(f"{path}: {what}; expected a table directory")
         try:
-            layout, marker = _discover_once(fs, root, bucket_count, keys, partition_filter)
+            layout, marker = _discover_once(fs, root, bucket_count, keys, partition_filter, unvouched)
         except (FileNotFoundError, NotADirectoryError):
             continue  # a directory vanished while listed: a commit switched versions
         if marker is None or fs.get_file_info(posixpath.join(root, marker)).type != pafs.FileType.NotFound:
@@ -444,7 +466,8 @@ def _check_switch(fs: pafs.FileSystem, info: pafs.FileInfo) -> bool:
 
 
 def _discover_once(fs: pafs.FileSystem, root: str, bucket_count: int, keys: list[str] | None,
-                   partition_filter: Callable[[dict[str, str]], bool] | None) -> tuple[TableLayout, str | None]:
+                   partition_filter: Callable[[dict[str, str]], bool] | None,
+                   unvouched: bool = False) -> tuple[TableLayout, str | None]:
     """One listing of the table, and the name of its version marker (None: no marker)."""
     staging: set[str] = set()
 
@@ -458,7 +481,7 @@ def _discover_once(fs: pafs.FileSystem, root: str, bucket_count: int, keys: list
         if keys is None:
             keys = _infer_keys(children)
         for rel, values in _walk_partitions(children, keys):
-            layouts.append(_map_partition(values, join(rel), rel, _below(tree, rel), bucket_count))
+            layouts.append(_map_partition(values, join(rel), rel, _below(tree, rel), bucket_count, unvouched))
     else:
         listed = lambda rel: _list(fs, join(rel), False, staging, rel)[""]  # noqa: E731
         if keys is None:
@@ -466,7 +489,7 @@ def _discover_once(fs: pafs.FileSystem, root: str, bucket_count: int, keys: list
         for rel, values in _walk_partitions(listed, keys):
             if partition_filter(dict(values)):
                 sub = _list(fs, join(rel), True, staging, rel)
-                layouts.append(_map_partition(values, join(rel), rel, _below(sub, ""), bucket_count))
+                layouts.append(_map_partition(values, join(rel), rel, _below(sub, ""), bucket_count, unvouched))
     markers = sorted(s for s in staging if s.startswith(VERSION_PREFIX))
     staging.difference_update(markers)
     layout = TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)))
