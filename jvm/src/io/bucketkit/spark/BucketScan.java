@@ -69,8 +69,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   private static final java.util.Map<SparkSession, InMemoryFileIndex> NO_FILES =
       java.util.Collections.synchronizedMap(new java.util.WeakHashMap<>());
   private final HiveBucketedTable table;
-  // the partitions this scan reads (its doubt: read unbucketed); null until a lazy scan lists them
-  private HiveBucketedTable.Selection listing;
+  private final HiveBucketedTable.Selection listing;  // the partitions this scan reads (its doubt: read unbucketed)
   private final StructType readData;
   private final StructType readPartition;
   private final Filter[] dataFilters;
@@ -105,9 +104,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     this.dataFilters = dataFilters;
     this.options = options;
     // files not vouched for: read unbucketed, no bucket selected by its hash, no partitioning reported
-    // (a lazy scan, packed from the start, learns it when it lists)
-    this.packed = packed || listing == null || listing.doubt() != null;
-    this.buckets = buckets == null || doubt() != null ? null : (BitSet) buckets.clone();
+    this.packed = packed || listing.doubt() != null;
+    this.buckets = buckets == null || listing.doubt() != null ? null : (BitSet) buckets.clone();
     this.partitionFilters = new ArrayList<>(partitionFilters);
     plan();
   }
@@ -172,53 +170,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     return table.bucketColumn;
   }
 
-  /**
-   * A scan whose bucketing nothing can use — a partitioned table's scan that reads neither the bucket
-   * column nor a sort column — lists its partitions only when the query runs ({@link #planInputPartitions}),
-   * after runtime filters (dynamic partition pruning) have narrowed them, as Spark's own file scans do:
-   * planning lists nothing, and the partitions pruned at run time are never listed.
-   */
-  static boolean listsLazily(HiveBucketedTable table, StructType readData) {
-    List<String> read = ScanPredicates.fieldNames(readData);
-    scala.collection.immutable.Seq<String> sorts =
-        ((org.apache.spark.sql.catalyst.catalog.BucketSpec) table.table.bucketSpec().get()).sortColumnNames();
-    return table.partitionSchema.length() > 0 && !read.contains(table.bucketColumn)
-        && (sorts.isEmpty() || !read.contains(sorts.head().toLowerCase(java.util.Locale.ROOT)));
-  }
-
-  /** Why the files read cannot be vouched for, or null (also while a lazy scan has not listed yet). */
-  private String doubt() {
-    return listing == null ? null : listing.doubt();
-  }
-
-  /** List the partitions now, if this lazy scan has not yet: with every partition filter, runtime ones too. */
-  private void list() {
-    if (listing != null) {
-      return;
-    }
-    try {
-      listing = table.select(partitionFilters);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException("bucketkit: listing " + table.name() + " failed", e);
-    }
-    if (listing.doubt() != null) {
-      buckets = null;
-    }
-    plan();
-    checkPackedTasks();
-  }
-
   /** The files to read by bucket, from the table's listing, the selected buckets and partition filters. */
   private void plan() {
-    if (listing == null) {
-      ordering = new SortOrder[0];
-      group = table.buckets;
-      selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
-          + table.buckets + " " + buckets) + ", partitions listed when the query runs"
-          + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
-          + ", packed by size (bucketing not needed)";
-      return;
-    }
     partitions.clear();
     bytes = 0;
     files = 0;
@@ -254,12 +207,11 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     }
     partitions.forEach(p -> p.key = p.bucket % group);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
-        + table.buckets + " " + buckets) + ", partitions=" + selectedParts + (listing.total() < 0 ? " matching the partition filters"
-        : " of " + listing.total())
+        + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + listing.total()
         + ", files=" + files + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
-        + (doubt() != null ? ", packed by size" : packed ? ", packed by size (bucketing not needed)"
+        + (listing.doubt() != null ? ", packed by size" : packed ? ", packed by size (bucketing not needed)"
             : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "");
   }
 
@@ -293,7 +245,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     for (StructField f : readPartition.fields()) {
       out.add(Expressions.column(f.name()));
     }
-    for (StructField f : doubt() != null ? new StructField[0] : readData.fields()) {
+    for (StructField f : listing.doubt() != null ? new StructField[0] : readData.fields()) {
       if (f.name().toLowerCase(java.util.Locale.ROOT).equals(table.bucketColumn)) {
         out.add(Expressions.column(f.name()));
       }
@@ -310,7 +262,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
           partitionFilters.add(bound);
         }
       }
-      BitSet b = doubt() != null ? null : ScanPredicates.buckets(new Predicate[] {p}, table);
+      BitSet b = listing.doubt() != null ? null : ScanPredicates.buckets(new Predicate[] {p}, table);
       if (b != null) {
         if (buckets == null) {
           buckets = b;
@@ -384,7 +336,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public String description() {
-    return "bucketkit " + table.name() + (doubt() != null ? " read unbucketed (" + doubt() + ", "
+    return "bucketkit " + table.name() + (listing.doubt() != null ? " read unbucketed (" + listing.doubt() + ", "
         + table.format + ") " : " (Hive bucketing v" + table.version + ", " + table.format + ") ") + selection;
   }
 
@@ -405,36 +357,9 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public Statistics estimateStatistics() {
-    // As Spark's FileScan: file bytes, scaled by the share of the columns read. Not listed yet (a lazy
-    // scan): what Spark's own relation of the table says, the metastore's statistics or none (Spark
-    // then takes spark.sql.defaultSizeInBytes)
+    // As Spark's FileScan: file bytes, scaled by the share of the columns read.
     double share = (double) readSchema().defaultSize() / Math.max(1, table.schema().defaultSize());
-    if (listing == null) {
-      return table.table.stats().isDefined()
-          ? ofSize((long) (table.table.stats().get().sizeInBytes().doubleValue() * Math.min(1.0, share)))
-          : new Statistics() {
-            @Override
-            public OptionalLong sizeInBytes() {
-              return OptionalLong.empty();
-            }
-
-            @Override
-            public OptionalLong numRows() {
-              return OptionalLong.empty();
-            }
-          };
-    }
     return ofSize((long) (bytes * Math.min(1.0, share)));
-  }
-
-  @Override
-  public ColumnarSupportMode columnarSupportMode() {
-    if (listing != null) {
-      return ColumnarSupportMode.PARTITION_DEFINED;
-    }
-    // Spark would otherwise plan the input partitions to ask each: a lazy scan's reader answers alike for all
-    return createReaderFactory().supportColumnarReads(new org.apache.spark.sql.execution.datasources.FilePartition(
-        0, new PartitionedFile[0])) ? ColumnarSupportMode.SUPPORTED : ColumnarSupportMode.UNSUPPORTED;
   }
 
   /** Statistics saying only a size in bytes (at least 1: Spark reads 0 as "no rows"). */
@@ -454,7 +379,6 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   @Override
   public InputPartition[] planInputPartitions() {
-    list();
     if (!packed) {
       return partitions.toArray(new InputPartition[0]);
     }
@@ -501,7 +425,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
   /** The check of every row's bucket against its file's, where the scan reads the bucket column, or null. */
   private BucketReadCheck bucketReadCheck(SparkSession spark) {
     int ordinal = ScanPredicates.fieldNames(readData).indexOf(table.bucketColumn);
-    if (ordinal < 0 || doubt() != null || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED,
+    if (ordinal < 0 || listing.doubt() != null || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED,
         "true"))) {
       return null;
     }

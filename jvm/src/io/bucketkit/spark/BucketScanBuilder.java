@@ -73,16 +73,13 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
         }
       }
     }
-    StructType readData = readPart(table.dataSchema);
-    HiveBucketedTable.Selection listing = null;  // a scan nothing can use the bucketing of lists when run
-    if (!BucketScan.listsLazily(table, readData)) {
-      try {
-        listing = table.select(partitionFilters);
-      } catch (java.io.IOException e) {
-        throw new java.io.UncheckedIOException("bucketkit: listing " + table.name() + " failed", e);
-      }
+    HiveBucketedTable.Selection listing;
+    try {
+      listing = table.select(partitionFilters);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("bucketkit: listing " + table.name() + " failed", e);
     }
-    return new BucketScan(table, listing, readData, readPart(table.partitionSchema), buckets,
+    return new BucketScan(table, listing, readPart(table.dataSchema), readPart(table.partitionSchema), buckets,
         partitionFilters, dataFilters.toArray(new Filter[0]), options);
   }
 

@@ -58,7 +58,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /**
    * The partitions a scan reads, listed as one version ({@link TableListing#oneVersion}), of
-   * {@code total} in the table (-1: unknown, the metastore asked only for those matching the filters); {@code doubt}: why their files cannot be vouched for (then each file's
+   * {@code total} in the table; {@code doubt}: why their files cannot be vouched for (then each file's
    * bucket is -1, the files those Spark's own reader would read), or null.
    */
   record Selection(List<TablePartition> parts, int total, String doubt) {}
@@ -312,9 +312,10 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    */
   Selection select(List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) throws IOException {
     SparkSession spark = SparkSession.active();
-    List<Located> candidates = partitionFilters.isEmpty() ? allPartitions(spark)
-        : partitionsMatching(spark, partitionFilters);
-    List<Located> kept = candidates.stream()
+    if (catalogParts == null) {
+      catalogParts = catalogPartitions(spark, table);
+    }
+    List<Located> kept = catalogParts.stream()
         .filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
     List<TablePartition> parts = new ArrayList<>();
     // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
@@ -329,8 +330,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
           () -> SparkCompat.leafFiles(spark, partitionSchema, kept)));
     }
-    // the table's partition count where known (every partition asked of the metastore), else -1
-    return new Selection(parts, catalogParts != null ? catalogParts.size() : -1, doubt);
+    return new Selection(parts, catalogParts.size(), doubt);
   }
 
   /**
@@ -376,59 +376,6 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       parts.add(new TablePartition(kept.get(i).values(), kept.get(i).location(), listings.get(i).files));
     }
     return null;
-  }
-
-  /** Every partition the metastore has of the table, asked once per query. */
-  private List<Located> allPartitions(SparkSession spark) {
-    if (catalogParts == null) {
-      catalogParts = catalogPartitions(spark, table);
-    }
-    return catalogParts;
-  }
-
-  /**
-   * The partitions the metastore keeps for {@code partitionFilters} (bound to the partition schema):
-   * Spark's own {@code listPartitionsByFilter}, which prunes in the metastore where it can and
-   * evaluates the filters on what it returns, as Spark's own relation asks at run time
-   * ({@code spark.sql.hive.metastorePartitionPruning}). Where the metastore refuses the filter, every
-   * partition, filtered here.
-   */
-  private List<Located> partitionsMatching(SparkSession spark,
-                                           List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) {
-    if (table.partitionColumnNames().isEmpty() || catalogParts != null
-        || !spark.sessionState().conf().metastorePartitionPruning()) {
-      return allPartitions(spark);
-    }
-    List<org.apache.spark.sql.catalyst.expressions.Expression> named = new ArrayList<>();
-    for (org.apache.spark.sql.catalyst.expressions.Expression e : partitionFilters) {
-      named.add(e.transform(new scala.runtime.AbstractPartialFunction<org.apache.spark.sql.catalyst.expressions.Expression,
-          org.apache.spark.sql.catalyst.expressions.Expression>() {
-        @Override
-        public boolean isDefinedAt(org.apache.spark.sql.catalyst.expressions.Expression x) {
-          return x instanceof org.apache.spark.sql.catalyst.expressions.BoundReference;
-        }
-
-        @Override
-        public org.apache.spark.sql.catalyst.expressions.Expression apply(
-            org.apache.spark.sql.catalyst.expressions.Expression x) {
-          StructField f = partitionSchema.fields()[((org.apache.spark.sql.catalyst.expressions.BoundReference) x).ordinal()];
-          return new org.apache.spark.sql.catalyst.expressions.AttributeReference(f.name(), f.dataType(), true,
-              org.apache.spark.sql.types.Metadata.empty(),
-              org.apache.spark.sql.catalyst.expressions.NamedExpression$.MODULE$.newExprId(),
-              scala.collection.immutable.List$.MODULE$.<String>empty());
-        }
-      }));
-    }
-    String tz = spark.sessionState().conf().sessionLocalTimeZone();
-    try {
-      return CollectionConverters.asJava(spark.sessionState().catalog().externalCatalog().listPartitionsByFilter(
-          table.identifier().database().get(), table.identifier().table(),
-          CollectionConverters.asScala(named).toList(), tz)).stream()
-          .map(p -> new Located(p.toRow(partitionSchema, tz), pathOf(p.location()))).toList();
-    } catch (RuntimeException e) {
-      LOG.debug("bucketkit: the metastore could not filter {}'s partitions ({}); filtering them here", name(), e);
-      return allPartitions(spark);
-    }
   }
 
   /**
