@@ -362,6 +362,11 @@ def test_a_query_lists_and_vouches_for_only_the_partitions_it_reads(spark, table
     assert rows == golden and "partitions=1 of 3, files=7" in unbucketed_scans(plan)[0], plan
     status = bucketkit.sql_status(spark, "sqlc_lazy")
     assert not status.bucketed and "a sub-directory" in status.detail
+    # bucketkit's Python readers find partitions under the table's directory: one kept elsewhere is refused,
+    # never a partial read (SQL above reads it)
+    for read in (lambda: bucketkit.scan(spark, "sqlc_lazy"), lambda: bucketkit.plan_scan("sqlc_lazy", spark=spark)):
+        with pytest.raises(bucketkit.LayoutError, match=r"partition p=2 is kept at .*p2, outside the table's dir"):
+            read()
 
 
 def test_sql_and_scan_read_a_partition_they_cannot_vouch_for_alike(spark, tables):
@@ -556,3 +561,5 @@ def test_a_table_path_with_a_space_and_escaped_partition_values_are_read_whole(s
     rows, plan, golden, _ = run(spark, "SELECT p, count(*) AS n FROM sqlc_spaced GROUP BY p")
     assert rows == golden and sorted(r.n for r in rows) == [20, 20]
     assert any("sqlc_spaced" in s for s in scans(plan))
+    # partitions at their default places, escaped: bucketkit.scan finds them all (none taken for "elsewhere")
+    assert bucketkit.scan(spark, "sqlc_spaced").count() == 40

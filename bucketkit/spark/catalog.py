@@ -18,7 +18,7 @@ import posixpath
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from bucketkit.acid.plan import UNBUCKETED, WRITER_IDS, transactional_kind
-from bucketkit.errors import InvalidArgumentError, TableNotFoundError
+from bucketkit.errors import InvalidArgumentError, LayoutError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.layout.naming import is_spark_hive_insert
@@ -112,6 +112,42 @@ def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any
         raise TableNotFoundError(f"{exc}; for a directory of that name write './{ref}'") from None
 
 
+def _check_partition_locations(spark: Any, ct: Any, name: str) -> None:
+    """Refuse a partitioned table the catalog keeps a partition of outside Hive's default place.
+
+    bucketkit's readers and writers find a table's partitions as ``k=v`` directories under its location
+    (Hive's default layout, what bucketkit, Hive and Spark write). A partition the catalog keeps elsewhere
+    (``ALTER TABLE ... ADD PARTITION ... LOCATION``) would be missed by a read (a partial result where
+    Spark SQL returns its rows) and written beside by a write; Spark SQL (with bucketkit's catalog) reads
+    such a table whole.
+
+    Raises:
+        LayoutError: a partition's location is not ``<table location>/<k=v path>``, naming both.
+    """
+    if ct.partitionColumnNames().isEmpty():
+        return
+    jvm = spark.sparkContext._jvm
+    ident = ct.identifier()
+    parts = spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
+        ident.database().get(), ident.table(), jvm.scala.Option.empty())
+    root = jvm.org.apache.hadoop.fs.Path(ct.location())
+    utils = jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+    for i in range(parts.size()):
+        part = parts.apply(i)
+        expected = utils.generatePartitionPath(part.spec(), ct.partitionColumnNames(), root).toUri()
+        actual = jvm.org.apache.hadoop.fs.Path(part.location()).toUri()
+        if actual.getPath().rstrip("/") != expected.getPath().rstrip("/") or (
+                actual.getScheme() and expected.getScheme() and actual.getScheme() != expected.getScheme()):
+            spec = dict(jvm.scala.jdk.javaapi.CollectionConverters.asJava(part.spec()))
+            where = "/".join(f"{c}={spec.get(c)}" for c in _seq(ct.partitionColumnNames()))
+            raise LayoutError(
+                f"table {name!r}: partition {where} is kept "
+                f"at {actual.toString()}, outside the table's directory ({expected.toString()} expected); bucketkit's "
+                f"Python readers and writers find partitions as k=v directories under {root.toString()}, so they "
+                f"would miss its rows. Read the table with Spark SQL (bucketkit's catalog reads every partition "
+                f"where the metastore keeps it), or move the partition under the table's directory")
+
+
 def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
     """A session catalog table's metadata as plain data (:func:`table_from_description` reads it).
 
@@ -120,10 +156,12 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
 
     Raises:
         TableNotFoundError: no such table.
+        LayoutError: a partition kept outside the table's directory (bucketkit's Python readers would miss it).
     """
     if not table_exists(spark, name):
         raise TableNotFoundError(f"table {name!r} is not in the session catalog")
     ct = _catalog_table(spark, name)
+    _check_partition_locations(spark, ct, name)
     spec = ct.bucketSpec().get() if ct.bucketSpec().isDefined() else None
     return {
         "name": name,
