@@ -228,15 +228,23 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    * each reads ({@link #select}), as Spark lists only the partitions a query reads.
    */
   static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
+    Vouched v = judged(spark, t);
+    if (v.doubt() != null) {
+      PassThrough.log(LOG, t, v.doubt());
+    }
+    return v.table();
+  }
+
+  /** {@code t} for reading, unlisted, or why the metastore's word or bucketkit's record forbids it. */
+  private static Vouched judged(SparkSession spark, CatalogTable t) throws IOException {
     Configuration conf = spark.sessionState().newHadoopConf();
     String doubt = tableDoubt(spark, t, conf);
     if (doubt != null) {
-      PassThrough.log(LOG, t, doubt);
-      return null;
+      return new Vouched(null, null, doubt);
     }
     HiveBucketedTable table = new HiveBucketedTable(t, format(t), version(t), bucketField(t), true);
     table.hadoopConf = conf;  // one per query: its scans' listings and reader factories use the same settings
-    return table;
+    return new Vouched(table, null, null);
   }
 
   /** Why the metastore's word or bucketkit's record keeps {@code t} from being read bucketed, or null. */
@@ -291,13 +299,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   record Vouched(HiveBucketedTable table, Selection listing, String doubt) {}
 
   static Vouched vouch(SparkSession spark, CatalogTable t) throws IOException {
-    Configuration conf = spark.sessionState().newHadoopConf();
-    String doubt = tableDoubt(spark, t, conf);
-    if (doubt != null) {
-      return new Vouched(null, null, doubt);
+    Vouched judged = judged(spark, t);
+    if (judged.table() == null) {
+      return judged;
     }
-    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version(t), bucketField(t), true);
-    table.hadoopConf = conf;
+    HiveBucketedTable table = judged.table();
     Selection all = table.select(List.of());
     return all.doubt() != null ? new Vouched(null, all, all.doubt()) : new Vouched(table, all, null);
   }
@@ -328,7 +334,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       PassThrough.log(LOG, table, doubt);
       parts.clear();
       parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
-          () -> SparkCompat.leafFiles(spark, partitionSchema, kept)));
+          () -> SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept)));
     }
     return new Selection(parts, catalogParts.size(), doubt);
   }

@@ -33,17 +33,18 @@ final class SparkCompat {
   private SparkCompat() {}
 
   /**
-   * Every file Spark's own reader would read in each partition of {@code parts} (of a table with
+   * Every file Spark's own reader would read in each partition of {@code parts} (locations qualified with
+   * {@code conf}, the table's listing configuration; of a table with
    * partition columns {@code partitionSchema}, empty when it has none), each of bucket -1 (none vouched
    * for): what Spark's {@code InMemoryFileIndex} lists there, as Spark's own relation of the table asks
    * it — a partitioned table's partitions as given (CatalogFileIndex: the files directly in each
    * location), an unpartitioned table's directory with its files (hidden names skipped, a missing
    * location empty).
    */
-  static List<HiveBucketedTable.TablePartition> leafFiles(SparkSession spark, StructType partitionSchema,
+  static List<HiveBucketedTable.TablePartition> leafFiles(SparkSession spark, org.apache.hadoop.conf.Configuration conf,
+                                                         StructType partitionSchema,
                                                          List<HiveBucketedTable.Located> parts)
       throws java.io.IOException {
-    org.apache.hadoop.conf.Configuration conf = spark.sessionState().newHadoopConf();
     List<org.apache.hadoop.fs.Path> roots = new ArrayList<>();
     List<org.apache.spark.sql.execution.datasources.PartitionPath> given = new ArrayList<>();
     java.util.Map<InternalRow, Integer> partOf = new java.util.IdentityHashMap<>();
