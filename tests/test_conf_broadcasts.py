@@ -72,3 +72,14 @@ def test_a_session_setting_changed_between_queries_reaches_the_orc_reader(spark,
         assert total() is None
     finally:
         spark.sql("DROP TABLE IF EXISTS cbc_renamed")
+
+
+def test_a_configuration_missing_a_setting_is_not_equal_to_one_having_it(spark):
+    cb = spark._jvm.io.bucketkit.spark.ConfBroadcasts
+    sc = spark._jsparkSession.sparkContext()
+    having = _conf(spark, **{"bucketkit.test.present": "x"})
+    missing = _conf(spark)
+    missing.unset("bucketkit.test.present")
+    assert cb.of(sc, having).id() != cb.of(sc, missing).id()
+    assert cb.of(sc, missing).value().value().get("bucketkit.test.present") is None
+    assert cb.of(sc, having).id() == cb.of(sc, _conf(spark, **{"bucketkit.test.present": "x"})).id()

@@ -318,6 +318,68 @@ def test_configure_builder_adds_the_jar_beside_other_jars_and_the_catalog():
     assert "spark.sql.catalog.spark_catalog" not in only_jar and "spark.sql.extensions" not in only_jar and only_jar["spark.jars"] == str(jar_path())
 
 
+def test_a_local_directory_lists_as_hadoop_lists_it_through_a_hive_sessions_file_system(spark, tmp_path):
+    """A Hive session serves file: paths with Hive's ProxyLocalFileSystem; the catalog reads such a
+    directory through java.nio (one stat per file, not Hadoop's three). The listing must be Hadoop's:
+    the same files, paths, sizes and times, hidden files left out, in a directory whose name needs escaping."""
+    jvm = spark._jvm
+    d = tmp_path / "a b%20c=é"
+    d.mkdir()
+    for i, name in enumerate(["000000_0", "000001_0_copy_1", "000002_0.orc", "_SUCCESS", ".000000_0.crc"]):
+        (d / name).write_bytes(b"x" * (10 + i))
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+    path = jvm.org.apache.hadoop.fs.Path(str(d))
+    fs = path.getFileSystem(conf)
+    assert fs.getClass().getName() == "org.apache.hadoop.hive.ql.io.ProxyLocalFileSystem"
+    hadoop = sorted((s.getPath().toString(), s.getLen(), s.getModificationTime()) for s in fs.listStatus(path)
+                    if not s.getPath().getName().startswith(("_", ".")))
+    from py4j.java_gateway import get_field
+
+    listing = jvm.io.bucketkit.spark.BucketFiles.list(conf, str(d), 4, 2)
+    assert get_field(listing, "doubt") is None
+    ours = sorted((get_field(f, "path"), get_field(f, "size"), get_field(f, "modificationTime"))
+                  for f in get_field(listing, "files"))
+    assert ours == hadoop and len(ours) == 3
+
+
+def test_a_table_in_a_directory_with_a_non_ascii_name_is_read_bucketed(spark, tmp_path):
+    """java.nio refuses a file: URI holding a raw non-ASCII character; Hadoop names such a directory by the
+    URI's decoded path. A table at .../café%201 x% must read (bucketed, its rows Spark's own)."""
+    path = str(tmp_path / "café%201 x%" / "t")
+    bucketkit.write(spark.range(200).selectExpr("id % 20 AS k", "id AS v"), "k", 4, path=path)
+    spark.sql("DROP TABLE IF EXISTS sqlc_cafe")
+    spark.sql(f"CREATE EXTERNAL TABLE sqlc_cafe (k BIGINT, v BIGINT) CLUSTERED BY (k) INTO 4 BUCKETS "
+              f"STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
+    try:
+        rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_cafe WHERE k = 3")
+        assert rows == golden and len(rows) == 10
+        assert scans(plan) and "buckets=1 of 4" in scans(plan)[0], plan
+    finally:
+        spark.sql("DROP TABLE IF EXISTS sqlc_cafe")
+
+
+def test_a_filter_pushed_to_the_orc_reader_by_one_query_never_reaches_the_next(spark, tmp_path):
+    """The catalog's ORC scans share one broadcast Hadoop configuration between queries
+    (ConfBroadcasts), and Spark's ORC reader writes a query's pushed filter (its search argument) into
+    the configuration it is given. Files whose row groups a filter skips (v ascending within each
+    file) read again without a filter must give every row, as Spark's own plan does."""
+    path = str(tmp_path / "t")
+    bucketkit.write(spark.range(120_000).coalesce(1).selectExpr("id % 2 AS k", "id AS v"), "k", 2, path=path)
+    spark.sql("DROP TABLE IF EXISTS sqlc_sarg")
+    spark.sql(f"CREATE EXTERNAL TABLE sqlc_sarg (k BIGINT, v BIGINT) CLUSTERED BY (k) INTO 2 BUCKETS "
+              f"STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
+    try:
+        everything = "SELECT count(v), sum(v) FROM sqlc_sarg"
+        with catalog_off(spark):
+            golden = spark.sql(everything).collect()
+        assert spark.sql("SELECT * FROM sqlc_sarg WHERE v = 123").collect() == [(1, 123)]
+        assert spark.sql(everything).collect() == golden
+        assert spark.sql("SELECT count(*) FROM sqlc_sarg WHERE k = 1").collect() == [(60_000,)]
+        assert spark.sql(everything).collect() == golden == [(120_000, sum(range(120_000)))]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS sqlc_sarg")
+
+
 def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables):
     """Spark's Hive INSERT places rows by the v1 hash whatever bucketing_version says (trust.py). bucketkit's
     sessions refuse such INSERTs now (test_sql_write_guard.py); tables holding them come from elsewhere, or

@@ -45,6 +45,9 @@ public final class BucketFiles {
     public final long modificationTime;
     public final int bucket;
 
+    // the listing's own Path of it, where the listing built one (a scan reads through it, not a new parse)
+    transient Path hadoopPath;
+
     BucketFile(String path, long size, long modificationTime, int bucket) {
       this.path = path;
       this.size = size;
@@ -105,7 +108,7 @@ public final class BucketFiles {
         continue;
       }
       if (s.directory) {
-        return new Listing(null, s.path + ": a sub-directory in a bucketed partition (Hive ACID base_/delta_ "
+        return new Listing(null, s.path() + ": a sub-directory in a bucketed partition (Hive ACID base_/delta_ "
             + "directories or an unknown layout); bucketkit's catalog reads only plain bucket files");
       }
       visible.add(s);
@@ -121,25 +124,25 @@ public final class BucketFiles {
         continue;
       }
       if (version == 2 && isSparkHiveInsert(name)) {
-        return new Listing(null, s.path + " was written by Spark's own INSERT, which places rows by the Hive "
+        return new Listing(null, s.path() + " was written by Spark's own INSERT, which places rows by the Hive "
             + "v1 hash, into a bucketing_version=2 table");
       }
       BigInteger id = new BigInteger(bucket);
       if (id.compareTo(BigInteger.valueOf(bucketCount)) >= 0) {
-        return new Listing(null, s.path + ": bucket " + id + " is beyond the table's " + bucketCount
+        return new Listing(null, s.path() + ": bucket " + id + " is beyond the table's " + bucketCount
             + " buckets");
       }
-      out.add(new BucketFile(s.path, s.size, s.modificationTime, id.intValue()));
+      out.add(placed(s, id.intValue()));
     }
     if (unnamed.isEmpty()) {
       return new Listing(out, null);
     }
     if (!out.isEmpty()) {
-      return new Listing(null, unnamed.get(0).path + ": a file outside every bucket naming scheme beside "
+      return new Listing(null, unnamed.get(0).path() + ": a file outside every bucket naming scheme beside "
           + "bucket-named files");
     }
     if (unnamed.stream().allMatch(s -> SPARK.matcher(s.name).matches())) {
-      return new Listing(null, unnamed.get(0).path + ": Spark bucketBy file names in a Hive bucketed table; "
+      return new Listing(null, unnamed.get(0).path() + ": Spark bucketBy file names in a Hive bucketed table; "
           + "bucketBy places rows by Spark's Murmur3 hash, not Hive's");
     }
     if (unnamed.size() != bucketCount) {
@@ -148,27 +151,57 @@ public final class BucketFiles {
     }
     for (int i = 0; i < unnamed.size(); i++) {
       Entry s = unnamed.get(i);
-      out.add(new BucketFile(s.path, s.size, s.modificationTime, i));
+      out.add(placed(s, i));
     }
     return new Listing(out, null);
   }
 
   /** One entry of a directory: its name, full path, whether a directory, its size and modification time. */
-  private record Entry(String name, String path, boolean directory, long size, long modificationTime) {}
+  private record Entry(String name, Path hadoopPath, boolean directory, long size, long modificationTime) {
+    String path() {
+      return hadoopPath.toString();
+    }
+  }
+
+  private static BucketFile placed(Entry s, int bucket) {
+    BucketFile f = new BucketFile(s.path(), s.size, s.modificationTime, bucket);
+    f.hadoopPath = s.hadoopPath;
+    return f;
+  }
+
+  // Hadoop's own local file systems, and Hive's proxy of them (what a Hive-enabled session serves
+  // file: paths with): a local directory is read through java.nio. A file system configured in their
+  // place (a test's, a cache's) is always asked through Hadoop.
+  private static final java.util.Set<String> LOCAL = java.util.Set.of("org.apache.hadoop.fs.LocalFileSystem",
+      "org.apache.hadoop.fs.RawLocalFileSystem", "org.apache.hadoop.hive.ql.io.ProxyLocalFileSystem");
+
+  /** {@code path} as a java.nio path when {@code fs} is Hadoop's local file system and the path a file: one, else null. */
+  static java.nio.file.Path localPath(FileSystem fs, Path path) {
+    return LOCAL.contains(fs.getClass().getName()) ? fileOf(fs, path) : null;
+  }
 
   /**
-   * The entries of directory {@code dir}, or null when it does not exist. A local directory (Hadoop's own
-   * local file system, not one configured in its place) is read
+   * The local file of a file: {@code path}, or null for another scheme: Hadoop's own rule
+   * ({@code RawLocalFileSystem.pathToFile}: the URI's decoded path), which names a directory called
+   * {@code café} or {@code a%20b} as Hadoop does ({@code Paths.get(URI)} refuses the first).
+   */
+  static java.nio.file.Path fileOf(FileSystem fs, Path path) {
+    java.net.URI uri = fs.makeQualified(path).toUri();
+    return "file".equals(uri.getScheme()) ? new java.io.File(uri.getPath()).toPath() : null;
+  }
+
+  /**
+   * The entries of directory {@code dir}, or null when it does not exist. A local directory
+   * ({@link #localPath}) is read
    * with one {@code stat} per entry through java.nio; Hadoop's local file system spends three on each
    * (length, time, kind), most of a small query's listing. Entries gone meanwhile are left out, as
    * Hadoop's listing leaves them out; paths are built as Hadoop builds its listing's.
    */
   private static List<Entry> entries(FileSystem fs, Path dir) throws IOException {
     List<Entry> out = new ArrayList<>();
-    if (fs.getClass() == org.apache.hadoop.fs.LocalFileSystem.class
-        || fs.getClass() == org.apache.hadoop.fs.RawLocalFileSystem.class) {
+    java.nio.file.Path local = localPath(fs, dir);
+    if (local != null) {
       Path qualified = fs.makeQualified(dir);
-      java.nio.file.Path local = java.nio.file.Paths.get(qualified.toUri());
       try (java.nio.file.DirectoryStream<java.nio.file.Path> names = java.nio.file.Files.newDirectoryStream(local)) {
         for (java.nio.file.Path child : names) {
           java.nio.file.attribute.BasicFileAttributes a;
@@ -178,7 +211,7 @@ public final class BucketFiles {
             continue;
           }
           String name = child.getFileName().toString();
-          out.add(new Entry(name, new Path(qualified, name).toString(), a.isDirectory(), a.isDirectory() ? 0 : a.size(),
+          out.add(new Entry(name, new Path(qualified, name), a.isDirectory(), a.isDirectory() ? 0 : a.size(),
               a.lastModifiedTime().toMillis()));
         }
         return out;
@@ -195,7 +228,7 @@ public final class BucketFiles {
       return null;
     }
     for (FileStatus s : statuses) {
-      out.add(new Entry(s.getPath().getName(), s.getPath().toString(), s.isDirectory(), s.getLen(),
+      out.add(new Entry(s.getPath().getName(), s.getPath(), s.isDirectory(), s.getLen(),
           s.getModificationTime()));
     }
     return out;

@@ -18,6 +18,7 @@ import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.FieldReference;
 import org.apache.spark.sql.connector.expressions.NullOrdering;
 import org.apache.spark.sql.connector.expressions.SortDirection;
 import org.apache.spark.sql.connector.expressions.SortOrder;
@@ -193,7 +194,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
           continue;
         }
         byBucket.computeIfAbsent(f.bucket, b -> new ArrayList<>()).add(new PartitionedFile(values,
-            SparkPath.fromPath(new Path(f.path)), 0L, f.size, new String[0], f.modificationTime, f.size,
+            SparkPath.fromPath(f.hadoopPath != null ? f.hadoopPath : new Path(f.path)), 0L, f.size, new String[0], f.modificationTime, f.size,
             scala.collection.immutable.Map$.MODULE$.empty()));
         bytes += f.size;
         files++;
@@ -243,11 +244,11 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     // against the scan's output).
     List<NamedReference> out = new ArrayList<>();
     for (StructField f : readPartition.fields()) {
-      out.add(Expressions.column(f.name()));
+      out.add(FieldReference.column(f.name()));
     }
     for (StructField f : listing.doubt() != null ? new StructField[0] : readData.fields()) {
       if (f.name().toLowerCase(java.util.Locale.ROOT).equals(table.bucketColumn)) {
-        out.add(Expressions.column(f.name()));
+        out.add(FieldReference.column(f.name()));
       }
     }
     return out.toArray(new NamedReference[0]);
@@ -293,7 +294,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       if (i < 0 || !sortsAlike(readData.fields()[i])) {
         break;
       }
-      out.add(Expressions.sort(Expressions.column(readData.fields()[i].name()), SortDirection.ASCENDING,
+      out.add(Expressions.sort(FieldReference.column(readData.fields()[i].name()), SortDirection.ASCENDING,
           NullOrdering.NULLS_FIRST));
     }
     return out.toArray(new SortOrder[0]);

@@ -19,6 +19,7 @@ import org.apache.spark.sql.connector.distributions.Distribution;
 import org.apache.spark.sql.connector.distributions.Distributions;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.FieldReference;
 import org.apache.spark.sql.connector.expressions.SortDirection;
 import org.apache.spark.sql.connector.expressions.SortOrder;
 import org.apache.spark.sql.connector.write.BatchWrite;
@@ -62,7 +63,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     String[] names = table.partitionSchema.fieldNames();
     Expression[] out = new Expression[names.length];
     for (int i = 0; i < names.length; i++) {
-      out[i] = Expressions.column(names[i]);
+      out[i] = FieldReference.column(names[i]);
     }
     return out;
   }
@@ -91,7 +92,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     out.add(Expressions.sort(table.bucketTransform(), SortDirection.ASCENDING));
     BucketSpec spec = table.table.bucketSpec().get();
     for (String c : CollectionConverters.asJava(spec.sortColumnNames())) {
-      out.add(Expressions.sort(Expressions.column(c), SortDirection.ASCENDING));
+      out.add(Expressions.sort(FieldReference.column(c), SortDirection.ASCENDING));
     }
     return out.toArray(new SortOrder[0]);
   }

@@ -11,6 +11,7 @@ import org.apache.spark.sql.connector.catalog.functions.ReducibleFunction;
 import org.apache.spark.sql.connector.catalog.functions.ScalarFunction;
 import org.apache.spark.sql.connector.catalog.functions.UnboundFunction;
 import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.FieldReference;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -103,7 +104,7 @@ public final class HiveBucketFunction implements UnboundFunction {
 
   /** The transform a table reports in its KeyGroupedPartitioning (and write distribution). */
   public static Transform transform(int version, String hiveType, int numBuckets, String column) {
-    return Expressions.apply(nameFor(version, hiveType, numBuckets), Expressions.column(column));
+    return Expressions.apply(nameFor(version, hiveType, numBuckets), FieldReference.column(column));
   }
 
   @Override

@@ -275,9 +275,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   static String recordDisagreement(CatalogTable t, Configuration conf, int buckets, int version) throws IOException {
     org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path(pathOf(t.location()), METADATA_FILE);
     com.fasterxml.jackson.databind.JsonNode record;
-    try (java.io.InputStream in = path.getFileSystem(conf).open(path)) {
+    org.apache.hadoop.fs.FileSystem fs = path.getFileSystem(conf);
+    java.nio.file.Path local = BucketFiles.localPath(fs, path);  // read once per query: no checksum file opened
+    try (java.io.InputStream in = local != null ? java.nio.file.Files.newInputStream(local) : fs.open(path)) {
       record = JSON.readTree(in);
-    } catch (java.io.FileNotFoundException e) {
+    } catch (java.io.FileNotFoundException | java.nio.file.NoSuchFileException e) {
       return null;
     } catch (com.fasterxml.jackson.core.JacksonException e) {
       return "bucketkit's record " + path + " cannot be read (" + e.getOriginalMessage() + "): how its files "

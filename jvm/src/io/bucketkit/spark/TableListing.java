@@ -97,9 +97,9 @@ public final class TableListing {
    */
   static String marker(FileSystem fs, Path root) throws IOException {
     List<String> names = new ArrayList<>();
-    if (scheme(fs).equals("file")) {
-      try (DirectoryStream<java.nio.file.Path> entries = Files.newDirectoryStream(
-          java.nio.file.Paths.get(fs.makeQualified(root).toUri()))) {
+    java.nio.file.Path local = BucketFiles.fileOf(fs, root);
+    if (local != null) {
+      try (DirectoryStream<java.nio.file.Path> entries = Files.newDirectoryStream(local)) {
         entries.forEach(e -> names.add(e.getFileName().toString()));
       } catch (NoSuchFileException | NotDirectoryException e) {
         return null;
