@@ -197,7 +197,10 @@ def test_a_switch_between_listing_the_root_and_its_partitions_makes_bucketkit_li
 
 def test_a_file_replaced_between_planning_and_reading_is_a_clear_error(tmp_path):
     from bucketkit.pruning.plan import plan_scan
-    from bucketkit.spark.datasource import FilePartition, _read_file
+    import pyarrow as pa
+
+    from bucketkit.spark.scan import unit_reader
+    from bucketkit.units import ReadUnit
 
     table = tmp_path / "t"
     commit_rows(table, version_rows(1, True), spec=FLAT)
@@ -205,8 +208,7 @@ def test_a_file_replaced_between_planning_and_reading_is_a_clear_error(tmp_path)
     commit_rows(table, version_rows(2, True), mode="overwrite", spec=FLAT)
     path = plan.files[0]
     with pytest.raises(ConcurrentModificationError, match=f"{table}.*{path}.*overwritten while it was read"):
-        list(_read_file(plan.table, __import__("pyspark.sql.types", fromlist=["StructType"]).StructType([]),
-                        FilePartition(path, 0, {})))
+        list(unit_reader(plan.table, pa.schema([]))(ReadUnit(path, 1, 0)))
 
 
 APPENDER = textwrap.dedent("""

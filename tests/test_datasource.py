@@ -12,7 +12,8 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import split_top_level
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.pruning.plan import plan_scan
-from bucketkit.spark.datasource import FilePartition, read_table, table_from_options
+from bucketkit.spark.datasource import UnitPartition, read_table, table_from_options
+from bucketkit.units import ReadUnit
 from support.scan import write_arrow_table
 from support.scan import SPEC, filters, full_read, hive_table, rows_for, sorted_rows  # noqa: F401 (fixture)
 
@@ -38,7 +39,8 @@ def test_options_describe_a_foreign_table(tables):
         table_from_options({"path": tables["foreign"], **FOREIGN, "bucket_count": "eight"})
     with pytest.raises(InvalidArgumentError, match="read_table"):
         table_from_options({"path": tables["foreign"], "table": "db.t"})
-    assert pickle.loads(pickle.dumps(FilePartition("/a/000001_0", 1, {"p": "2"}))).values == {"p": "2"}
+    again = pickle.loads(pickle.dumps(UnitPartition(ReadUnit("/a/000001_0", 10, 1, (("p", "2"),)))))
+    assert again.unit.values == {"p": "2"} and again.unit.bucket == 1 and again.check is None
 
 
 def test_full_read_matches_spark(spark, tables):

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 from bucketkit.joins.execute import build_exec, execute_group
 from bucketkit.joins.memory import row_width
-from bucketkit.joins.plan import JOIN_TYPES, AcidBucketRef, FileRef, plan_join
+from bucketkit.acid.plan import AcidBucket
+from bucketkit.joins.plan import JOIN_TYPES, plan_join
 
 from support.acid import AcidTable
 from support.joins import reference_join, shape, sort_key, write_table
@@ -58,7 +59,7 @@ def test_acid_side_joins_bucket_by_bucket_like_the_reference(tmp_path_factory, s
         left, right = [dict(k=a, w=f"w{i}") for i, a in enumerate(right_keys)], acid.rows()
     assert plan.strategy == "bucketed", plan.reason
     acid_units = [f for g in plan.groups for f in (g.left_files if acid_left else g.right_files)]
-    assert all(isinstance(f, AcidBucketRef) for f in acid_units)
+    assert all(isinstance(f.source, AcidBucket) for f in acid_units)
     assert not plan.merge
     ex, got = joined(plan)
     assert got == reference(left, right, plan.how, ex)
@@ -95,9 +96,9 @@ def test_memory_estimate_of_an_acid_bucket_counts_inserts_less_delete_events(tmp
     plain, _ = write_table(str(tmp_path / "p"), {"k": [1], "w": ["a"]}, {"k": "int", "w": "string"}, ["k"], 1)
     plan = plan_join(acid.open_table(), plain, "k")
     (unit,) = plan.groups[0].left_files
-    assert isinstance(unit, AcidBucketRef) and unit.rows == 70
+    assert isinstance(unit.source, AcidBucket) and unit.rows == 70
     assert plan.groups[0].left_memory == int(70 * row_width(plan.left_schema))
-    assert all(isinstance(f, FileRef) for f in plan.groups[0].right_files)
+    assert all(f.source is None for f in plan.groups[0].right_files)
 
 
 def test_pruned_acid_join_reads_only_the_selected_buckets(tmp_path):
@@ -108,7 +109,7 @@ def test_pruned_acid_join_reads_only_the_selected_buckets(tmp_path):
     bucket = acid.bucket_of(7)
     assert [g.left_buckets for g in plan.groups] == [(bucket,)]
     (unit,) = plan.groups[0].left_files
-    assert unit.bucket == bucket and all(f"bucket_{bucket:05d}" in p for p in unit.files.inserts + unit.files.deletes)
+    assert unit.bucket == bucket and all(f"bucket_{bucket:05d}" in p for p in unit.data_files + unit.delete_files)
     ex, got = joined(plan)
     assert got == [(7, "v7@1", "x")]
 

@@ -135,10 +135,10 @@ def test_sorted_tables_use_the_merge_join(spark, tmp_path):
 
 
 def test_groups_are_packed_into_balanced_tasks():
-    from bucketkit.joins.plan import BucketGroup, FileRef
+    from bucketkit.joins.plan import BucketGroup, ReadUnit
     from bucketkit.spark.jointasks import pack_groups
 
-    groups = [BucketGroup(i, (i,), (i,), (FileRef(f"/l/{i}", 100 * (i + 1), i),), ()) for i in range(10)]
+    groups = [BucketGroup(i, (i,), (i,), (ReadUnit(f"/l/{i}", 100 * (i + 1), i),), ()) for i in range(10)]
     tasks = pack_groups(groups, parallelism=2, task_bytes=10**9)
     assert len(tasks) == 4  # 2 x parallelism: small data, few tasks
     assert sorted(g.group_id for t in tasks for g in t) == list(range(10))

@@ -8,14 +8,14 @@ import pickle
 import pytest
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.joins.plan import (FileRef, JoinPlan, SideFiles, incompatibility, normalize_how, normalize_on,
+from bucketkit.joins.plan import (ReadUnit, JoinPlan, SideFiles, incompatibility, normalize_how, normalize_on,
                                 pair_buckets, plan_join)
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.table import BucketedTable
 
 
 def side(n: int, selected=None, size=10) -> SideFiles:
-    files = {b: (FileRef(f"/t{n}/{b:06d}_0", size * (b + 1), b),) for b in range(n)
+    files = {b: (ReadUnit(f"/t{n}/{b:06d}_0", size * (b + 1), b),) for b in range(n)
              if selected is None or b in selected}
     return SideFiles(n, None if selected is None else frozenset(selected), files)
 
@@ -54,7 +54,7 @@ def test_counts_that_do_not_divide_are_refused():
 
 def test_groups_come_largest_first_and_build_on_the_smaller_side():
     left = side(4, size=10)
-    right = SideFiles(4, None, {b: (FileRef(f"/r/{b}", 1000 if b == 2 else 1, b),) for b in range(4)})
+    right = SideFiles(4, None, {b: (ReadUnit(f"/r/{b}", 1000 if b == 2 else 1, b),) for b in range(4)})
     groups = pair_buckets(left, right, "inner")
     assert groups[0].group_id == 2
     sizes = [g.bytes for g in groups]

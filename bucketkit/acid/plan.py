@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -28,14 +28,15 @@ from bucketkit.acid.read import (ACID_COLUMNS, bucket_files, check_versions, lis
 from bucketkit.acid.state import AcidState, acid_state, file_bucket
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import hive_type_of_arrow
-from bucketkit.io import HIVE_DEFAULT_PARTITION, file_columns, is_hidden_path, read_schema
+from bucketkit.io import footer_rows, is_hidden_path, read_schema
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.layout.partitions import parse_partition_dir
 from bucketkit.acid.writeids import ValidWriteIdList
+from bucketkit.units import ReadUnit, conform
 
 __all__ = ["FULL", "INSERT_ONLY", "WRITER_IDS", "UNBUCKETED", "transactional_kind", "coerce_write_ids",
-           "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary", "explain_partition", "describe_partition", "conform",
-           "read_unit", "ReadUnit", "units", "check_files"]
+           "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary", "explain_partition", "describe_partition",
+           "AcidBucket", "units", "check_files"]
 
 FULL, INSERT_ONLY = "full", "insert_only"
 #: Bucket (writer) ids a V1 BucketCodec can hold: the bucket count of an unbucketed ACID table.
@@ -240,48 +241,75 @@ def describe_partition(fs: pafs.FileSystem, path: str, write_ids: ValidWriteIdLi
             "aborted": list(state.aborted), "buckets": buckets}
 
 
-# -- reading one unit -----------------------------------------------------------------------------
-def conform(data: pa.Table, target: pa.Schema, names: Sequence[str], partitioned_by: Sequence[str],
-            values: Mapping[str, str | None]) -> pa.Table:
-    """Rows read from files as the table's columns: ``target``'s fields in order, file columns by
-    name (case-insensitive; by position when the file names them ``_col0..``, as Hive's ORC writer
-    did), partition columns as typed constants from the directory ``values``, missing columns null."""
-    by_table = file_columns(data.column_names, names)
-    by_lower = {n.lower(): n for n in data.column_names}  # columns the read adds (row__id) by name
-    arrays = []
-    for fld in target:
-        if fld.name in partitioned_by:
-            raw = values.get(fld.name)
-            value = None if raw in (None, HIVE_DEFAULT_PARTITION) else raw
-            arrays.append(pa.array([value] * data.num_rows, pa.string()).cast(fld.type))
-            continue
-        source = by_table.get(fld.name) or by_lower.get(fld.name.lower())
-        if source is None:
-            arrays.append(pa.nulls(data.num_rows, fld.type))  # column added after this file was written
-        else:
-            arrays.append(data.column(source).cast(fld.type).combine_chunks())
-    return pa.Table.from_arrays(arrays, schema=target)
-
-
+# -- one bucket of a snapshot: a read unit's source -------------------------------------------------
 @dataclass(frozen=True)
-class ReadUnit:
-    """One Spark task's work in an ACID read: one bucket of one partition's snapshot."""
+class AcidBucket:
+    """The source of a read unit (:class:`bucketkit.units.ReadUnit`) that is one bucket of a Hive ACID
+    partition's snapshot: its base, delta and original files less the delete events of its delete
+    deltas (full ACID), or its plain files (insert-only), read as a whole. A row's delete events live
+    in its own bucket's files, so a bucket's rows are exactly that bucket's: ACID tables join and
+    prune bucket by bucket like any other.
 
-    path: str
-    values: dict
-    bucket: int
+    Attributes:
+        state: the partition's snapshot (:func:`bucketkit.acid.read.snapshot`); the unit's path is
+            the partition directory its files are relative to.
+        kind: :data:`FULL` or :data:`INSERT_ONLY`.
+        write_ids: Hive's ValidWriteIdList the snapshot was taken with (None: every write id in the
+            directory names is committed).
+    """
+
     state: AcidState
+    kind: str = FULL
+    write_ids: Any = None
 
+    def files(self, unit: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The bucket's original, base and delta files, and its delete-delta files (full paths)."""
+        bf = bucket_files(self.state, unit.bucket)
+        return (tuple(posixpath.join(unit.path, p) for p in bf.originals + bf.inserts),
+                tuple(posixpath.join(unit.path, p) for p in bf.deletes))
 
-def read_unit(fs: pafs.FileSystem, path: str, state: AcidState, bucket: int, *, kind: str,
-              write_ids: ValidWriteIdList | None, row_id: bool, file_format: str) -> pa.Table:
-    """The rows of one bucket of one ACID partition (user columns, plus ``row__id`` on request)."""
-    if kind == INSERT_ONLY:
-        if row_id:
-            raise InvalidArgumentError(f"{path}: row_id=True on an insert-only ACID table; Hive gives ROW__ID "
-                                       f"identities only to full-ACID tables")
-        return read_insert_only(fs, path, state, bucket, file_format)
-    return read_bucket(fs, path, state, bucket, write_ids=write_ids, row_id=row_id)
+    def rows(self, fs: pafs.FileSystem, unit: Any, file_format: str) -> int | None:
+        """Its base/delta/original files' footer rows less its delete events (each deletes at most one row)."""
+        data, deletes = self.files(unit)
+        try:
+            inserted = sum(footer_rows(fs, p, file_format) for p in data)
+            deleted = sum(footer_rows(fs, p, "orc") for p in deletes)
+        except (OSError, pa.ArrowException):
+            return None
+        return max(0, inserted - deleted)
+
+    def schema(self, fs: pafs.FileSystem, unit: Any, file_format: str) -> pa.Schema:
+        """The ``row`` struct's columns of its first file (or, with only original files, their own)."""
+        bf = bucket_files(self.state, unit.bucket)
+        return data_schema(fs, posixpath.join(unit.path, (bf.inserts + bf.originals)[0]), file_format)
+
+    def read(self, fs: pafs.FileSystem, unit: Any, *, file_format: str, row_id: bool = False,
+             columns: Sequence[str] | None = None) -> pa.Table:
+        """The bucket's snapshot rows (user columns, plus ``row__id`` on request)."""
+        if self.kind == INSERT_ONLY:
+            if row_id:
+                raise InvalidArgumentError(f"{unit.path}: row_id=True on an insert-only ACID table; Hive gives "
+                                           f"ROW__ID identities only to full-ACID tables")
+            return read_insert_only(fs, unit.path, self.state, unit.bucket, file_format)
+        return read_bucket(fs, unit.path, self.state, unit.bucket, write_ids=self.write_ids, row_id=row_id,
+                           columns=columns)
+
+    def batches(self, fs: pafs.FileSystem, unit: Any, columns: Sequence[str], target: pa.Schema, file_format: str,
+                batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """``columns`` of the snapshot rows (a full-ACID bucket leaves out those no file has; insert-only
+        files get them as nulls)."""
+        if self.kind == INSERT_ONLY:
+            data = self.read(fs, unit, file_format=file_format)
+            table = conform(data, target, target.names, (), {}).select(list(columns)) if data.num_columns else data
+        else:
+            table = self.read(fs, unit, file_format=file_format, columns=columns)
+        yield from table.to_batches(max_chunksize=batch_rows)
+
+    def describe(self, unit: Any) -> str:
+        return f"a file of ACID bucket {unit.bucket} in {unit.path}"
+
+    def gone(self, unit: Any) -> str:
+        return "a compaction's cleaner removed it"
 
 
 def check_files(fs: pafs.FileSystem, plan: Any) -> None:
@@ -297,7 +325,16 @@ def check_files(fs: pafs.FileSystem, plan: Any) -> None:
     check_versions(fs, paths)
 
 
-def units(plan: Any) -> list[ReadUnit]:
-    """Every (partition, bucket) read unit of an ACID :class:`~bucketkit.pruning.plan.ScanPlan`."""
-    return [ReadUnit(p.path, dict(p.values), b, p.acid) for p in plan.partitions for b in sorted(p.bucket_files)
-            if p.bucket_files[b]]
+def units(plan: Any, write_ids: Any = None) -> list[ReadUnit]:
+    """The read units of an ACID :class:`~bucketkit.pruning.plan.ScanPlan`: one per (partition, bucket)
+    whose snapshot has rows to read (a bucket of delete events only deletes nothing here)."""
+    ids = plan.write_ids if write_ids is None else write_ids
+    out = []
+    for p in plan.partitions:
+        source = AcidBucket(p.acid, plan.acid_kind or FULL, ids)
+        for b in sorted(p.bucket_files):
+            bf = bucket_files(p.acid, b)
+            if bf.inserts or bf.originals:
+                out.append(ReadUnit(p.path, sum(p.sizes.get(f, 1) for f in p.bucket_files[b]), b,
+                                    tuple(p.values.items()), -1, source))
+    return out

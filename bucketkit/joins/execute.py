@@ -29,9 +29,9 @@ import pyarrow.compute as pc
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.joins.memory import Budget, address_space_cap, budget_error, row_width, task_budget, working_set
-from bucketkit.joins.plan import BucketGroup, FileRef, JoinPlan
+from bucketkit.joins.plan import BucketGroup, JoinPlan
 from bucketkit.joins.read import SideRead
-from bucketkit.joins.sides import unit_schema
+from bucketkit.units import ReadUnit
 from bucketkit.joins.spill import SpillStats, grace_join
 
 __all__ = ["SideRead", "JoinExec", "build_exec", "execute_group", "hash_join", "merge_join", "MergeStats",
@@ -80,7 +80,7 @@ class JoinExec:
     memory: int | None = None
     spill_dir: str | None = None
 
-    def side_estimate(self, side: SideRead, files: Sequence[FileRef]) -> tuple[float, float]:
+    def side_estimate(self, side: SideRead, files: Sequence[ReadUnit]) -> tuple[float, float]:
         """``(rows, decoded bytes)`` of the columns read from these files, from footer row counts."""
         width = row_width(side.schema, side.columns)
         rows = sum(f.rows if f.rows >= 0 else 4 * f.size / max(1.0, width) for f in files if f.size > 0)
@@ -137,13 +137,13 @@ def select_output(out: list[tuple[str, str, str]], columns: Sequence[Any] | None
     return chosen
 
 
-def _schema_of(table: Any, files: Sequence[FileRef]) -> pa.Schema:
+def _schema_of(table: Any, files: Sequence[ReadUnit]) -> pa.Schema:
     """A side's schema when its spec lists no columns: the first non-empty file's, plus partitions."""
     spec = table.spec
     parts = [(n, arrow_type_of_hive(t)) for n, t in zip(spec.partitioned_by, spec.partition_types)]
     for f in files:
         if f.size > 0:
-            schema = unit_schema(table.filesystem, f, spec.file_format)
+            schema = f.schema(table.filesystem, spec.file_format)
             return pa.schema([fld for fld in schema if fld.name not in dict(parts)] + parts)
     raise InvalidArgumentError(f"{table}: the table spec lists no columns and no non-empty file was selected "
                                "to read them from; pass table_columns= to open_table")
@@ -305,7 +305,7 @@ class MergeStats:
 class _SortedStream:
     """One sorted file read batch by batch, with the rows read but not yet joined."""
 
-    def __init__(self, side: SideRead, f: FileRef, key: str, batch_rows: int) -> None:
+    def __init__(self, side: SideRead, f: ReadUnit, key: str, batch_rows: int) -> None:
         self.path, self.key = f.path, key
         self._it = side.batches(f, batch_rows)
         self.pending: list[pa.Table] = []
@@ -347,7 +347,7 @@ class _SortedStream:
         return table.filter(ready)
 
 
-def merge_join(left_files: Sequence[FileRef], right_files: Sequence[FileRef], ex: JoinExec,
+def merge_join(left_files: Sequence[ReadUnit], right_files: Sequence[ReadUnit], ex: JoinExec,
                stats: MergeStats | None = None) -> Iterator[pa.Table]:
     """Streaming merge join of two groups of files each sorted ascending on ``ex.merge_key``.
 

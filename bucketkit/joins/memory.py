@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError, JoinMemoryError
-from bucketkit.io import footer_rows as _footer_rows
-from bucketkit.joins.sides import AcidBucketRef, FileRef, acid_rows
+from bucketkit.units import ReadUnit
 from bucketkit.layout.discovery import format_bytes
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     from bucketkit.table import BucketedTable
 
 __all__ = ["Budget", "task_budget", "parse_size", "OPTION", "DEFAULT_BUDGET", "VARIABLE_WIDTH", "column_width",
-           "row_width", "footer_rows", "working_set", "budget_error", "partitions_for", "estimate_memory",
+           "row_width", "working_set", "budget_error", "partitions_for", "estimate_memory",
            "address_space_cap"]
 
 OPTION = "spark.bucketkit.join.memory"
@@ -136,14 +135,6 @@ def row_width(schema: pa.Schema, columns: Sequence[str] | None = None) -> float:
     return sum(column_width(schema.field(c).type) for c in names)
 
 
-def footer_rows(filesystem: object, file_format: str, path: str) -> int | None:
-    """The row count in a file's footer (None when it cannot be read: vanished, not a data file)."""
-    try:
-        return _footer_rows(filesystem, path, file_format)  # type: ignore[arg-type]
-    except (OSError, pa.ArrowException):
-        return None
-
-
 def working_set(left_bytes: float, right_bytes: float, left_rows: float, right_rows: float) -> int:
     """Peak bytes of joining two in-memory sides of these sizes with the hash kernels.
 
@@ -185,14 +176,14 @@ def estimate_memory(groups: Sequence[BucketGroup], left: BucketedTable, right: B
     def rows_of(key: tuple[str, str, int]) -> int | None:
         f, fs = todo[key], tables[key[0]].filesystem
         fmt = tables[key[0]].spec.file_format
-        return acid_rows(fs, f, fmt) if isinstance(f, AcidBucketRef) else footer_rows(fs, fmt, f.path)
+        return f.count_rows(fs, fmt)
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         counts = dict(zip(todo, pool.map(rows_of, todo)))
     widths = {"l": row_width(left_schema) if left_schema is not None else None,
               "r": row_width(right_schema) if right_schema is not None else None}
 
-    def side(key: str, files: tuple[FileRef, ...]) -> tuple[tuple[FileRef, ...], int]:
+    def side(key: str, files: tuple[ReadUnit, ...]) -> tuple[tuple[ReadUnit, ...], int]:
         out, memory = [], 0.0
         for f in files:
             rows = counts.get((key, f.path, f.bucket))

@@ -21,12 +21,13 @@ import pyarrow as pa
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.joins.memory import estimate_memory
-from bucketkit.joins.sides import AcidBucketRef, FileRef, SideFiles, scan_side
+from bucketkit.joins.sides import SideFiles, scan_side
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
+from bucketkit.units import ReadUnit
 
-__all__ = ["plan_join", "JoinPlan", "BucketGroup", "FileRef", "SideFiles", "AcidBucketRef", "normalize_how",
+__all__ = ["plan_join", "JoinPlan", "BucketGroup", "ReadUnit", "SideFiles", "normalize_how",
            "normalize_on", "pair_buckets", "JOIN_TYPES"]
 
 # Canonical join types, and every spelling Spark's DataFrame.join accepts for them.
@@ -84,8 +85,8 @@ class BucketGroup:
         group_id: the bucket id of the side with fewer buckets.
         left_buckets: left bucket ids read (after pruning).
         right_buckets: right bucket ids read (after pruning).
-        left_files: the left's read units across its selected partitions: files, or whole ACID buckets
-            (:class:`~bucketkit.joins.sides.AcidBucketRef`).
+        left_files: the left's read units across its selected partitions (:class:`bucketkit.units.ReadUnit`:
+            data files, or whole ACID buckets).
         right_files: the right's files.
         build_side: ``"left"`` or ``"right"``: the smaller side, held in the hash table.
         left_memory, right_memory: estimated decoded (in-memory Arrow) bytes of each side's rows,
@@ -95,8 +96,8 @@ class BucketGroup:
     group_id: int
     left_buckets: tuple[int, ...]
     right_buckets: tuple[int, ...]
-    left_files: tuple[FileRef, ...]
-    right_files: tuple[FileRef, ...]
+    left_files: tuple[ReadUnit, ...]
+    right_files: tuple[ReadUnit, ...]
     build_side: str = "right"
     left_memory: int = 0
     right_memory: int = 0

@@ -5,8 +5,9 @@ on the calling thread, rather than through ``pyarrow.dataset``: under a capped a
 (``spark.executor.pyspark.memory``) an allocation failure inside the dataset scanner's thread pool
 left ``AsyncScanner::ToTable`` waiting forever on a future nobody completes (issue 11). Reading here either returns a batch or raises.
 Each batch gets the file's partition values as constant columns and the side's filters applied.
-An ACID bucket (:class:`~bucketkit.joins.sides.AcidBucketRef`) is read whole, its snapshot merged by
-:func:`bucketkit.acid.read.read_bucket`, then cut into batches the same way.
+A side reads read units (:class:`bucketkit.units.ReadUnit`) without asking their kind: a data file
+yields its stripes, an ACID bucket its snapshot (merged whole), both cut into the same batches and
+conformed to the side's columns by :func:`bucketkit.units.conform`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError
 from bucketkit.pruning.filters import to_pyarrow
-from bucketkit.io import HIVE_DEFAULT_PARTITION, file_columns, open_data_file
-from bucketkit.joins.sides import AcidBucketRef, FileRef, acid_batches
+from bucketkit.units import ReadUnit, conform
 
 __all__ = ["SideRead"]
 
@@ -59,16 +59,16 @@ class SideRead:
     def empty(self) -> pa.Table:
         return self.read_schema.empty_table()
 
-    def read(self, files: Sequence[FileRef], batch_rows: int = 65536) -> pa.Table:
+    def read(self, files: Sequence[ReadUnit], batch_rows: int = 65536) -> pa.Table:
         """Read the needed columns of these files, filters applied, as one table."""
         return pa.Table.from_batches(list(self.stream(files, batch_rows)), schema=self.read_schema)
 
-    def stream(self, files: Sequence[FileRef], batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def stream(self, files: Sequence[ReadUnit], batch_rows: int) -> Iterator[pa.RecordBatch]:
         """The batches of these files, one file after another."""
         for f in files:
             yield from self.batches(f, batch_rows)
 
-    def batches(self, f: FileRef, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def batches(self, f: ReadUnit, batch_rows: int) -> Iterator[pa.RecordBatch]:
         """The rows of one file in file order, batch by batch (filters applied).
 
         Raises:
@@ -87,51 +87,25 @@ class SideRead:
                 batch = _filter(batch, expr)
             yield batch.select(list(self.columns))
 
-    def _file_batches(self, f: FileRef | AcidBucketRef, columns: list[str], batch_rows: int
-                      ) -> Iterator[pa.RecordBatch]:
-        if isinstance(f, AcidBucketRef):
-            yield from self._acid_batches(f, columns, batch_rows)
-            return
+    def _file_batches(self, f: ReadUnit, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
+        parts = dict(self.partition_types)
+        target = pa.schema([fld for fld in self.schema if fld.name not in parts])
         try:
-            data = open_data_file(self.filesystem, f.path, self.file_format)
+            yield from f.batches(self.filesystem, columns, target, self.file_format, batch_rows)
         except FileNotFoundError as exc:
             raise ConcurrentModificationError(
-                f"{self.table or 'join side'}: data file {f.path} vanished after the join was planned: the "
-                "table was overwritten while the join read it; run the join again") from exc
-        with data:
-            parts = dict(self.partition_types)
-            by_table = file_columns(data.schema.names, [n for n in self.schema.names if n not in parts])
-            found = [c for c in columns if c in by_table]
-            for batch in data.batches([by_table[c] for c in found], batch_rows):
-                yield batch.rename_columns(found)
+                f"{self.table or 'join side'}: {f.describe()} vanished after the join was planned ({exc}): "
+                f"{f.gone()} while the join read it; run the join again") from exc
 
-    def _acid_batches(self, f: AcidBucketRef, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        try:
-            parts = dict(self.partition_types)
-            target = pa.schema([fld for fld in self.schema if fld.name not in parts])
-            yield from acid_batches(self.filesystem, f, columns, target, self.file_format, batch_rows)
-        except FileNotFoundError as exc:
-            raise ConcurrentModificationError(
-                f"{self.table or 'join side'}: a file of ACID bucket {f.bucket} in {f.path} vanished after the join "
-                f"was planned ({exc}): a compaction's cleaner removed it; run the join again") from exc
-
-    def _complete(self, batch: pa.RecordBatch, f: FileRef, wanted: list[str]) -> pa.RecordBatch:
-        """The batch with every wanted data column (missing ones NULL) cast to the schema, plus partitions."""
-        n = batch.num_rows
-        values = dict(f.partition)
-        names, arrays = [], []
-        for name in wanted:
-            typ = self.schema.field(name).type
-            arr = batch.column(name) if name in batch.schema.names else pa.nulls(n, typ)
-            arrays.append(arr.cast(typ) if arr.type != typ else arr)
-            names.append(name)
-        for name, typ in self.partition_types:
-            if name in self.columns or any(c == name for conj in self.filters for c, _, _ in conj):
-                raw = values.get(name)
-                null = raw is None or raw == HIVE_DEFAULT_PARTITION
-                arrays.append(pa.nulls(n, typ) if null else pa.repeat(pa.scalar(raw).cast(typ), n))
-                names.append(name)
-        return pa.RecordBatch.from_arrays(arrays, names=names)
+    def _complete(self, batch: pa.RecordBatch, f: ReadUnit, wanted: list[str]) -> pa.RecordBatch:
+        """The batch with every wanted data column (missing ones NULL) cast to the schema, plus the
+        partition columns the side reads or filters on."""
+        filtered = {c for conj in self.filters for c, _, _ in conj}
+        parts = [name for name, _ in self.partition_types if name in self.columns or name in filtered]
+        target = pa.schema([self.schema.field(c) for c in [*wanted, *parts]])
+        data_names = [n for n in self.schema.names if n not in dict(self.partition_types)]
+        table = conform(batch, target, data_names, parts, f.values)
+        return table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=target)
 
 
 def _filter(batch: pa.RecordBatch, expr: Any) -> pa.RecordBatch:

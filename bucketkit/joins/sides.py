@@ -1,86 +1,23 @@
 """One side of a bucketed join after pruning: its read units, bucket by bucket.
 
-A read unit is a :class:`FileRef` (one data file of a bucket) or, for a Hive ACID (transactional)
-partition, an :class:`AcidBucketRef`: one bucket of the partition's snapshot, ``(partition
-directory, snapshot state, bucket, write ids)``. An ACID bucket is not a file: its rows are the
-bucket's base and delta files minus the delete events of its delete-delta files
-(:func:`bucketkit.acid.read.read_bucket`), so it is read, and its memory estimated, as a whole.
-Its rows are still exactly the rows of that bucket (a row's delete events live in its own
-bucket's file), so ACID tables join bucket by bucket like any other.
+A side's units come from its scan plan (:meth:`bucketkit.pruning.plan.ScanPlan.units`): one data file
+each, or for a Hive ACID side one bucket of a partition's snapshot each
+(:class:`bucketkit.acid.plan.AcidBucket`), read and estimated as a whole. Either way a unit's rows
+are exactly the rows of its bucket, so every kind of table joins bucket by bucket.
 """
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-import pyarrow as pa
-import pyarrow.fs as pafs
-
-from bucketkit.acid.plan import FULL, INSERT_ONLY, conform, data_schema
-from bucketkit.acid.read import BucketFiles, bucket_files, read_bucket, read_insert_only
+from bucketkit.acid.plan import FULL, INSERT_ONLY
 from bucketkit.acid.state import AcidState
-from bucketkit.io import footer_rows, read_schema
 
 if TYPE_CHECKING:
-    from bucketkit.pruning.plan import PartitionScan, ScanPlan
     from bucketkit.table import BucketedTable
 
-__all__ = ["FileRef", "AcidBucketRef", "SideFiles", "scan_side", "acid_rows", "acid_batches", "describe_acid",
-           "unit_schema"]
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """One data file of a bucket group.
-
-    Attributes:
-        path: full path inside the table's filesystem.
-        size: bytes (0 = an empty bucket file, never opened).
-        bucket: the bucket id the file belongs to.
-        partition: the partition values of its directory, ``(name, raw string)`` pairs.
-        rows: the row count in the file's footer (-1 = not read, or unreadable).
-    """
-
-    path: str
-    size: int
-    bucket: int
-    partition: tuple[tuple[str, str], ...] = ()
-    rows: int = -1
-
-
-@dataclass(frozen=True)
-class AcidBucketRef:
-    """One bucket of one Hive ACID partition's snapshot, read as a whole.
-
-    Attributes:
-        path: the partition directory (the snapshot's root).
-        size: bytes of the bucket's base, delta, delete-delta and original files.
-        bucket: the bucket id.
-        partition: the partition values, ``(name, raw string)`` pairs.
-        rows: estimated rows of the snapshot: footer rows of its base/delta/original files less
-            its delete events (-1 = not estimated yet).
-        state: the partition's snapshot (:func:`bucketkit.acid.read.snapshot`).
-        write_ids: Hive's ValidWriteIdList string the snapshot was taken with (None: every write
-            id in the directory names is committed).
-        kind: ``"full"`` (ACID columns, delete deltas) or ``"insert_only"`` (plain files in the
-            snapshot's directories, :mod:`bucketkit.acid.plan`).
-    """
-
-    path: str
-    size: int
-    bucket: int
-    partition: tuple[tuple[str, str], ...] = ()
-    rows: int = -1
-    state: AcidState | None = None
-    write_ids: str | None = None
-    kind: str = FULL
-
-    @property
-    def files(self) -> BucketFiles:
-        """The files this bucket reads (relative to :attr:`path`)."""
-        return bucket_files(self.state, self.bucket)
+__all__ = ["SideFiles", "scan_side", "describe_acid"]
 
 
 @dataclass(frozen=True)
@@ -91,7 +28,7 @@ class SideFiles:
         bucket_count: the side's bucket count.
         selected: bucket ids left after pruning (None = all).
         files: bucket id → read units of that bucket across the selected partitions (selected
-            ids only): :class:`FileRef` or :class:`AcidBucketRef`.
+            ids only): :class:`bucketkit.units.ReadUnit`.
         reason: why these partitions/buckets (from the scan planner), for the printout.
         unbucketed: why the side must be read as unbucketed (see :mod:`bucketkit.trust`), or None.
         acid: for a Hive ACID side, the snapshot it reads in words (see :func:`describe_acid`);
@@ -115,55 +52,14 @@ def scan_side(table: BucketedTable, filters: Any, write_ids: str | None = None) 
     from bucketkit.pruning.plan import plan_scan
 
     scan = plan_scan(table, filters, write_ids=write_ids)
-    ids = None if scan.write_ids is None else str(scan.write_ids)
     files: dict[int, list[Any]] = {}
-    for part in scan.partitions:
-        pvals = tuple((k, v) for k, v in part.values.items())
-        for bucket, paths in part.bucket_files.items():
-            if part.acid is None:
-                files.setdefault(bucket, []).extend(FileRef(p, part.sizes.get(p, 1), bucket, pvals) for p in paths)
-            elif bucket_files(part.acid, bucket).inserts or bucket_files(part.acid, bucket).originals:
-                size = sum(part.sizes.get(p, 1) for p in paths)  # delete events alone delete nothing here
-                files.setdefault(bucket, []).append(AcidBucketRef(part.path, size, bucket, pvals, -1, part.acid, ids,
-                                                                  scan.acid_kind or FULL))
+    for unit in scan.units():
+        files.setdefault(unit.bucket, []).append(unit)
     reason = "; ".join(r for r in (scan.partition_reason, scan.bucket_reason) if r)
+    ids = None if scan.write_ids is None else str(scan.write_ids)
     acid = describe_acid([(p.path, p.acid) for p in scan.partitions], ids, scan.acid_kind) if scan.acid else ""
     return SideFiles(table.spec.bucket_count, scan.selected_buckets, {b: tuple(f) for b, f in files.items()},
                      reason, scan.residual, scan.unbucketed, acid)
-
-
-def acid_rows(filesystem: pafs.FileSystem, ref: AcidBucketRef, file_format: str = "orc") -> int | None:
-    """Estimated rows of an ACID bucket: its base/delta/original files' footer rows less its delete
-    events (each deletes at most one row), None when a footer cannot be read."""
-    files = ref.files
-    try:
-        inserted = sum(footer_rows(filesystem, posixpath.join(ref.path, p), file_format)
-                       for p in files.inserts + files.originals)
-        deleted = sum(footer_rows(filesystem, posixpath.join(ref.path, p), "orc") for p in files.deletes)
-    except (OSError, pa.ArrowException):
-        return None
-    return max(0, inserted - deleted)
-
-
-def acid_batches(filesystem: pafs.FileSystem, ref: AcidBucketRef, columns: Sequence[str], target: pa.Schema,
-                 file_format: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
-    """The snapshot rows of an ACID bucket: ``columns`` of the table's data columns ``target``
-    (a full-ACID bucket leaves out those no file has; insert-only files get them as nulls)."""
-    if ref.kind == INSERT_ONLY:
-        data = read_insert_only(filesystem, ref.path, ref.state, ref.bucket, file_format)
-        table = conform(data, target, target.names, (), {}).select(list(columns)) if data.num_columns else data
-    else:
-        table = read_bucket(filesystem, ref.path, ref.state, ref.bucket, write_ids=ref.write_ids, columns=columns)
-    yield from table.to_batches(max_chunksize=batch_rows)
-
-
-def unit_schema(filesystem: pafs.FileSystem, ref: FileRef | AcidBucketRef, file_format: str) -> pa.Schema:
-    """The columns of a read unit: a file's schema; an ACID bucket's ``row`` struct (or, with only
-    original files, the first one's schema)."""
-    if not isinstance(ref, AcidBucketRef):
-        return read_schema(filesystem, ref.path, file_format)
-    files = ref.files
-    return data_schema(filesystem, posixpath.join(ref.path, (files.inserts + files.originals)[0]), file_format)
 
 
 def describe_acid(states: Sequence[tuple[str, AcidState]], write_ids: str | None, kind: str | None = FULL) -> str:

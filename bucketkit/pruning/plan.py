@@ -33,6 +33,7 @@ from bucketkit.pruning.filters import DNF, UNKNOWN, Term, coerce_literal, evalua
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import bucketing_doubt
+from bucketkit.units import ReadUnit
 from bucketkit.acid.writeids import ValidWriteIdList
 
 __all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
@@ -271,6 +272,14 @@ class ScanPlan:
     def is_pruned(self) -> bool:
         """True when the plan reads less than the whole table."""
         return self.selected_buckets is not None or self.partitions_selected < self.partitions_total
+
+    def units(self) -> list[ReadUnit]:
+        """Every read unit of the plan (:mod:`bucketkit.units`), partition by partition, bucket by bucket:
+        one per data file, or for a Hive ACID plan one per bucket of a partition's snapshot."""
+        if self.acid:
+            return acidplan.units(self)
+        return [ReadUnit(f, p.sizes.get(f, 1), b, tuple(p.values.items())) for p in self.partitions
+                for b in sorted(p.bucket_files) for f in p.bucket_files[b]]
 
     def explain(self) -> str:
         """Readable text: partitions, buckets, files and bytes selected vs total, and why."""

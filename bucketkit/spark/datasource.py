@@ -15,12 +15,13 @@ Options: ``path`` (via ``load``); for a table without bucketkit metadata ``bucke
 or ``spec`` (a :class:`~bucketkit.layout.metadata.TableSpec` as JSON), which :func:`read_table` uses for
 catalog tables (with ``transactional`` and ``unbucketed_reason``).
 
-A Hive ACID table is read by (partition, bucket) unit, one input partition each, exactly as
-:func:`bucketkit.scan` reads it (:func:`bucketkit.spark.scan.unit_reader`); options
+Every input partition is one read unit of the plan (:meth:`~bucketkit.pruning.plan.ScanPlan.units`: a data
+file, or one (partition, bucket) of a Hive ACID snapshot), read exactly as :func:`bucketkit.scan` reads
+its units (:func:`bucketkit.spark.scan.unit_reader`); options
 ``write_ids`` (Hive's ValidWriteIdList string: the snapshot), ``row_id`` (``true``: add Hive's
 ``row__id``) and ``check_buckets`` (``true``: re-hash every row of a bucketed table and fail on one
 its file's bucket does not hold, as the SQL catalog asks). Each partition tells the JVM its bucket
-(:class:`AcidPartition`), so Spark SQL joins a bucketed ACID table without an Exchange.
+(:class:`UnitPartition`), so Spark SQL joins a bucketed ACID table without an Exchange.
 """
 
 from __future__ import annotations
@@ -31,14 +32,13 @@ from typing import Any, Iterator
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
-from bucketkit.io import read_file, resolve_filesystem, split_top_level
+from bucketkit.io import resolve_filesystem, split_top_level
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import from_pushed
 from bucketkit.table import BucketedTable, open_table
-from bucketkit.layout.versions import vanished
 
-__all__ = ["BucketkitDataSource", "BucketkitReader", "FilePartition", "register_data_sources", "read_table",
+__all__ = ["BucketkitDataSource", "BucketkitReader", "UnitPartition", "register_data_sources", "read_table",
            "table_from_options"]
 
 
@@ -89,42 +89,37 @@ def table_from_options(options: dict[str, str]) -> BucketedTable:
                       table_columns=columns, file_format=opts.get("file_format"), hash_family=opts.get("hash_family"))
 
 
-class FilePartition(InputPartition):
-    """One input partition: one bucket file, with its bucket id and partition directory values."""
-
-    def __init__(self, path: str, bucket: int, values: dict[str, str]) -> None:
-        self.path, self.bucket, self.values = path, bucket, dict(values)
-
-
-class AcidPartition(InputPartition):
-    """One input partition of a Hive ACID read: one bucket of one partition's snapshot.
+class UnitPartition(InputPartition):
+    """One input partition: one read unit (:class:`bucketkit.units.ReadUnit`: a data file, or one bucket
+    of a Hive ACID partition's snapshot), or none (Spark wants at least one partition).
 
     Pickled as a plain dict the JVM catalog reads (with Spark's own unpickler, Pyrolite) to key its
     scan by bucket (``io.bucketkit.spark.AcidSnapshotScan``): ``bucket`` (the hash bucket, -1 when
     this reader reads the table unbucketed), ``unbucketed`` (why, or None), ``bytes`` (the unit's
     file sizes), ``pruned`` (whether the read selected buckets), ``payload`` (the unit itself,
-    pickled again for the Python reader) and, where its rows are to be checked against their bucket,
-    ``unchecked``: the whole partition pickled without the check, for the JVM to read instead where
-    nothing relies on the buckets (a full read the plan does not key; as for plain tables).
+    pickled again for the Python reader; absent: nothing to read) and, where its rows are to be
+    checked against their bucket, ``unchecked``: the partition pickled without the check, for the
+    JVM to read instead where nothing relies on the buckets (a full read the plan does not key; as
+    for plain tables).
     """
 
-    def __init__(self, unit: Any, kind: str, write_ids: Any, unbucketed: str | None = None, size: int = 0,
-                 check: Any = None, pruned: bool = False) -> None:
-        self.unit, self.kind, self.write_ids, self.check = unit, kind, write_ids, check
-        self.unbucketed, self.size, self.pruned = unbucketed, size, pruned
+    def __init__(self, unit: Any = None, unbucketed: str | None = None, check: Any = None,
+                 pruned: bool = False) -> None:
+        self.unit, self.unbucketed, self.check, self.pruned = unit, unbucketed, check, pruned
 
     def __getstate__(self) -> dict:
-        state = {"bucket": -1 if self.unbucketed else self.unit.bucket, "unbucketed": self.unbucketed,
-                 "bytes": self.size, "pruned": self.pruned,
-                 "payload": pickle.dumps((self.unit, self.kind, self.write_ids, self.check), 5)}
+        state = {"bucket": -1 if self.unbucketed or self.unit is None else self.unit.bucket,
+                 "unbucketed": self.unbucketed, "bytes": self.unit.size if self.unit is not None else 0,
+                 "pruned": self.pruned}
+        if self.unit is not None:
+            state["payload"] = pickle.dumps((self.unit, self.check), 5)
         if self.check is not None:
-            state["unchecked"] = pickle.dumps(AcidPartition(self.unit, self.kind, self.write_ids, self.unbucketed,
-                                                            self.size, None, self.pruned), 5)
+            state["unchecked"] = pickle.dumps(UnitPartition(self.unit, self.unbucketed, None, self.pruned), 5)
         return state
 
     def __setstate__(self, state: dict) -> None:
-        self.unit, self.kind, self.write_ids, self.check = pickle.loads(state["payload"])
-        self.unbucketed, self.size, self.pruned = state["unbucketed"], state["bytes"], state["pruned"]
+        self.unit, self.check = pickle.loads(state["payload"]) if "payload" in state else (None, None)
+        self.unbucketed, self.pruned = state["unbucketed"], state["pruned"]
 
 
 def _flag(options: dict[str, str], key: str) -> bool:
@@ -157,36 +152,28 @@ class BucketkitReader(DataSourceReader):
         return plan_scan(self.table, [self.pushed] if self.pushed else None, write_ids=self.write_ids)
 
     def partitions(self) -> list[InputPartition]:
-        plan = self.plan()
-        if plan.acid:
-            from bucketkit.acid.plan import check_files, units
+        from bucketkit.acid.plan import check_files
 
-            check_files(self.table.filesystem, plan)
-            check = None if plan.unbucketed or not self.check_buckets else self.table.spec
-            by_unit = {(p.path, b): sum(p.sizes.get(f, 0) for f in fs) for p in plan.partitions
-                       for b, fs in p.bucket_files.items()}
-            pruned = plan.selected_buckets is not None
-            return [AcidPartition(u, plan.acid_kind, plan.write_ids, plan.unbucketed, by_unit.get((u.path, u.bucket), 0),
-                                  check, pruned) for u in units(plan)] or [FilePartition("", -1, {})]
-        if self.row_id:
+        plan = self.plan()
+        if self.row_id and not plan.acid:
             raise InvalidArgumentError(f"format('bucketkit'): option row_id=true: {self.table} is not a Hive ACID table")
-        parts = [FilePartition(f, b, p.values) for p in plan.partitions for b, fs in sorted(p.bucket_files.items())
-                 for f in fs if p.sizes.get(f, 1) > 0]
-        return parts or [FilePartition("", -1, {})]  # Spark wants at least one partition
+        check_files(self.table.filesystem, plan)
+        check = None if plan.unbucketed or not self.check_buckets else self.table.spec
+        pruned = plan.selected_buckets is not None
+        parts = [UnitPartition(u, plan.unbucketed, check, pruned) for u in plan.units() if not u.empty]
+        return parts or [UnitPartition()]  # Spark wants at least one partition
 
     def read(self, partition: InputPartition) -> Iterator:
-        if isinstance(partition, AcidPartition):
-            from bucketkit.spark.scan import unit_reader
+        from bucketkit.spark.scan import unit_reader
 
-            target = arrow_schema(self.schema)
-            batches = unit_reader(self.table, partition.kind, partition.write_ids, target, self.row_id)(partition.unit)
-            yield from batches if partition.check is None else _checked(batches, partition)
-        elif partition.path:
-            yield from _read_file(self.table, self.schema, partition)
+        if partition.unit is None:
+            return
+        batches = unit_reader(self.table, arrow_schema(self.schema), self.row_id)(partition.unit)
+        yield from batches if partition.check is None else _checked(batches, partition)
 
 
-def _checked(batches: Iterator, partition: AcidPartition) -> Iterator:
-    """``batches`` of one ACID bucket, each row's bucket columns re-hashed and checked against the
+def _checked(batches: Iterator, partition: UnitPartition) -> Iterator:
+    """``batches`` of one read unit, each row's bucket columns re-hashed and checked against the
     bucket its file names (what the JVM's ``BucketReadCheck`` does for plain tables): a table whose
     files were never hashed as its metadata says fails, instead of a pruned read or a join by bucket
     returning wrong rows."""
@@ -207,19 +194,6 @@ def _checked(batches: Iterator, partition: AcidPartition) -> Iterator:
                 f"written as the table's metadata says, so pruning and bucket joins would return wrong rows. Check it "
                 f"with `bucketkit validate`; SET spark.bucketkit.checkBuckets=false skips this check")
         yield batch
-
-
-def _read_file(table: BucketedTable, schema: Any, partition: FilePartition) -> Iterator:
-    from bucketkit.acid.plan import conform
-
-    spec = table.spec
-    target = arrow_schema(schema)
-    try:
-        data = read_file(table.filesystem, partition.path, spec.file_format)
-    except FileNotFoundError:
-        raise vanished(str(table), partition.path) from None
-    names = [n for n, _ in spec.columns]
-    yield from conform(data, target, names, spec.partitioned_by, partition.values).to_batches(max_chunksize=65536)
 
 
 class BucketkitDataSource(DataSource):

@@ -9,9 +9,10 @@ hand. The whole filter is applied again to the rows
 read, since pruning works at file granularity.
 
 Spark has no reader for Hive's ACID files (base + deltas − delete events, original files with
-synthetic row ids), so each (partition, bucket) unit of an ACID plan is read by
-:func:`bucketkit.acid.plan.read_unit` (pyarrow) inside a Spark task: ``mapInArrow`` over a
-``spark.range`` with one row, and one partition, per unit. Files Hive 3 would refuse (ACID v1)
+synthetic row ids), so each (partition, bucket) read unit of an ACID plan
+(:class:`bucketkit.units.ReadUnit` with an :class:`~bucketkit.acid.plan.AcidBucket` source) is read
+with pyarrow inside a Spark task (:func:`unit_reader`): ``mapInArrow`` over a ``spark.range``, units
+packed into a few tasks. Files Hive 3 would refuse (ACID v1)
 are refused on the driver, before any task runs, with :class:`~bucketkit.errors.AcidStateError`.
 """
 
@@ -35,6 +36,7 @@ from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import format_of_serde
+from bucketkit.units import ReadUnit, conform
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -274,18 +276,22 @@ def acid_schema(table: BucketedTable, row_id: bool) -> Any:
     return schema
 
 
-def unit_reader(table: BucketedTable, kind: str, ids: Any, target: Any, row_id: bool) -> Any:
-    """``read(unit) -> Iterator[pa.RecordBatch]``: a picklable reader of one unit of an ACID plan
-    (of kind ``kind`` and snapshot ``ids``) as ``target`` (an Arrow schema); what both ``scan``
-    and the ``bucketkit`` data source run in their tasks."""
+def unit_reader(table: BucketedTable, target: Any, row_id: bool = False) -> Any:
+    """``read(unit) -> Iterator[pa.RecordBatch]``: a picklable reader of one read unit
+    (:class:`bucketkit.units.ReadUnit`) as ``target`` (an Arrow schema: the table's columns, then
+    ``row__id`` on request); what both ``scan`` and the ``bucketkit`` data source run in their tasks."""
     fs, spec = table.filesystem, table.spec
     names = [n for n, _ in spec.columns]
     fmt = spec.file_format
 
-    def read(unit: acidplan.ReadUnit) -> Iterator[Any]:
-        data = acidplan.read_unit(fs, unit.path, unit.state, unit.bucket, kind=kind, write_ids=ids, row_id=row_id,
-                                  file_format=fmt)
-        yield from acidplan.conform(data, target, names, spec.partitioned_by, unit.values).to_batches(65536)
+    def read(unit: ReadUnit) -> Iterator[Any]:
+        if unit.empty:
+            return
+        try:
+            data = unit.read(fs, fmt, row_id=row_id, table=str(table))
+        except FileNotFoundError:
+            raise unit.vanished(str(table)) from None
+        yield from conform(data, target, names, spec.partitioned_by, unit.values).to_batches(65536)
 
     return read
 
@@ -297,10 +303,10 @@ def read_acid(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_
                                    f"identities only to full-ACID tables")
     acidplan.check_files(table.filesystem, plan)
     schema = acid_schema(table, row_id)
-    units = acidplan.units(plan)
+    units = plan.units()
     if not units:
         return spark.createDataFrame([], schema)
-    read = unit_reader(table, plan.acid_kind, plan.write_ids, arrow_schema(schema), row_id)
+    read = unit_reader(table, arrow_schema(schema), row_id)
 
     tasks = task_count(len(units), plan.bytes_selected, spark.sparkContext.defaultParallelism, SCAN_TASK_BYTES)
     return run_packs(spark, pack(units, [1] * len(units), tasks), read, schema)

@@ -62,11 +62,12 @@ def read_plain(root: str | Path) -> Counter:
 
 
 def read_bucketkit(root: str | Path) -> Counter:
-    """bucketkit's reader: plan_scan, then each planned file through the data source's ``_read_file``."""
+    """bucketkit's reader: plan_scan, then each planned read unit through the reader its tasks run (``unit_reader``)."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     from bucketkit.pruning.plan import plan_scan
-    from bucketkit.spark.datasource import FilePartition, _read_file
+    from bucketkit.spark.scan import unit_reader
+    from bucketkit.spark.types import arrow_schema
     from bucketkit.table import open_table
 
     table = open_table(str(root))
@@ -74,12 +75,11 @@ def read_bucketkit(root: str | Path) -> Counter:
     fields += [StructField("p", StringType())] if table.spec.partitioned_by else []
     schema = StructType(fields)
     out: Counter = Counter()
-    for part in plan_scan(table).partitions:
-        for bucket, files in part.bucket_files.items():
-            for f in files:
-                for batch in _read_file(table, schema, FilePartition(f, bucket, part.values)):
-                    cols = batch.to_pydict()
-                    out.update(zip(cols.get("p", [None] * batch.num_rows), cols["k"], cols["tag"]))
+    read = unit_reader(table, arrow_schema(schema))
+    for unit in plan_scan(table).units():
+        for batch in read(unit):
+            cols = batch.to_pydict()
+            out.update(zip(cols.get("p", [None] * batch.num_rows), cols["k"], cols["tag"]))
     return out
 
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from bucketkit.hashing.hive import bucket_ids
 from bucketkit.hivetypes import arrow_type_of_hive
-from bucketkit.joins.plan import FileRef
+from bucketkit.joins.plan import ReadUnit
 from bucketkit.layout.metadata import TableSpec, write_spec
 from bucketkit.layout.naming import HIVE
 from bucketkit.layout.partitions import partition_path
@@ -28,7 +28,7 @@ def write_table(path: str, rows: dict[str, list], columns: dict[str, str], bucke
                 bucket_count: int, *, version: int = 2, sorted_by: Sequence[str] = (),
                 partitioned_by: Sequence[str] = (), partition_types: Sequence[str] = (),
                 file_format: str = "orc", files_per_bucket: int = 1, empty_files: bool = True
-                ) -> tuple[BucketedTable, dict[int, list[FileRef]]]:
+                ) -> tuple[BucketedTable, dict[int, list[ReadUnit]]]:
     """Write ``rows`` as a Hive-bucketed table (one directory per partition) with bucketkit metadata.
 
     Returns the table and, independently of bucketkit.layout.discovery, the files written for each bucket.
@@ -41,7 +41,7 @@ def write_table(path: str, rows: dict[str, list], columns: dict[str, str], bucke
                             partition_types=tuple(ptypes.values()), file_format=file_format)
     os.makedirs(path, exist_ok=True)
     write_spec(path, spec)
-    written: dict[int, list[FileRef]] = {b: [] for b in range(bucket_count)}
+    written: dict[int, list[ReadUnit]] = {b: [] for b in range(bucket_count)}
     groups: dict[tuple, list[int]] = {}
     for i in range(full.num_rows):
         key = tuple(full.column(p)[i].as_py() for p in partitioned_by)
@@ -73,7 +73,7 @@ def write_table(path: str, rows: dict[str, list], columns: dict[str, str], bucke
                     continue
                 pvals = tuple((p, None if v is None else str(v)) for p, v in zip(partitioned_by, key))
                 pvals = tuple((p, "__HIVE_DEFAULT_PARTITION__" if v is None else v) for p, v in pvals)
-                written[b].append(FileRef(os.path.abspath(target), os.path.getsize(target), b, pvals))
+                written[b].append(ReadUnit(os.path.abspath(target), os.path.getsize(target), b, pvals))
     return open_table(path), written
 
 
