@@ -411,8 +411,18 @@ def test_a_query_lists_and_vouches_for_only_the_partitions_it_reads(spark, table
     shutil.copytree(root / "p=1", odd)
     (odd / "extra").mkdir()
     shutil.copy(sorted(odd.glob("0*"))[0], odd / "extra" / "000000_0")
+    from bucketkit.spark.catalog import misplaced_partition
+
+    def misplaced(jar):  # the jar's one call (CatalogPartitions) and the Python rule it stands in for, alike
+        ct = spark._jsparkSession.sessionState().catalog().getTableMetadata(
+            spark._jvm.org.apache.spark.sql.catalyst.TableIdentifier("sqlc_lazy"))
+        return misplaced_partition(spark, ct, jar=jar)
+
+    assert misplaced(True) is None and misplaced(False) is None
     with catalog_off(spark):
         spark.sql(f"ALTER TABLE sqlc_lazy ADD PARTITION (p=2) LOCATION '{odd}'")
+    assert misplaced(True) == misplaced(False) and misplaced(True)[0] == "p=2"
+    assert misplaced(True)[1].rstrip("/").endswith(str(odd)) and misplaced(True)[2].endswith("p=2")
     rows, plan, golden, _ = run(spark, "SELECT k, count(*) FROM sqlc_lazy WHERE p < 2 GROUP BY k")
     assert rows == golden and rows
     assert "Exchange" not in plan and "partitions=2 of 3" in scans(plan)[0], plan

@@ -124,10 +124,32 @@ def _check_partition_locations(spark: Any, ct: Any, name: str) -> None:
     Raises:
         LayoutError: a partition's location is not ``<table location>/<k=v path>``, naming both.
     """
+    misplaced = misplaced_partition(spark, ct)
+    if misplaced is not None:
+        where, actual, expected, root = misplaced
+        raise LayoutError(
+            f"table {name!r}: partition {where} is kept "
+            f"at {actual}, outside the table's directory ({expected} expected); bucketkit's "
+            f"Python readers and writers find partitions as k=v directories under {root}, so they "
+            f"would miss its rows. Read the table with Spark SQL (bucketkit's catalog reads every partition "
+            f"where the metastore keeps it), or move the partition under the table's directory")
+
+
+def misplaced_partition(spark: Any, ct: Any, *, jar: bool = True) -> tuple[str, str, str, str] | None:
+    """The first partition of catalog table ``ct`` kept outside ``<location>/<k=v path>``: (``k=v/...``,
+    its location, the expected location, the table's location), or None. One call into bucketkit's jar
+    (``io.bucketkit.spark.CatalogPartitions``) where the session has it; else the same rule here, about
+    ten py4j calls a partition (``jar=False``: this rule, which tests hold equal to the jar's)."""
+    from py4j.java_gateway import JavaClass
+
     if ct.partitionColumnNames().isEmpty():
-        return
+        return None
     jvm = spark.sparkContext._jvm
     ident = ct.identifier()
+    jar_rule = jvm.io.bucketkit.spark.CatalogPartitions if jar else None
+    if isinstance(jar_rule, JavaClass):  # a missing class is a JavaPackage
+        found = jar_rule.misplaced(spark._jsparkSession, ident.database().get(), ident.table())
+        return None if found is None else tuple(found)
     parts = spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
         ident.database().get(), ident.table(), jvm.scala.Option.empty())
     root = jvm.org.apache.hadoop.fs.Path(ct.location())
@@ -140,12 +162,8 @@ def _check_partition_locations(spark: Any, ct: Any, name: str) -> None:
                 actual.getScheme() and expected.getScheme() and actual.getScheme() != expected.getScheme()):
             spec = dict(jvm.scala.jdk.javaapi.CollectionConverters.asJava(part.spec()))
             where = "/".join(f"{c}={spec.get(c)}" for c in _seq(ct.partitionColumnNames()))
-            raise LayoutError(
-                f"table {name!r}: partition {where} is kept "
-                f"at {actual.toString()}, outside the table's directory ({expected.toString()} expected); bucketkit's "
-                f"Python readers and writers find partitions as k=v directories under {root.toString()}, so they "
-                f"would miss its rows. Read the table with Spark SQL (bucketkit's catalog reads every partition "
-                f"where the metastore keeps it), or move the partition under the table's directory")
+            return where, actual.toString(), expected.toString(), root.toString()
+    return None
 
 
 def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:

@@ -1,0 +1,62 @@
+package io.bucketkit.spark;
+
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils;
+import org.apache.spark.sql.classic.SparkSession;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A catalog table's partitions as bucketkit's Python readers see them, asked in one call: the Python
+ * API (bucketkit/spark/catalog.py) would otherwise cross py4j about ten times per partition, seconds
+ * for a table with thousands of daily partitions. tests/test_catalog.py holds this equal to the
+ * Python rule it serves.
+ */
+public final class CatalogPartitions {
+  private CatalogPartitions() {}
+
+  /**
+   * The first partition of table {@code db.table} the metastore keeps outside Hive's default place
+   * ({@code <table location>/<k=v path>}, {@link ExternalCatalogUtils#generatePartitionPath}), as
+   * {@code {"k=v/...", its location, the expected location, the table's location}}; null when every
+   * partition is where bucketkit's readers look (paths compared, and schemes where both have one).
+   */
+  public static String[] misplaced(SparkSession spark, String db, String table) {
+    CatalogTable t = spark.sessionState().catalog().externalCatalog().getTable(db, table);
+    if (t.partitionColumnNames().isEmpty()) {
+      return null;
+    }
+    Path root = new Path(t.location());
+    List<String> columns = CollectionConverters.asJava(t.partitionColumnNames());
+    for (CatalogTablePartition part : CollectionConverters.asJava(
+        spark.sessionState().catalog().externalCatalog().listPartitions(db, table, scala.Option.empty()))) {
+      URI expected = ExternalCatalogUtils.generatePartitionPath(part.spec(), t.partitionColumnNames(), root).toUri();
+      URI actual = new Path(part.location()).toUri();
+      boolean schemes = actual.getScheme() != null && expected.getScheme() != null
+          && !actual.getScheme().equals(expected.getScheme());
+      if (!strip(actual.getPath()).equals(strip(expected.getPath())) || schemes) {
+        java.util.Map<String, String> spec = CollectionConverters.asJava(part.spec());
+        List<String> where = new ArrayList<>();
+        for (String c : columns) {
+          where.add(c + "=" + spec.get(c));
+        }
+        return new String[] {String.join("/", where), actual.toString(), expected.toString(), root.toString()};
+      }
+    }
+    return null;
+  }
+
+  private static String strip(String path) {
+    int end = path.length();
+    while (end > 0 && path.charAt(end - 1) == '/') {
+      end--;
+    }
+    return path.substring(0, end);
+  }
+}
