@@ -54,9 +54,13 @@ class BucketedTable:
 
     def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None, *, unvouched: bool = False):
         """List and map the table's files to buckets (see :func:`bucketkit.layout.discovery.discover`)."""
+        from bucketkit.acid.plan import WRITER_IDS
         from bucketkit.layout.discovery import discover
 
-        return discover(self.location, self.spec.bucket_count, filesystem=self.filesystem,
+        # a table that is not bucketed (Hive 3's unbucketed ACID table): its bucket_N are writer ids,
+        # below what Hive's bucket codec can hold
+        count = self.spec.bucket_count if self.spec.bucketed else WRITER_IDS
+        return discover(self.location, count, filesystem=self.filesystem,
                         partitioned_by=self.spec.partitioned_by, partition_filter=partition_filter,
                         unvouched=unvouched)
 

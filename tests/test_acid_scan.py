@@ -192,6 +192,7 @@ def test_unbucketed_catalog_table_is_read_unbucketed(spark, tmp_path, monkeypatc
     try:
         plan = plan_scan("acid_unbucketed", spark=spark)
         assert plan.acid and plan.unbucketed == UNBUCKETED and sorted(plan.partitions[0].bucket_files) == [0, 1, 2]
+        assert not plan.table.spec.bucketed and plan.table.spec.bucket_function() is None
         expected = dummy_rows()
         assert rows(scan(spark, "acid_unbucketed")) == expected
     finally:

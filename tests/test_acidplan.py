@@ -14,6 +14,7 @@ import pytest
 
 from bucketkit.acid.plan import FULL, INSERT_ONLY, UNBUCKETED, transactional_kind
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.layout.metadata import TableSpec
 from bucketkit.pruning.plan import plan_scan
 from bucketkit.table import open_table
 from support.engine import engine, needs_engine
@@ -24,6 +25,10 @@ def test_unbucketed_acid_directory_opens_without_a_spec():
     table = open_table(engine("trino/dummy_id_data_orc"))
     assert table.unbucketed_reason == UNBUCKETED
     assert table.spec.columns == (("id", "int"), ("data", "string"), ("comment", "string"))
+    # not bucketed: no bucket columns, no count, nothing that could hash a row (no stand-in spec)
+    assert not table.spec.bucketed and table.spec.bucketed_by == () and table.spec.bucket_count == 0
+    assert table.spec.bucket_function() is None
+    assert TableSpec.from_json(table.spec.to_json()) == table.spec
     plan = plan_scan(table)
     assert plan.acid and plan.acid_kind == FULL and plan.unbucketed == UNBUCKETED
     (part,) = plan.partitions

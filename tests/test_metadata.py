@@ -30,6 +30,8 @@ def test_json_round_trip_and_hidden_file(tmp_path):
 
 @pytest.mark.parametrize("change, words", [
     (dict(bucketed_by=()), "bucketed_by"),
+    (dict(bucketed_by=(), bucket_types=(), bucket_count=3), "bucketed_by"),
+    (dict(bucketed_by=(), bucket_types=(), bucket_count=-1), "bucketed_by"),
     (dict(bucket_types=("bigint", "int")), "bucket_types"),
     (dict(bucket_count=0), "bucket_count=0"),
     (dict(bucket_count=True), "bucket_count=True"),
@@ -45,6 +47,14 @@ def test_invalid_specs_name_the_option(change, words):
         spec(**change)
     assert words in str(info.value)
     assert isinstance(info.value, ValueError) and isinstance(info.value, BucketkitError)
+
+
+def test_a_spec_without_bucketing_has_no_bucket_function():
+    """Hive 3's unbucketed ACID tables: no bucket columns, 0 buckets, nothing that hashes a row."""
+    s = spec(bucketed_by=(), bucket_types=(), bucket_count=0, sorted_by=())
+    assert not s.bucketed and s.bucket_function() is None
+    assert TableSpec.from_json(s.to_json()) == s
+    assert spec().bucketed and spec().bucket_function() is not None
 
 
 def test_differences_name_each_field():

@@ -170,8 +170,8 @@ def unbucketed_spec(fs: pafs.FileSystem, root: str, *, partitioned_by: Sequence[
 
     The columns come from ``table_columns`` or the first data file of an ACID directory, the
     partition columns from the ``k=v`` directories above it (types ``string`` unless given). The
-    first column stands in as bucket column of :data:`WRITER_IDS` buckets; readers read such a
-    table unbucketed (:data:`UNBUCKETED`), so no hash is ever computed on it.
+    spec is not bucketed (no bucket columns, 0 buckets, no bucket function): its ``bucket_N`` files
+    are numbered by writer (below :data:`WRITER_IDS`), and readers read it unbucketed (:data:`UNBUCKETED`).
     """
     found = _first_acid_file(fs, root)
     if found is None:
@@ -180,8 +180,7 @@ def unbucketed_spec(fs: pafs.FileSystem, root: str, *, partitioned_by: Sequence[
     columns = dict(table_columns) if table_columns else {
         f.name: str(hive_type_of_arrow(f.type)) for f in data_schema(fs, found[0], fmt)}
     keys = tuple(partitioned_by) if partitioned_by is not None else tuple(found[1])
-    first = next(iter(columns))
-    return TableSpec.create(first, WRITER_IDS, columns=columns, bucketing_version=2, partitioned_by=keys,
+    return TableSpec.create((), 0, columns=columns, bucketing_version=2, partitioned_by=keys,
                             partition_types=tuple(partition_types or ()), file_format=fmt)
 
 

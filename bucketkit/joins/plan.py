@@ -275,7 +275,8 @@ class JoinPlan:
                     f"; written into {spec.bucket_count} buckets by ({by}), {spec.hashing} when run"
                     if self.strategy.startswith("move") else ""))
                 continue
-            lines.append(f"  {name + ':':6} {spec.bucket_count} buckets by ({by}), {spec.hashing}"
+            layout = f"{spec.bucket_count} buckets by ({by}), {spec.hashing}" if spec.bucketed else "not bucketed"
+            lines.append(f"  {name + ':':6} {layout}"
                          + (f", sorted by ({', '.join(map(str, spec.sorted_by))})" if spec.sorted_by else "")
                          + (f", partitioned by ({', '.join(spec.partitioned_by)})" if spec.partitioned_by else ""))
             if filters:

@@ -73,9 +73,10 @@ class TableSpec:
     """How a table is bucketed and stored.
 
     Attributes:
-        bucketed_by: bucket column names, in hash order.
+        bucketed_by: bucket column names, in hash order; ``()`` for a table that is not bucketed
+            (Hive 3's default managed ACID table: its ``bucket_N`` files are numbered by writer).
         bucket_types: their Hive types (``"bigint"``, ``"varchar(20)"``, ...), same order.
-        bucket_count: number of buckets (1 .. 99999 for Trino-compatible names).
+        bucket_count: number of buckets (1 .. 99999 for Trino-compatible names); 0 when not bucketed.
         bucketing_version: 1 (Hive < 3, Spark's Hive writer) or 2 (Hive 3, Trino's default).
         sorted_by: ``SORTED BY`` keys inside each bucket file.
         partitioned_by: Hive partition column names (directory levels, in order).
@@ -111,7 +112,7 @@ class TableSpec:
         object.__setattr__(self, "partition_types", tuple(str(parse_hive_type(t)) for t in ptypes))
         object.__setattr__(self, "columns", tuple((str(n), str(parse_hive_type(t))) for n, t in self.columns))
         object.__setattr__(self, "properties", tuple(sorted(dict(self.properties).items())))
-        if not self.bucketed_by:
+        if not self.bucketed_by and self.bucket_count != 0:
             raise InvalidArgumentError("bucketed_by: expected at least one bucket column")
         if len(self.bucket_types) != len(self.bucketed_by):
             raise InvalidArgumentError(
@@ -119,7 +120,8 @@ class TableSpec:
                 f"{list(self.bucketed_by)}")
         if len(set(self.bucketed_by)) != len(self.bucketed_by):
             raise InvalidArgumentError(f"bucketed_by {list(self.bucketed_by)} names a column twice")
-        if not isinstance(self.bucket_count, int) or isinstance(self.bucket_count, bool) or self.bucket_count < 1:
+        if not isinstance(self.bucket_count, int) or isinstance(self.bucket_count, bool) or (
+                self.bucket_count < 1 and self.bucketed_by):
             raise InvalidArgumentError(f"bucket_count={self.bucket_count!r}: expected a positive integer")
         if self.hash_family not in HASH_FAMILIES:
             raise InvalidArgumentError(f"hash_family={self.hash_family!r}: expected one of {list(HASH_FAMILIES)}")
@@ -147,10 +149,18 @@ class TableSpec:
         """Hive type of every column, data columns then partition columns."""
         return {**dict(self.columns), **dict(zip(self.partitioned_by, self.partition_types))}
 
+    @property
+    def bucketed(self) -> bool:
+        """Whether rows are placed by a hash of bucket columns (False: no bucket columns, 0 buckets)."""
+        return bool(self.bucketed_by)
+
     def bucket_function(self):
-        """The :class:`bucketkit.hashing.hive.BucketFunction` that places rows of this table."""
+        """The :class:`bucketkit.hashing.hive.BucketFunction` that places rows of this table; None for
+        a table that is not bucketed (nothing hashes its rows)."""
         from bucketkit.hashing.hive import BucketFunction  # hashing is below metadata; imported lazily for speed
 
+        if not self.bucketed:
+            return None
         return BucketFunction(self.bucketing_version, self.bucket_types, self.bucket_count, self.hash_family)
 
     @property

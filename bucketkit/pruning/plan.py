@@ -288,9 +288,9 @@ class ScanPlan:
         buckets = ("all" if self.selected_buckets is None
                    else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
         how = f"{n} buckets by {cols}, {spec.hashing}"
+        how = how if spec.bucketed else "unbucketed"
         if self.acid:
-            how = (f"Hive ACID {self.acid_kind}, " + ("unbucketed" if self.unbucketed == acidplan.UNBUCKETED else how)
-                   + f", write ids {self.write_ids or 'all committed'}")
+            how = f"Hive ACID {self.acid_kind}, {how}, write ids {self.write_ids or 'all committed'}"
         lines = [
             f"scan of {self.table} ({spec.file_format}, {how})",
             f"filters:    {to_text(self.filters)}",

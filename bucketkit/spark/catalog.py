@@ -17,7 +17,7 @@ import json
 import posixpath
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from bucketkit.acid.plan import UNBUCKETED, WRITER_IDS, transactional_kind
+from bucketkit.acid.plan import UNBUCKETED, transactional_kind
 from bucketkit.errors import InvalidArgumentError, LayoutError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
@@ -254,8 +254,8 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
         bucketed_by, count = [lowered.get(c.lower(), c) for c in declared], int(d["bucket_count"])
         sorted_by = tuple(d["sort_columns"])
         unbucketed = verdict.reason if verdict.kind == "unbucketed" or verdict.version == 0 else None
-    else:  # an unbucketed ACID table: bucket_N are writer ids; a stand-in spec, never hashed
-        bucketed_by, count, sorted_by, unbucketed = columns[:1], WRITER_IDS, (), UNBUCKETED
+    else:  # an unbucketed ACID table: bucket_N are writer ids; a spec without bucketing, never hashed
+        bucketed_by, count, sorted_by, unbucketed = [], 0, (), UNBUCKETED
     spec = TableSpec(
         bucketed_by=tuple(bucketed_by), bucket_types=tuple(types[c] for c in bucketed_by),
         bucket_count=count, bucketing_version=version, hash_family=family,
