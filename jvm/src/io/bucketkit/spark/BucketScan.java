@@ -208,7 +208,8 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     }
     partitions.forEach(p -> p.key = p.bucket % group);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
-        + table.buckets + " " + buckets) + ", partitions=" + selectedParts + " of " + listing.total()
+        + table.buckets + " " + buckets) + ", partitions=" + selectedParts
+        + (listing.total() >= 0 ? " of " + listing.total() : " (pruned by the metastore)")
         + ", files=" + files + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))

@@ -312,18 +312,30 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /**
    * The partitions that may hold rows matching {@code partitionFilters} (bound to the partition
-   * schema), their files listed as one version. The metastore is asked once per query; only the
-   * partitions kept are listed. Where a kept partition's files cannot be vouched for (a sub-directory,
+   * schema), their files listed as one version. The metastore is asked once per query: for the
+   * partitions the filters keep, as Spark's own plan asks it ({@code listPartitionsByFilter}, pruned
+   * by the metastore where {@code spark.sql.hive.metastorePartitionPruning} is on; then the selection's
+   * total is unknown, -1), else for every partition; only the partitions kept are listed. Where a kept partition's files cannot be vouched for (a sub-directory,
    * names of no bucket scheme, Spark's v1-hashed INSERT files in a v2 table ...), the selection says
    * why and holds every file Spark's own reader would read there, each of bucket -1: the scan reads
    * them unbucketed, and says so (a query reading only sound partitions stays bucketed).
    */
   Selection select(List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) throws IOException {
     SparkSession spark = SparkSession.active();
-    if (catalogParts == null) {
-      catalogParts = catalogPartitions(spark, table);
+    List<Located> candidates;
+    int total;
+    if (!partitionFilters.isEmpty() && partitionSchema.length() > 0
+        && spark.sessionState().conf().metastorePartitionPruning()) {
+      candidates = prunedPartitions(spark, table, partitionFilters);
+      total = -1;
+    } else {
+      if (catalogParts == null) {
+        catalogParts = catalogPartitions(spark, table);
+      }
+      candidates = catalogParts;
+      total = catalogParts.size();
     }
-    List<Located> kept = catalogParts.stream()
+    List<Located> kept = candidates.stream()
         .filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
     List<TablePartition> parts = new ArrayList<>();
     // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
@@ -338,7 +350,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
           () -> SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept)));
     }
-    return new Selection(parts, catalogParts.size(), doubt);
+    return new Selection(parts, total, doubt);
   }
 
   /**
@@ -391,6 +403,17 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    * external catalog with the table just loaded: the session catalog's {@code listPartitions} would
    * first ask the metastore whether the database and the table exist (two more round trips per query).
    */
+  /** The partitions of {@code t} the metastore keeps for {@code bound} (predicates bound to its partition schema). */
+  private static List<Located> prunedPartitions(SparkSession spark, CatalogTable t,
+                                                List<org.apache.spark.sql.catalyst.expressions.Expression> bound) {
+    String tz = spark.sessionState().conf().sessionLocalTimeZone();
+    List<org.apache.spark.sql.catalyst.expressions.Expression> named = bound.stream()
+        .map(e -> ScanPredicates.named(e, t.partitionSchema())).toList();
+    return CollectionConverters.asJava(spark.sessionState().catalog().externalCatalog().listPartitionsByFilter(
+        t.identifier().database().get(), t.identifier().table(), CollectionConverters.asScala(named).toList(), tz))
+        .stream().map(p -> new Located(p.toRow(t.partitionSchema(), tz), pathOf(p.location()))).toList();
+  }
+
   private static List<Located> catalogPartitions(SparkSession spark, CatalogTable t) {
     if (t.partitionColumnNames().isEmpty()) {
       return List.of(new Located(InternalRow.empty(), pathOf(t.location())));

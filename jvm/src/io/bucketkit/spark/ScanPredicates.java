@@ -12,7 +12,6 @@ import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -146,20 +145,42 @@ final class ScanPredicates {
       return null;
     }
     List<String> names = fieldNames(schema);
-    return converted.get().transform(new scala.runtime.AbstractPartialFunction<
+    return replace(converted.get(), UnresolvedAttribute.class, a -> {
+      int i = names.indexOf(a.name().toLowerCase(Locale.ROOT));
+      return new BoundReference(i, schema.fields()[i].dataType(), true);
+    });
+  }
+
+  /**
+   * A predicate bound to partition schema {@code schema} ({@link #bind}) with its columns named
+   * instead: what the metastore's partition pruning takes ({@code ExternalCatalog.listPartitionsByFilter}).
+   */
+  static org.apache.spark.sql.catalyst.expressions.Expression named(
+      org.apache.spark.sql.catalyst.expressions.Expression bound, StructType schema) {
+    return replace(bound, BoundReference.class, r -> {
+      org.apache.spark.sql.types.StructField f = schema.fields()[r.ordinal()];
+      return new org.apache.spark.sql.catalyst.expressions.AttributeReference(f.name(), f.dataType(), true,
+          org.apache.spark.sql.types.Metadata.empty(),
+          org.apache.spark.sql.catalyst.expressions.NamedExpression$.MODULE$.newExprId(),
+          scala.collection.immutable.List$.MODULE$.empty());
+    });
+  }
+
+  /** {@code e} with every sub-expression of class {@code kind} replaced by {@code f} of it. */
+  private static <T> org.apache.spark.sql.catalyst.expressions.Expression replace(
+      org.apache.spark.sql.catalyst.expressions.Expression e, Class<T> kind,
+      java.util.function.Function<T, org.apache.spark.sql.catalyst.expressions.Expression> f) {
+    return e.transform(new scala.runtime.AbstractPartialFunction<
         org.apache.spark.sql.catalyst.expressions.Expression, org.apache.spark.sql.catalyst.expressions.Expression>() {
       @Override
       public boolean isDefinedAt(org.apache.spark.sql.catalyst.expressions.Expression x) {
-        return x instanceof UnresolvedAttribute;
+        return kind.isInstance(x);
       }
 
       @Override
       public org.apache.spark.sql.catalyst.expressions.Expression apply(
           org.apache.spark.sql.catalyst.expressions.Expression x) {
-        String name = ((UnresolvedAttribute) x).name().toLowerCase(Locale.ROOT);
-        int i = names.indexOf(name);
-        DataType type = schema.fields()[i].dataType();
-        return new BoundReference(i, type, true);
+        return f.apply(kind.cast(x));
       }
     });
   }
