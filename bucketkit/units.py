@@ -1,7 +1,8 @@
 """The read unit: these data files, plus these delete files, for one (partition, bucket).
 
-Every reader of a table reads units: ``bucketkit.join``'s bucket groups, ``bucketkit.scan``'s Python
-tasks (Hive ACID tables), the ``bucketkit`` data source and ``validate``. A unit says where its rows
+Every Python reader of a table reads units: ``bucketkit.join``'s bucket groups, ``bucketkit.scan``'s
+Python tasks (Hive ACID tables) and the ``bucketkit`` data source (``validate`` still reads files on
+its own). A unit says where its rows
 are (:attr:`ReadUnit.path`), how big it is, which bucket and partition it belongs to, and -- through
 its :attr:`ReadUnit.source` -- how its rows are made from its files, the way pyiceberg's
 ``FileScanTask(data_file, delete_files)`` carries a data file's deletes with it:
@@ -9,7 +10,7 @@ its :attr:`ReadUnit.source` -- how its rows are made from its files, the way pyi
 * ``source=None``: one plain data file, read as written (Hive, Trino, Spark and bucketkit bucket
   files; original files of no bucket in an unbucketed read);
 * a snapshot source, for table kinds whose rows are several files merged: one bucket of a Hive ACID
-  partition's snapshot (base + deltas - delete events, :class:`bucketkit.acid.units.AcidBucket`),
+  partition's snapshot (base + deltas - delete events, :class:`bucketkit.acid.plan.AcidBucket`),
   and next Hudi's file slices (a base file plus log files).
 
 A table kind plugs in by giving its units a source (:class:`UnitSource`); the readers never ask
@@ -150,10 +151,10 @@ class ReadUnit:
         """Why a file of the unit can vanish after a read was planned, in words."""
         return self.source.gone(self) if self.source is not None else "the table was overwritten"
 
-    def vanished(self, table: str, reader: str = "the read") -> ConcurrentModificationError:
-        """The error for a file of the unit gone when read, after ``reader`` was planned."""
+    def vanished(self, table: str) -> ConcurrentModificationError:
+        """The error for a file of the unit gone when read, after the read was planned."""
         return ConcurrentModificationError(
-            f"table {table}: {self.describe()} is gone: {self.gone()} while it was read; run {reader} again")
+            f"table {table}: {self.describe()} is gone: {self.gone()} while it was read; run the read again")
 
 
 def conform(data: pa.Table | pa.RecordBatch, target: pa.Schema, names: Sequence[str], partitioned_by: Sequence[str],

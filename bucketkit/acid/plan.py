@@ -324,13 +324,12 @@ def check_files(fs: pafs.FileSystem, plan: Any) -> None:
     check_versions(fs, paths)
 
 
-def units(plan: Any, write_ids: Any = None) -> list[ReadUnit]:
+def units(plan: Any) -> list[ReadUnit]:
     """The read units of an ACID :class:`~bucketkit.pruning.plan.ScanPlan`: one per (partition, bucket)
     whose snapshot has rows to read (a bucket of delete events only deletes nothing here)."""
-    ids = plan.write_ids if write_ids is None else write_ids
     out = []
     for p in plan.partitions:
-        source = AcidBucket(p.acid, plan.acid_kind or FULL, ids)
+        source = AcidBucket(p.acid, plan.acid_kind or FULL, plan.write_ids)
         for b in sorted(p.bucket_files):
             bf = bucket_files(p.acid, b)
             if bf.inserts or bf.originals:

@@ -77,35 +77,26 @@ class SideRead:
         if f.size <= 0:
             return
         parts = dict(self.partition_types)
-        data_cols = [c for c in self.columns if c not in parts]
+        data = pa.schema([fld for fld in self.schema if fld.name not in parts])  # the table's data columns
         filter_cols = {c for conj in self.filters for c, _, _ in conj}
-        wanted = list(dict.fromkeys([*data_cols, *(c for c in filter_cols if c not in parts)]))
+        wanted = list(dict.fromkeys([*(c for c in self.columns if c not in parts),
+                                     *(c for c in filter_cols if c not in parts)]))
+        # each batch as: the wanted data columns (missing ones NULL) cast to the schema, then the
+        # partition columns the side reads or filters on
+        constants = [name for name in parts if name in self.columns or name in filter_cols]
+        target = pa.schema([self.schema.field(c) for c in [*wanted, *constants]])
         expr = self.expression()
-        for batch in self._file_batches(f, wanted, batch_rows):
-            batch = self._complete(batch, f, wanted)
-            if expr is not None:
-                batch = _filter(batch, expr)
-            yield batch.select(list(self.columns))
-
-    def _file_batches(self, f: ReadUnit, columns: list[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
-        parts = dict(self.partition_types)
-        target = pa.schema([fld for fld in self.schema if fld.name not in parts])
         try:
-            yield from f.batches(self.filesystem, columns, target, self.file_format, batch_rows)
+            for batch in f.batches(self.filesystem, wanted, data, self.file_format, batch_rows):
+                table = conform(batch, target, data.names, constants, f.values)
+                batch = table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=target)
+                if expr is not None:
+                    batch = _filter(batch, expr)
+                yield batch.select(list(self.columns))
         except FileNotFoundError as exc:
             raise ConcurrentModificationError(
                 f"{self.table or 'join side'}: {f.describe()} vanished after the join was planned ({exc}): "
                 f"{f.gone()} while the join read it; run the join again") from exc
-
-    def _complete(self, batch: pa.RecordBatch, f: ReadUnit, wanted: list[str]) -> pa.RecordBatch:
-        """The batch with every wanted data column (missing ones NULL) cast to the schema, plus the
-        partition columns the side reads or filters on."""
-        filtered = {c for conj in self.filters for c, _, _ in conj}
-        parts = [name for name, _ in self.partition_types if name in self.columns or name in filtered]
-        target = pa.schema([self.schema.field(c) for c in [*wanted, *parts]])
-        data_names = [n for n in self.schema.names if n not in dict(self.partition_types)]
-        table = conform(batch, target, data_names, parts, f.values)
-        return table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=target)
 
 
 def _filter(batch: pa.RecordBatch, expr: Any) -> pa.RecordBatch:

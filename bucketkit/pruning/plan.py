@@ -287,8 +287,7 @@ class ScanPlan:
         cols = ", ".join(f"{c} {t}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
         buckets = ("all" if self.selected_buckets is None
                    else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
-        how = f"{n} buckets by {cols}, {spec.hashing}"
-        how = how if spec.bucketed else "unbucketed"
+        how = f"{n} buckets by {cols}, {spec.hashing}" if spec.bucketed else "unbucketed"
         if self.acid:
             how = f"Hive ACID {self.acid_kind}, {how}, write ids {self.write_ids or 'all committed'}"
         lines = [

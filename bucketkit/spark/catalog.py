@@ -148,7 +148,7 @@ def misplaced_partition(spark: Any, ct: Any, *, jar: bool = True) -> tuple[str, 
     ident = ct.identifier()
     jar_rule = jvm.io.bucketkit.spark.CatalogPartitions if jar else None
     if isinstance(jar_rule, JavaClass):  # a missing class is a JavaPackage
-        found = jar_rule.misplaced(spark._jsparkSession, ident.database().get(), ident.table())
+        found = jar_rule.misplaced(spark._jsparkSession, ct)
         return None if found is None else tuple(found)
     parts = spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
         ident.database().get(), ident.table(), jvm.scala.Option.empty())

@@ -22,13 +22,14 @@ public final class CatalogPartitions {
   private CatalogPartitions() {}
 
   /**
-   * The first partition of table {@code db.table} the metastore keeps outside Hive's default place
+   * The first partition of catalog table {@code t} the metastore keeps outside Hive's default place
    * ({@code <table location>/<k=v path>}, {@link ExternalCatalogUtils#generatePartitionPath}), as
    * {@code {"k=v/...", its location, the expected location, the table's location}}; null when every
    * partition is where bucketkit's readers look (paths compared, and schemes where both have one).
    */
-  public static String[] misplaced(SparkSession spark, String db, String table) {
-    CatalogTable t = spark.sessionState().catalog().externalCatalog().getTable(db, table);
+  public static String[] misplaced(SparkSession spark, CatalogTable t) {
+    String db = t.identifier().database().get();
+    String table = t.identifier().table();
     if (t.partitionColumnNames().isEmpty()) {
       return null;
     }
