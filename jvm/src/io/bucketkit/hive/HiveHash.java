@@ -48,6 +48,13 @@ public final class HiveHash {
   private static final boolean BIG_ENDIAN = ByteOrder.nativeOrder().equals(ByteOrder.BIG_ENDIAN);
 
   /** A bucketable Hive type: a primitive name, or array/map with their children. */
+  /** {@link Type#unboxed()}: how a hot loop reads a key (its per-type hash is {@code hashInt}, ...). */
+  public static final int BOXED = 0;
+  public static final int INT = 1;
+  public static final int BIGINT = 2;
+  public static final int STRING = 3;
+  public static final int VARCHAR = 4;
+
   public static final class Type implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
     private static final List<String> PRIMITIVES = List.of(
@@ -131,6 +138,21 @@ public final class HiveHash {
       }
       throw new UnsupportedOperationException("Hive/Trino cannot bucket on a Spark " + t.simpleString()
           + " column; bucketable types are " + String.join(", ", PRIMITIVES) + ", array and map of them");
+    }
+
+    /**
+     * How a hot loop reads this type's values without boxing them: {@link #INT} (int, date),
+     * {@link #BIGINT}, {@link #STRING}, {@link #VARCHAR}; any other type {@link #BOXED}, through
+     * {@link HiveHash#hash(Object, Type, int)}.
+     */
+    public int unboxed() {
+      return switch (name) {
+        case "int", "date" -> INT;
+        case "bigint" -> BIGINT;
+        case "string" -> STRING;
+        case "varchar" -> VARCHAR;
+        default -> BOXED;
+      };
     }
 
     /** The Spark type of this Hive type's internal values. */

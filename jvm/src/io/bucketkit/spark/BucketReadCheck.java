@@ -35,13 +35,7 @@ final class BucketReadCheck implements Serializable {
   private final String table;
   private final String column;
   private final Map<String, Integer> bucketOfFile;  // Spark's url-encoded path -> bucket
-  private final int fast;  // INT, BIGINT, STRING, VARCHAR: read straight from the vector; else GENERIC
-
-  private static final int GENERIC = 0;
-  private static final int INT = 1;
-  private static final int BIGINT = 2;
-  private static final int STRING = 3;
-  private static final int VARCHAR = 4;
+  private final int fast;  // HiveHash.Type.unboxed(): INT, BIGINT, STRING, VARCHAR read straight from the vector
 
   BucketReadCheck(int ordinal, DataType dataType, HiveHash.Type type, int version, int buckets, String table,
                   String column, Map<String, Integer> bucketOfFile) {
@@ -53,13 +47,7 @@ final class BucketReadCheck implements Serializable {
     this.table = table;
     this.column = column;
     this.bucketOfFile = bucketOfFile;
-    this.fast = switch (type.name) {
-      case "int", "date" -> INT;
-      case "bigint" -> BIGINT;
-      case "string" -> STRING;
-      case "varchar" -> VARCHAR;
-      default -> GENERIC;
-    };
+    this.fast = type.unboxed();
   }
 
   private int expected() {
@@ -90,10 +78,10 @@ final class BucketReadCheck implements Serializable {
         hash = 0;
       } else {
         hash = switch (fast) {
-          case INT -> HiveHash.hashInt(v.getInt(i), version);
-          case BIGINT -> HiveHash.hashLong(v.getLong(i), version);
-          case STRING -> HiveHash.hashString(v.getUTF8String(i), version, false);
-          case VARCHAR -> HiveHash.hashString(v.getUTF8String(i), version, true);
+          case HiveHash.INT -> HiveHash.hashInt(v.getInt(i), version);
+          case HiveHash.BIGINT -> HiveHash.hashLong(v.getLong(i), version);
+          case HiveHash.STRING -> HiveHash.hashString(v.getUTF8String(i), version, false);
+          case HiveHash.VARCHAR -> HiveHash.hashString(v.getUTF8String(i), version, true);
           default -> HiveHash.hash(generic(v, i), type, version);
         };
       }

@@ -156,6 +156,7 @@ public final class HiveBucketFunction implements UnboundFunction {
     private final DataType valueType;
     private final int numBuckets;
     private final DataType[] inputs;
+    private final int fast;  // HiveHash.Type.unboxed(): the common key types read unboxed
 
     Bound(String name, int version, HiveHash.Type type, int numBuckets, DataType[] inputs) {
       this.name = name;
@@ -164,6 +165,7 @@ public final class HiveBucketFunction implements UnboundFunction {
       this.valueType = type.sparkType();
       this.numBuckets = numBuckets;
       this.inputs = inputs;
+      this.fast = type.unboxed();
     }
 
     @Override
@@ -207,7 +209,19 @@ public final class HiveBucketFunction implements UnboundFunction {
     public Integer produceResult(InternalRow row) {
       int v = numBuckets < 0 ? 1 : 0;
       int n = numBuckets < 0 ? row.getInt(0) : numBuckets;
-      return HiveHash.bucketId(HiveHash.hash(row.isNullAt(v) ? null : row.get(v, valueType), type, version), n);
+      if (row.isNullAt(v)) {
+        return HiveHash.bucketId(0, n);
+      }
+      // Spark evaluates this for every row a shuffle moves into the table's buckets: the common key
+      // types skip boxing and the type dispatch of HiveHash.hash (same hashes, see its per-type methods)
+      int hash = switch (fast) {
+        case HiveHash.INT -> HiveHash.hashInt(row.getInt(v), version);
+        case HiveHash.BIGINT -> HiveHash.hashLong(row.getLong(v), version);
+        case HiveHash.STRING -> HiveHash.hashString(row.getUTF8String(v), version, false);
+        case HiveHash.VARCHAR -> HiveHash.hashString(row.getUTF8String(v), version, true);
+        default -> HiveHash.hash(row.get(v, valueType), type, version);
+      };
+      return HiveHash.bucketId(hash, n);
     }
 
     /** Whether {@code other} hashes every value as this function does (its bucket count aside). */
