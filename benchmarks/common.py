@@ -108,8 +108,8 @@ class BenchResult:
         return {**asdict(self), "ratio": self.ratio, "goal_met": self.goal_met}
 
 
-def timed_interleaved(fns: Sequence[Callable[[], Any]], repeat: int = 5, warmup: int = 1) -> list[float]:
-    """Best time of each function, run in alternating rounds (A, B, C, A, B, C, ...).
+def times_interleaved(fns: Sequence[Callable[[], Any]], repeat: int = 5, warmup: int = 1) -> list[list[float]]:
+    """Every time of each function, run in alternating rounds (A, B, C, A, B, C, ...).
 
     Timing one function after another favours the later ones: the JVM's JIT, the page cache and
     Spark's caches are warmer by then. Alternating gives every contender the same conditions.
@@ -117,14 +117,19 @@ def timed_interleaved(fns: Sequence[Callable[[], Any]], repeat: int = 5, warmup:
     for _ in range(max(0, warmup)):
         for fn in fns:
             fn()
-    best = [math.inf] * len(fns)
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(max(1, repeat)):
         for i, fn in enumerate(fns):
             gc.collect()
             start = time.perf_counter()
             fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
+            times[i].append(time.perf_counter() - start)
+    return times
+
+
+def timed_interleaved(fns: Sequence[Callable[[], Any]], repeat: int = 5, warmup: int = 1) -> list[float]:
+    """Best time of each function, run in alternating rounds (:func:`times_interleaved`)."""
+    return [min(t) for t in times_interleaved(fns, repeat, warmup)]
 
 
 def timed(fn: Callable[[], Any], repeat: int = 3, warmup: int = 1, *,
