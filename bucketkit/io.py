@@ -29,7 +29,7 @@ from bucketkit.errors import CorruptTableError, InvalidArgumentError
 
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
-           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_data_file", "read_file",
+           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_format", "detect_data_file", "read_file",
            "read_schema", "footer_rows", "empty_file", "positional_names", "file_columns"]
 
 FileFormat = Literal["orc", "parquet"]
@@ -193,13 +193,24 @@ def open_data_file(filesystem: pafs.FileSystem, path: str, file_format: str) -> 
     return _data_file(filesystem.open_input_file(path), file_format, path)
 
 
+def detect_format(filesystem: pafs.FileSystem, path: str) -> str | None:
+    """``"orc"`` or ``"parquet"`` as ``path``'s magic bytes say; None for a file that is neither (a text
+    file of a Hive table). A missing file raises ``FileNotFoundError``."""
+    with filesystem.open_input_file(path) as source:
+        return _format_of(source.read(4))
+
+
+def _format_of(head: bytes) -> str | None:
+    return _MAGIC.get(head) or _MAGIC.get(head[:3])
+
+
 def detect_data_file(filesystem: pafs.FileSystem, path: str) -> DataFile | None:
     """Open ``path`` as the format its magic bytes say; None for a file that is neither ORC nor
     Parquet (a text file of a Hive table). A missing file raises ``FileNotFoundError``."""
     source = filesystem.open_input_file(path)
     head = source.read(4)
     source.seek(0)
-    file_format = _MAGIC.get(head) or _MAGIC.get(head[:3])
+    file_format = _format_of(head)
     if file_format is None:
         source.close()
         return None

@@ -1,8 +1,8 @@
 """The read unit: these data files, plus these delete files, for one (partition, bucket).
 
 Every Python reader of a table reads units: ``bucketkit.join``'s bucket groups, ``bucketkit.scan``'s
-Python tasks (Hive ACID tables) and the ``bucketkit`` data source (``validate`` still reads files on
-its own). A unit says where its rows
+Python tasks (Hive ACID tables), the ``bucketkit`` data source and ``bucketkit.validate``. A unit says
+where its rows
 are (:attr:`ReadUnit.path`), how big it is, which bucket and partition it belongs to, and -- through
 its :attr:`ReadUnit.source` -- how its rows are made from its files, the way pyiceberg's
 ``FileScanTask(data_file, delete_files)`` carries a data file's deletes with it:
@@ -13,8 +13,10 @@ its :attr:`ReadUnit.source` -- how its rows are made from its files, the way pyi
   partition's snapshot (base + deltas - delete events, :class:`bucketkit.acid.plan.AcidBucket`),
   and next Hudi's file slices (a base file plus log files).
 
-A table kind plugs in by giving its units a source (:class:`UnitSource`); the readers never ask
-which kind a unit is. Every reader turns what a unit yields into the table's columns with one rule,
+A table kind plugs in twice: its units get a source (:class:`UnitSource`), and its scan plans a
+:class:`TableKind` (``ScanPlan.kind``), which plans each partition's snapshot, makes the plan's units,
+explains them and checks their files before a task runs. The planner, the readers, the data source
+and the join ask the kind, never which kind it is: Hive ACID is one (:class:`bucketkit.acid.plan.AcidKind`). Every reader turns what a unit yields into the table's columns with one rule,
 :func:`conform` (file columns by name or Hive's ``_colN`` positions, partition values as typed
 constants, columns added later as NULLs).
 """
@@ -30,7 +32,7 @@ import pyarrow.fs as pafs
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError
 from bucketkit.io import HIVE_DEFAULT_PARTITION, file_columns, footer_rows, open_data_file, read_file, read_schema
 
-__all__ = ["ReadUnit", "UnitSource", "conform"]
+__all__ = ["ReadUnit", "UnitSource", "TableKind", "conform"]
 
 
 class UnitSource(Protocol):
@@ -45,9 +47,10 @@ class UnitSource(Protocol):
     def schema(self, filesystem: pafs.FileSystem, unit: ReadUnit, file_format: str) -> pa.Schema:
         """The columns the unit's rows have, as its files name them."""
 
-    def read(self, filesystem: pafs.FileSystem, unit: ReadUnit, *, file_format: str, row_id: bool = False
-             ) -> pa.Table:
-        """The unit's rows as one table, with the kind's row identity (``row__id``) on request."""
+    def read(self, filesystem: pafs.FileSystem, unit: ReadUnit, *, file_format: str, row_id: bool = False,
+             columns: Sequence[str] | None = None) -> pa.Table:
+        """The unit's rows as one table (``columns`` of them where the kind can read fewer, None: all),
+        with the kind's row identity (``row__id``) on request."""
 
     def batches(self, filesystem: pafs.FileSystem, unit: ReadUnit, columns: Sequence[str], target: pa.Schema,
                 file_format: str, batch_rows: int) -> Iterator[pa.RecordBatch]:
@@ -59,6 +62,43 @@ class UnitSource(Protocol):
 
     def gone(self, unit: ReadUnit) -> str:
         """Why a file of the unit can vanish after a read was planned, in words."""
+
+
+class TableKind(Protocol):
+    """A kind of table whose partitions are snapshots of several files, as its scan plan carries it.
+
+    ``name`` is what plans print (``Hive ACID full``); ``unsorted`` why its units are not sorted files
+    (a merge join cannot stream them), or None.
+    """
+
+    name: str
+    unsorted: str | None
+
+    def plan_partition(self, filesystem: pafs.FileSystem, path: str, *, bucket_count: int,
+                       selected: frozenset[int] | None, unbucketed: bool
+                       ) -> tuple[Any, dict[int, tuple[str, ...]], dict[str, int]]:
+        """One partition's snapshot: ``(state, bucket -> its files, path -> size of every file listed)``."""
+
+    def settled(self, filesystem: pafs.FileSystem, partitions: Sequence[Any], file_format: str) -> TableKind:
+        """The kind once every partition is planned (what the files say about it, e.g. full or insert-only)."""
+
+    def units(self, plan: Any) -> list[ReadUnit]:
+        """The plan's read units, partition by partition, bucket by bucket."""
+
+    def versions(self) -> str:
+        """Which versions of the files the snapshot sees, in a few words (``write ids all committed``)."""
+
+    def describe(self, plan: Any) -> str:
+        """The plan's snapshot in words: which versions are visible, which directories are read."""
+
+    def explain_partition(self, where: str, partition: Any) -> list[str]:
+        """Plan text of one partition's snapshot."""
+
+    def check(self, filesystem: pafs.FileSystem, plan: Any) -> None:
+        """Refuse, before any task runs, files of the plan no reader of the kind would read."""
+
+    def row_id_refused(self, table: str) -> str | None:
+        """Why ``row_id=True`` is refused on this table (None: its rows have identities)."""
 
 
 @dataclass(frozen=True)
@@ -102,11 +142,12 @@ class ReadUnit:
         return self.size <= 0 and self.source is None
 
     def read(self, filesystem: pafs.FileSystem, file_format: str, *, row_id: bool = False,
-             table: str = "") -> pa.Table:
+             table: str = "", columns: Sequence[str] | None = None) -> pa.Table:
         """The unit's rows as one table, as its files name the columns (:func:`conform` makes them the
-        table's), with Hive's ``row__id`` on request where the kind has row identities."""
+        table's), with Hive's ``row__id`` on request where the kind has row identities. ``columns``
+        (table names) narrows what a kind reads where it can; None: every column."""
         if self.source is not None:
-            return self.source.read(filesystem, self, file_format=file_format, row_id=row_id)
+            return self.source.read(filesystem, self, file_format=file_format, row_id=row_id, columns=columns)
         if row_id:
             raise InvalidArgumentError(f"row_id=True: {table or self.path} is not a Hive ACID table; only full-ACID "
                                        f"tables have Hive's row__id")

@@ -1,9 +1,11 @@
 """``bucketkit.validate``: re-hash every row of a bucketed table and report the rows in the wrong bucket.
 
-It reads only the bucket columns of each ORC/Parquet file (footers and column chunks, no Spark),
-computes each row's bucket with the table's bucket function (Hive v1/v2 or Spark's ``bucketBy``
-hash) and compares it with the bucket of the file the row sits in. The result is plain data:
-printable, and ``to_dict()`` is what ``bucketkit validate --json`` prints.
+It plans the table as a scan does (:func:`bucketkit.pruning.plan.plan_scan`) and reads each of its
+read units (:mod:`bucketkit.units`) -- a data file, or one bucket of a Hive ACID partition's snapshot
+-- for the bucket columns only (footers and column chunks, no Spark), computes each row's bucket with
+the table's bucket function (Hive v1/v2 or Spark's ``bucketBy`` hash) and compares it with the
+unit's bucket. The result is plain data: printable, and ``to_dict()`` is what
+``bucketkit validate --json`` prints.
 
 The module is not named ``validate`` so that importing it never shadows the function
 ``bucketkit.validate``.
@@ -20,14 +22,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.acid.read import bucket_files, read_bucket, snapshot, state_buckets
 from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
-from bucketkit.io import DataFile, detect_data_file, file_columns, resolve_filesystem
-from bucketkit.layout.discovery import PartitionLayout, discover
+from bucketkit.io import DataFile, detect_data_file, detect_format, resolve_filesystem
+from bucketkit.layout.discovery import infer_partition_keys
 from bucketkit.layout.metadata import TableSpec, check_table_dir, read_spec
+from bucketkit.pruning.plan import PartitionScan, plan_scan
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
 from bucketkit.layout.versions import vanished
+from bucketkit.units import ReadUnit, TableKind
 
 __all__ = ["validate", "ValidationResult", "MisplacedRow", "detect_file"]
 
@@ -147,37 +150,50 @@ def validate(table: str | os.PathLike[str] | BucketedTable, *, filesystem: pafs.
         TableNotFoundError: the path is not a table directory.
     """
     pick = _row_picker(sample, every)
-    opened, partitioned_by, source = _open(table, filesystem, partitioned_by, dict(
+    opened, source = _open(table, filesystem, partitioned_by, dict(
         bucketed_by=bucketed_by, bucket_count=bucket_count, bucketing_version=bucketing_version,
         bucket_types=bucket_types, table_columns=table_columns, hash_family=hash_family))
     doubt = opened.unbucketed_reason or spec_doubt(opened.spec)
     if doubt:
         raise InvalidArgumentError(f"{table}: cannot validate, the hash is unknown: {doubt} "
                                    "(on the command line: --bucketing-version 1|2 or --hash-family spark)")
-    layout = discover(opened.location, opened.spec.bucket_count, filesystem=opened.filesystem,
-                      partitioned_by=partitioned_by, partition_filter=partition_filter)
-    tally = _Tally(layout.filesystem, opened.spec, pick, write_ids)
-    for part in layout.partition_layouts:
-        tally.check_partition(part)
-    return ValidationResult(layout.root, str(tally.function), source, tally.files, tally.rows, tuple(tally.misplaced),
-                            tuple(tally.skipped))
+    plan = plan_scan(opened, write_ids=write_ids, partition_filter=partition_filter)
+    tally = _Tally(opened.filesystem, opened.spec, pick, plan.kind)
+    skip = {tuple(p.values.items()): _skip_reason(p, opened.spec, plan.unbucketed) for p in plan.partitions}
+    tally.skipped += [reason for reason in skip.values() if reason]
+    for unit in plan.units():
+        if not skip[unit.partition] and not unit.empty:
+            tally.check(unit)
+    return ValidationResult(opened.location, str(tally.function), source, tally.files, tally.rows,
+                            tuple(tally.misplaced), tuple(tally.skipped))
+
+
+def _skip_reason(part: PartitionScan, spec: TableSpec, doubt: str | None) -> str | None:
+    """Why a partition's rows are not judged: its files are named by another hash family's writer, or no
+    bucket scheme places them."""
+    if -1 in part.bucket_files:
+        return f"{part.path}: files no bucket scheme places, not checked ({doubt})"
+    if (part.scheme == "spark") != (spec.hash_family == "spark") and part.scheme != "empty":
+        return (f"{part.path}: {part.scheme} file names in a table hashed with {spec.hashing}; which hash placed "
+                "these rows is unknown, not checked")
+    return None
 
 
 def _open(table: str | os.PathLike[str] | BucketedTable, filesystem: pafs.FileSystem | None, partitioned_by: Sequence[str] | None,
-          spec_args: dict[str, Any]) -> tuple[BucketedTable, Sequence[str] | None, str]:
-    """The table, the partition columns to list it with (None: from its directories), the spec's source."""
+          spec_args: dict[str, Any]) -> tuple[BucketedTable, str]:
+    """The table (a foreign one partitioned by ``partitioned_by``, else by what its ``k=v`` directories
+    name) and where its spec came from."""
     if isinstance(table, BucketedTable):
-        return table, table.spec.partitioned_by, "table"
+        return table, "table"
     path = os.path.expanduser(os.fspath(table))
     fs, root = resolve_filesystem(path, filesystem)
     check_table_dir(path, fs, root)  # a file or missing path is not "a table without metadata"
     try:
         read_spec(root, fs)
     except TableNotFoundError:
-        opened = open_table(root, filesystem=fs, partitioned_by=partitioned_by, **spec_args)
-        return opened, partitioned_by, "arguments"
-    opened = open_table(root, filesystem=fs, **spec_args)
-    return opened, opened.spec.partitioned_by, "bucketkit metadata"
+        keys = partitioned_by if partitioned_by is not None else infer_partition_keys(fs, root)
+        return open_table(root, filesystem=fs, partitioned_by=keys, **spec_args), "arguments"
+    return open_table(root, filesystem=fs, **spec_args), "bucketkit metadata"
 
 
 def _row_picker(sample: float | None, every: int | None) -> Callable[[int], Any]:
@@ -196,12 +212,12 @@ def _row_picker(sample: float | None, every: int | None) -> Callable[[int], Any]
 
 @dataclass
 class _Tally:
-    """Checks files one by one and keeps count."""
+    """Checks read units one by one and keeps count."""
 
     fs: Any
     spec: TableSpec
     pick: Callable[[int], Any]
-    write_ids: str | None = None
+    kind: TableKind | None = None
     files: int = 0
     rows: int = 0
     misplaced: list[MisplacedRow] = field(default_factory=list)
@@ -209,46 +225,44 @@ class _Tally:
 
     def __post_init__(self) -> None:
         self.function = self.spec.bucket_function()
+        names = [c for c, _ in self.spec.columns] or list(self.spec.bucketed_by)
+        self.target = pa.schema([(c, pa.null()) for c in names])  # the table's names: file columns map to them
 
-    def check_partition(self, part: PartitionLayout) -> None:
-        spec = self.spec
-        if (part.scheme == "spark") != (spec.hash_family == "spark") and part.scheme != "empty":
-            self.skipped.append(f"{part.path}: {part.scheme} file names in a table hashed with {spec.hashing}; "
-                                "which hash placed these rows is unknown, not checked")
+    def check(self, unit: ReadUnit) -> None:
+        """Re-hash the bucket columns of one unit's rows. A unit whose rows are its data files' (a plain
+        file; an insert-only ACID bucket's current files) is checked file by file, naming the file and
+        row; one whose rows are merged (delete events) is checked on what readers see -- deleted rows
+        and rows of open or aborted writes are not checked -- naming each row by its identity."""
+        row_id = self.kind is not None and self.kind.row_id_refused("") is None
+        if unit.source is not None and (row_id or unit.delete_files):
+            table = unit.read(self.fs, self.spec.file_format, row_id=row_id, columns=list(self.spec.bucketed_by))
+            self.files += len(unit.data_files)
+            self._compare(unit.path, self._keys(table, unit.describe()), table.num_rows, unit.bucket,
+                          table.column("row__id") if row_id else None)
             return
-        if part.scheme == "acid" and any(f.name.startswith("bucket_") for fs in part.buckets.values() for f in fs):
-            self.check_acid(part.path)
-            return
-        for bucket, bucket_files in part.buckets.items():
-            for f in bucket_files:
-                if f.size != 0 and f.kind != "delete_delta":
-                    self.check_file(f.path, bucket)
+        for path in unit.data_files:
+            self._check_file(ReadUnit(path, 1, unit.bucket, unit.partition))
 
-    def check_acid(self, root: str) -> None:
-        """Re-hash the snapshot rows of each bucket of a full-ACID partition (what readers see)."""
-        state = snapshot(self.fs, root, self.write_ids)
-        for bucket in state_buckets(state):
-            files = bucket_files(state, bucket)
-            if not files.inserts and not files.originals:
-                continue
-            table = read_bucket(self.fs, root, state, bucket, write_ids=self.write_ids, row_id=True,
-                                columns=list(self.spec.bucketed_by))
-            self.files += len(files.inserts) + len(files.originals)
-            missing = [c for c in self.spec.bucketed_by if c not in table.column_names]
-            if missing:
-                raise BucketkitError(f"{root}: bucket column(s) {missing} not found in the ACID files' row struct")
-            self._compare(root, [table.column(c) for c in self.spec.bucketed_by], table.num_rows, bucket,
-                          table.column("row__id"))
-
-    def check_file(self, path: str, bucket: int) -> None:
-        reader = detect_file(self.fs, path)
-        if reader is None:
-            self.skipped.append(f"{path}: neither ORC nor Parquet, not checked")
+    def _check_file(self, unit: ReadUnit) -> None:
+        try:
+            fmt = detect_format(self.fs, unit.path)
+        except FileNotFoundError:
+            raise vanished(posixpath.dirname(unit.path), unit.path) from None
+        if fmt is None:
+            if self.fs.get_file_info(unit.path).size:  # an empty file is an empty bucket: nothing to check
+                self.skipped.append(f"{unit.path}: neither ORC nor Parquet, not checked")
             return
-        with reader:
-            arrays, n = _bucket_columns(reader, self.spec)
+        batches = list(unit.batches(self.fs, list(self.spec.bucketed_by), self.target, fmt))
+        table = pa.Table.from_batches(batches) if batches else pa.table({})
         self.files += 1
-        self._compare(path, arrays, n, bucket)
+        self._compare(unit.path, self._keys(table, unit.describe()), table.num_rows, unit.bucket)
+
+    def _keys(self, table: pa.Table, where: str) -> list:
+        missing = [c for c in self.spec.bucketed_by if c not in table.column_names]
+        if missing and table.num_rows:
+            raise BucketkitError(f"{where}: bucket column(s) {missing} not found among its columns "
+                                 f"{[c for c in table.column_names if c != 'row__id']}")
+        return [table.column(c) if c in table.column_names else pa.array([]) for c in self.spec.bucketed_by]
 
     def _compare(self, where: str, arrays: list, n: int, bucket: int, row_ids: Any = None) -> None:
         """Re-hash the picked rows of ``arrays`` (``n`` rows found in ``bucket``); keep the misplaced."""
@@ -274,22 +288,3 @@ def detect_file(fs: pafs.FileSystem, path: str) -> DataFile | None:
         return detect_data_file(fs, path)
     except FileNotFoundError:
         raise vanished(posixpath.dirname(path), path) from None
-
-
-def _bucket_columns(reader: DataFile, spec: TableSpec) -> tuple[list, int]:
-    """Read only the bucket columns of a file: ``(arrays, rows)``. ACID files nest rows in ``row``."""
-    schema = reader.schema
-    if "row" in schema.names and pa.types.is_struct(schema.field("row").type):
-        table = pa.Table.from_struct_array(reader.read(columns=["row"]).column("row"))
-        schema = table.schema
-    else:
-        table = None
-    by_table = file_columns(schema.names, [c for c, _ in spec.columns] or schema.names)
-    wanted = []
-    for name in spec.bucketed_by:
-        if name not in by_table:
-            raise BucketkitError(f"bucket column {name!r} not found among the file's columns {schema.names}")
-        wanted.append(by_table[name])
-    if table is None:
-        table = reader.read(columns=wanted)
-    return [table.column(c) for c in wanted], table.num_rows

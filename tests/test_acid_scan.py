@@ -122,7 +122,7 @@ def test_insert_only_table(spark, tmp_path):
     put("delta_0000004_0000004_0000/000001_0", [40])  # aborted in the snapshot below
     put("delta_0000005_0000005_0000/HIVE_UNION_SUBDIR_1/000000_0", [50])
     ids = "db.t:5:9223372036854775807::4"
-    assert plan_scan(path=str(tmp_path), write_ids=ids).acid_kind == "insert_only"
+    assert plan_scan(path=str(tmp_path), write_ids=ids).kind.kind == "insert_only"
     assert rows(scan(spark, path=str(tmp_path), write_ids=ids)) == [(10,), (11,), (30,), (50,)]
     with pytest.raises(InvalidArgumentError, match="insert-only"):
         scan(spark, path=str(tmp_path), row_id=True)
@@ -191,7 +191,7 @@ def test_unbucketed_catalog_table_is_read_unbucketed(spark, tmp_path, monkeypatc
     monkeypatch.setattr(catalog, "table_properties", lambda *a: {**properties(*a), "transactional": "true"})
     try:
         plan = plan_scan("acid_unbucketed", spark=spark)
-        assert plan.acid and plan.unbucketed == UNBUCKETED and sorted(plan.partitions[0].bucket_files) == [0, 1, 2]
+        assert plan.kind.name == "Hive ACID full" and plan.unbucketed == UNBUCKETED and sorted(plan.partitions[0].bucket_files) == [0, 1, 2]
         assert not plan.table.spec.bucketed and plan.table.spec.bucket_function() is None
         expected = dummy_rows()
         assert rows(scan(spark, "acid_unbucketed")) == expected

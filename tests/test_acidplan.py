@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 
-from bucketkit.acid.plan import FULL, INSERT_ONLY, UNBUCKETED, transactional_kind
+from bucketkit.acid.plan import FULL, INSERT_ONLY, UNBUCKETED, AcidKind, transactional_kind
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.pruning.plan import plan_scan
@@ -30,10 +30,10 @@ def test_unbucketed_acid_directory_opens_without_a_spec():
     assert table.spec.bucket_function() is None
     assert TableSpec.from_json(table.spec.to_json()) == table.spec
     plan = plan_scan(table)
-    assert plan.acid and plan.acid_kind == FULL and plan.unbucketed == UNBUCKETED
+    assert isinstance(plan.kind, AcidKind) and plan.kind.kind == FULL and plan.unbucketed == UNBUCKETED
     (part,) = plan.partitions
     assert sorted(part.bucket_files) == [0, 1, 2]  # writer ids found, nothing pruned
-    assert part.acid.delete_deltas == ("delete_delta_10000001_10000001_0000",)
+    assert part.snapshot.delete_deltas == ("delete_delta_10000001_10000001_0000",)
     text = plan.explain()
     assert "unbucketed" in text and "bucket 2: 3 original, 0 base, 0 delta, 0 delete_delta file(s)" in text
 
@@ -57,12 +57,12 @@ def test_pruned_lookup_plans_only_the_buckets_files():
 def test_write_ids_leave_open_and_aborted_writes_out_of_the_plan():
     root = engine("hive/test_hcube_2.db/tbl1")
     everything = plan_scan(root)
-    assert everything.write_ids is None and len(everything.files) == 3
+    assert everything.kind.write_ids is None and len(everything.files) == 3
     plan = plan_scan(root, write_ids="test_hcube_2.tbl1:3:2:2:")  # write 2 still open
-    assert str(plan.write_ids) == "test_hcube_2.tbl1:3:2:2:"
+    assert str(plan.kind.write_ids) == "test_hcube_2.tbl1:3:2:2:"
     assert [f.split("/")[-2] for f in plan.files] == ["delta_0000001_0000001_0000", "delta_0000003_0000003_0000"]
     aborted = plan_scan(root, write_ids="test_hcube_2.tbl1:3:9223372036854775807::3")
-    assert aborted.partitions[0].acid.aborted == ("delta_0000003_0000003_0000",)
+    assert aborted.partitions[0].snapshot.aborted == ("delta_0000003_0000003_0000",)
     assert "aborted (not read): delta_0000003_0000003_0000" in aborted.explain()
 
 
@@ -86,8 +86,8 @@ def test_partitioned_acid_table_and_obsolete_directories(tmp_path):
     plan = plan_scan(str(tmp_path / "t"), partition_types=["int"])
     assert plan.table.spec.partitioned_by == ("p",) and plan.table.spec.partition_types == ("int",)
     one, two = plan.partitions
-    assert one.acid.base is None and two.acid.base == "base_0000002"
-    assert two.acid.obsolete == ("delta_0000001_0000001_0000",)
+    assert one.snapshot.base is None and two.snapshot.base == "base_0000002"
+    assert two.snapshot.obsolete == ("delta_0000001_0000001_0000",)
     assert "obsolete (not read): delta_0000001_0000001_0000" in plan.explain()
     assert not any("delta_0000001_0000001_0000" in f for f in plan.files)
     assert plan_scan(str(tmp_path / "t"), [("p", "=", 2)], partition_types=["int"]).partitions_selected == 1

@@ -86,9 +86,9 @@ def test_explain_says_the_side_is_acid_and_which_write_ids_are_visible(tmp_path)
     assert "db.acid:3:3:3:" in text and "Hive ACID" in text
     assert "delta_0000001_0000001_0000" in text and "delete_delta_0000002_0000002_0000" in text
     assert "hash join (the left side is Hive ACID" in text
-    assert plan.to_dict()["left_acid"] == plan.left_acid and plan.right_acid == ""
+    assert plan.to_dict()["left_snapshot"] == plan.left_snapshot and plan.right_snapshot == ""
     without = plan_join(acid.open_table(), plain, "k")
-    assert "every write id in the directory names visible" in without.left_acid
+    assert "every write id in the directory names visible" in without.left_snapshot
 
 
 def test_memory_estimate_of_an_acid_bucket_counts_inserts_less_delete_events(tmp_path):
@@ -124,7 +124,7 @@ def test_partitioned_acid_table_joins_with_its_partition_values(tmp_path):
     plain, _ = write_table(str(tmp_path / "q"), {"k": [1, 2, 5], "w": ["a", "b", "c"]}, {"k": "int", "w": "string"},
                            ["k"], 2)
     plan = plan_join(table, plain, "k", left_filters=[("p", "in", [1, 2])])
-    assert plan.strategy == "bucketed" and "2 partitions read" in plan.left_acid
+    assert plan.strategy == "bucketed" and "2 partitions read" in plan.left_snapshot
     ex, got = joined(plan)
     left = [dict(r, p=p) for p, t in parts.items() for r in t.rows()]
     assert got == reference(left, [{"k": 1, "w": "a"}, {"k": 2, "w": "b"}, {"k": 5, "w": "c"}], "inner", ex)

@@ -35,7 +35,7 @@ def test_acid_join_has_no_exchange_and_equals_sparks_join(spark, tmp_path):
     for how in ("inner", "left", "full", "left_anti"):
         ours = bucketkit.join(spark, acid.open_table(), str(tmp_path / "right"), "k", how, left_write_ids=ids)
         plan = bucketkit.plan_join(acid.open_table(), str(tmp_path / "right"), "k", how, left_write_ids=ids)
-        assert plan.strategy == "bucketed" and ids in plan.left_acid
+        assert plan.strategy == "bucketed" and ids in plan.left_snapshot
         assert "Exchange" not in ours._jdf.queryExecution().executedPlan().toString()
         theirs = expected_left.join(spark.read.orc(str(tmp_path / "right")), "k", how)
         assert ours.columns == theirs.columns

@@ -124,3 +124,24 @@ def test_an_acid_table_is_checked_on_its_snapshot_rows(tmp_path):
     assert result.to_dict()["misplaced"][0]["row_id"] == [3, prop, 0]
     everything = bucketkit.validate(str(root), **FOREIGN_V1)  # no snapshot given: write 5 counts as committed
     assert sorted(m.key for m in everything.misplaced) == [(12,), (20,)]
+
+
+def test_an_insert_only_acid_table_is_checked_file_by_file_on_its_snapshot(tmp_path):
+    """Insert-only ACID buckets are plain files: each current file is checked and named; files of an
+    obsolete original, or of an aborted write, are not what readers see and are not judged."""
+    def put(rel: str, keys: list[int]) -> None:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        orc.write_table(pa.table({"x": pa.array(keys, pa.int64())}), str(tmp_path / rel))
+
+    put("000000_0", [1])  # original, superseded by base_2: misplaced, but no reader sees it
+    put("base_0000002/000000_0", [10])
+    put("base_0000002/000001_0", [11])
+    put("delta_0000003_0000003_0000/000000_0", [20, 31])  # 31 hashes to bucket 1 (Hive v1: a bigint's low word)
+    put("delta_0000004_0000004_0000/000001_0", [40])  # misplaced, but write 4 aborted in the snapshot below
+    spec = dict(bucket_count=2, bucketed_by="x", bucket_types=["bigint"], bucketing_version=1)
+    result = bucketkit.validate(str(tmp_path), write_ids="db.t:5:9223372036854775807::4", **spec)
+    assert [(m.file.rsplit("/", 2)[-2:], m.row, m.bucket, m.expected_bucket, m.key, m.row_id)
+            for m in result.misplaced] == [(["delta_0000003_0000003_0000", "000000_0"], 1, 0, 1, (31,), None)]
+    assert (result.files_checked, result.rows_checked) == (3, 4)
+    # with every write id committed, write 4's file is read and its misplaced row found
+    assert sorted(m.key for m in bucketkit.validate(str(tmp_path), **spec).misplaced) == [(31,), (40,)]

@@ -15,9 +15,10 @@ files are numbered by writer, so each bucket id found is one read unit and nothi
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -35,8 +36,8 @@ from bucketkit.acid.writeids import ValidWriteIdList
 from bucketkit.units import ReadUnit, conform
 
 __all__ = ["FULL", "INSERT_ONLY", "WRITER_IDS", "UNBUCKETED", "transactional_kind", "coerce_write_ids",
-           "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary", "explain_partition", "describe_partition",
-           "AcidBucket", "units", "check_files"]
+           "AcidKind", "table_kind", "plan_partition", "file_kind", "data_schema", "unbucketed_spec", "bucket_summary",
+           "explain_partition", "describe_partition", "describe_snapshot", "AcidBucket", "units", "check_files"]
 
 FULL, INSERT_ONLY = "full", "insert_only"
 #: Bucket (writer) ids a V1 BucketCodec can hold: the bucket count of an unbucketed ACID table.
@@ -69,6 +70,89 @@ def coerce_write_ids(value: ValidWriteIdList | str | None) -> ValidWriteIdList |
         raise InvalidArgumentError(f"write_ids={value!r}: expected Hive's ValidWriteIdList string "
                                    f"'db.table:<high watermark>:<min open>:<open ids>:<aborted ids>'")
     return ValidWriteIdList.parse(value)
+
+
+# -- Hive ACID as a kind of table in scan plans -------------------------------------------------------
+@dataclass(frozen=True)
+class AcidKind:
+    """Hive ACID as a scan plan's table kind (:class:`bucketkit.units.TableKind`): each partition is
+    planned from its snapshot, each (partition, bucket) is one unit (:class:`AcidBucket`).
+
+    Attributes:
+        kind: :data:`FULL` or :data:`INSERT_ONLY`; None until :meth:`settled` reads it from the files
+            (a directory carries no property saying which).
+        write_ids: the snapshot's ValidWriteIdList (None: every write id in the directory names is committed).
+    """
+
+    kind: str | None = None
+    write_ids: ValidWriteIdList | None = None
+    unsorted: ClassVar[str] = "a bucket is its base and deltas less the delete events, not a sorted file"
+
+    @property
+    def name(self) -> str:
+        return f"Hive ACID {self.kind or FULL}"
+
+    def versions(self) -> str:
+        return f"write ids {self.write_ids or 'all committed'}"
+
+    def plan_partition(self, fs: pafs.FileSystem, path: str, *, bucket_count: int, selected: frozenset[int] | None,
+                       unbucketed: bool) -> tuple[AcidState, dict[int, tuple[str, ...]], dict[str, int]]:
+        return plan_partition(fs, path, write_ids=self.write_ids, bucket_count=bucket_count, selected=selected,
+                              unbucketed=unbucketed)
+
+    def settled(self, fs: pafs.FileSystem, partitions: Sequence[Any], file_format: str) -> AcidKind:
+        """Full-ACID or insert-only from the first base/delta data file, where the catalog did not say."""
+        if self.kind is not None:
+            return self
+        found = (file_kind(fs, p.path, p.snapshot, file_format) for p in partitions)
+        return dataclasses.replace(self, kind=next(filter(None, found), FULL))
+
+    def units(self, plan: Any) -> list[ReadUnit]:
+        return units(plan)
+
+    def describe(self, plan: Any) -> str:
+        return describe_snapshot([(p.path, p.snapshot) for p in plan.partitions],
+                                 None if self.write_ids is None else str(self.write_ids), self.kind)
+
+    def explain_partition(self, where: str, partition: Any) -> list[str]:
+        return explain_partition(where, partition)
+
+    def check(self, fs: pafs.FileSystem, plan: Any) -> None:
+        check_files(fs, plan)
+
+    def row_id_refused(self, table: str) -> str | None:
+        if self.kind == INSERT_ONLY:
+            return f"{table} is an insert-only Hive ACID table; Hive gives ROW__ID identities only to full-ACID tables"
+        return None
+
+
+def table_kind(table: Any, layout: Any, write_ids: ValidWriteIdList | str | None) -> AcidKind | None:
+    """The :class:`AcidKind` of a table to plan (``transactional=true`` in its catalog, or any partition of
+    ``base_``/``delta_`` directories), or None; ``write_ids`` on any other table is refused."""
+    ids = coerce_write_ids(write_ids)
+    if table.transactional is not None or any(p.scheme == "acid" for p in layout.partition_layouts):
+        return AcidKind(table.transactional, ids)
+    if ids is not None:
+        raise InvalidArgumentError(f"write_ids={str(ids)!r}: {table} is not a Hive ACID table (no base_/delta_ "
+                                   f"directories, no transactional=true property)")
+    return None
+
+
+def describe_snapshot(states: Sequence[tuple[str, AcidState]], write_ids: str | None, kind: str | None = FULL) -> str:
+    """ACID partitions' snapshots in words: which write ids are visible and which directories they read."""
+    visible = (f"write ids visible per ValidWriteIdList {write_ids}" if write_ids else
+               "every write id in the directory names visible (no ValidWriteIdList given)")
+    if len(states) == 1:
+        state = states[0][1]
+        dirs = ", ".join(([state.base] if state.base else []) + list(state.deltas) + list(state.delete_deltas))
+        originals = f" + {len(state.original_files)} original file(s)" if state.original_files else ""
+        read = f"reads {dirs or '(no directory)'}{originals}"
+    else:
+        counts = [(s.base is not None, len(s.deltas), len(s.delete_deltas)) for _, s in states]
+        read = (f"{len(states)} partitions read {sum(c[0] for c in counts)} base(s), {sum(c[1] for c in counts)} "
+                f"delta(s), {sum(c[2] for c in counts)} delete delta(s)")
+    merged = "base + deltas - delete events" if kind != INSERT_ONLY else "base + deltas (insert-only)"
+    return f"Hive ACID ({kind or FULL}): {visible}; {read}; each bucket is {merged}"
 
 
 # -- planning one partition -----------------------------------------------------------------------
@@ -195,7 +279,7 @@ def bucket_summary(state: AcidState, bucket: int) -> dict[str, int]:
 def explain_partition(where: str, scan: Any, limit: int = 8) -> list[str]:
     """Plan text of one ACID partition (a :class:`~bucketkit.pruning.plan.PartitionScan`): the chosen
     directories, what is obsolete or aborted, and each selected bucket's files by kind."""
-    st = scan.acid
+    st = scan.snapshot
 
     def names(items: Sequence[str]) -> str:
         more = f" ... (+{len(items) - limit})" if len(items) > limit else ""
@@ -314,12 +398,12 @@ class AcidBucket:
 def check_files(fs: pafs.FileSystem, plan: Any) -> None:
     """Refuse, on the driver and before any task runs, a full-ACID plan's files that Hive 3 would
     refuse (:func:`~bucketkit.acid.read.check_versions`): the error names the file."""
-    if plan.acid_kind != FULL:
+    if plan.kind.kind != FULL:
         return
     paths = []
     for p in plan.partitions:
         for b in p.bucket_files:
-            bf = bucket_files(p.acid, b)
+            bf = bucket_files(p.snapshot, b)
             paths += [posixpath.join(p.path, rel) for rel in bf.inserts + bf.deletes]
     check_versions(fs, paths)
 
@@ -329,9 +413,9 @@ def units(plan: Any) -> list[ReadUnit]:
     whose snapshot has rows to read (a bucket of delete events only deletes nothing here)."""
     out = []
     for p in plan.partitions:
-        source = AcidBucket(p.acid, plan.acid_kind or FULL, plan.write_ids)
+        source = AcidBucket(p.snapshot, plan.kind.kind or FULL, plan.kind.write_ids)
         for b in sorted(p.bucket_files):
-            bf = bucket_files(p.acid, b)
+            bf = bucket_files(p.snapshot, b)
             if bf.inserts or bf.originals:
                 out.append(ReadUnit(p.path, sum(p.sizes.get(f, 1) for f in p.bucket_files[b]), b,
                                     tuple(p.values.items()), -1, source))

@@ -172,8 +172,8 @@ class JoinPlan:
         merge_reason: why the merge join is or is not used.
         left_schema, right_schema: Arrow schema of each side (data then partition columns).
         left_residual, right_residual: each side's normalised filters (DNF) the rows read must pass.
-        left_acid, right_acid: for a Hive ACID side, its snapshot in words (which write ids are
-            visible, which directories are read); empty for a plain side.
+        left_snapshot, right_snapshot: for a side of a table kind (Hive ACID), its snapshot in words
+            (which write ids are visible, which directories are read); empty for plain files.
         left_write_ids, right_write_ids: the ValidWriteIdList each ACID side was read with (None: all).
         plain_side: ``"left"``/``"right"`` when that side is a DataFrame (or a table without buckets):
             strategy ``"move-<side>"`` writes it into the other side's buckets, ``"shuffle"`` has Spark
@@ -199,8 +199,8 @@ class JoinPlan:
     right_schema: pa.Schema | None = field(default=None, compare=False)
     left_residual: tuple = ()
     right_residual: tuple = ()
-    left_acid: str = ""
-    right_acid: str = ""
+    left_snapshot: str = ""
+    right_snapshot: str = ""
     left_write_ids: str | None = None
     right_write_ids: str | None = None
     plain_side: str = ""
@@ -248,8 +248,8 @@ class JoinPlan:
             "left": side(self.left), "right": side(self.right),
             "left_filters": _jsonable(self.left_filters), "right_filters": _jsonable(self.right_filters),
             "left_pruning": self.left_pruning, "right_pruning": self.right_pruning,
-            "merge": self.merge, "merge_reason": self.merge_reason, "left_acid": self.left_acid,
-            "right_acid": self.right_acid, "plain_side": self.plain_side,
+            "merge": self.merge, "merge_reason": self.merge_reason, "left_snapshot": self.left_snapshot,
+            "right_snapshot": self.right_snapshot, "plain_side": self.plain_side,
             "totals": {"groups": len(self.groups), "left_files": self.left_files, "right_files": self.right_files,
                        "left_bytes": self.left_bytes, "right_bytes": self.right_bytes, "skew": round(self.skew, 3),
                        "memory_estimate": self.memory},
@@ -265,9 +265,9 @@ class JoinPlan:
         keys = ", ".join(lk if lk == rk else f"{lk}={rk}" for lk, rk in zip(self.left_keys, self.right_keys))
         lines = [f"JoinPlan: {self.how} join on ({keys}) of {self.left} and {self.right}",
                  f"  strategy: {self.strategy}", f"  reason:   {self.reason}"]
-        for name, table, pruning, filters, acid in (
-                ("left", self.left, self.left_pruning, self.left_filters, self.left_acid),
-                ("right", self.right, self.right_pruning, self.right_filters, self.right_acid)):
+        for name, table, pruning, filters, snapshot in (
+                ("left", self.left, self.left_pruning, self.left_filters, self.left_snapshot),
+                ("right", self.right, self.right_pruning, self.right_filters, self.right_snapshot)):
             spec = table.spec
             by = ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
             if name == self.plain_side:
@@ -283,8 +283,8 @@ class JoinPlan:
                 lines.append(f"          filters: {filters}")
             if pruning:
                 lines.append(f"          pruning: {pruning}")
-            if acid:
-                lines.append(f"          acid:    {acid}")
+            if snapshot:
+                lines.append(f"          snapshot: {snapshot}")
         if self.bucketed:
             lines.append(f"  groups: {len(self.groups)}, left {self.left_files} files / {format_bytes(self.left_bytes)}, "
                          f"right {self.right_files} files / {format_bytes(self.right_bytes)}, skew {self.skew:.2f}x "
@@ -453,9 +453,9 @@ def plan_join(
     if doubt is not None:
         return JoinPlan("shuffle", doubt, **common)
     groups = estimate_memory(pair_buckets(lside, rside, how), lt, rt, lschema, rschema)
-    acid = next((side for side, sf in (("left", lside), ("right", rside)) if sf.acid), None)
-    merge, merge_reason = (False, f"the {acid} side is Hive ACID: a bucket is its base and deltas less the delete "
-                           "events, not a sorted file") if acid else _merge_choice(lt, rt, lkeys, rkeys, lschema)
+    unsorted = next((f"the {side} side is {sf.unsorted}"
+                     for side, sf in (("left", lside), ("right", rside)) if sf.unsorted), None)
+    merge, merge_reason = (False, unsorted) if unsorted else _merge_choice(lt, rt, lkeys, rkeys, lschema)
     n, m = lt.spec.bucket_count, rt.spec.bucket_count
     ratio = "" if n == m else f"; {min(n, m)} groups: bucket i of the {min(n, m)}-bucket side pairs with " \
                               f"i, i+{min(n, m)}, ... of the {max(n, m)}-bucket side"
@@ -463,4 +463,5 @@ def plan_join(
               f"{n} and {m} buckets{ratio}")
     return JoinPlan("bucketed", reason, groups=groups, left_pruning=lside.reason, right_pruning=rside.reason,
                     merge=merge, merge_reason=merge_reason, left_residual=lside.residual,
-                    right_residual=rside.residual, left_acid=lside.acid, right_acid=rside.acid, **common)
+                    right_residual=rside.residual, left_snapshot=lside.snapshot, right_snapshot=rside.snapshot,
+                    **common)

@@ -2,7 +2,8 @@
 
 A side's units come from its scan plan (:meth:`bucketkit.pruning.plan.ScanPlan.units`): one data file
 each, or for a Hive ACID side one bucket of a partition's snapshot each
-(:class:`bucketkit.acid.plan.AcidBucket`), read and estimated as a whole. Either way a unit's rows
+(:class:`bucketkit.acid.plan.AcidBucket`; its plan's :class:`~bucketkit.units.TableKind` says so),
+read and estimated as a whole. Either way a unit's rows
 are exactly the rows of its bucket, so every kind of table joins bucket by bucket.
 """
 
@@ -11,13 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
-from bucketkit.acid.plan import FULL, INSERT_ONLY
-from bucketkit.acid.state import AcidState
-
 if TYPE_CHECKING:
     from bucketkit.table import BucketedTable
 
-__all__ = ["SideFiles", "scan_side", "describe_acid"]
+__all__ = ["SideFiles", "scan_side"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +29,10 @@ class SideFiles:
             ids only): :class:`bucketkit.units.ReadUnit`.
         reason: why these partitions/buckets (from the scan planner), for the printout.
         unbucketed: why the side must be read as unbucketed (see :mod:`bucketkit.trust`), or None.
-        acid: for a Hive ACID side, the snapshot it reads in words (see :func:`describe_acid`);
-            empty otherwise.
+        snapshot: for a side whose table is of a kind (Hive ACID), the snapshot it reads in words
+            (``TableKind.describe``); empty otherwise.
+        unsorted: why the side's units are not sorted files (its kind's name and ``TableKind.unsorted``),
+            or None.
     """
 
     bucket_count: int
@@ -41,7 +41,8 @@ class SideFiles:
     reason: str = ""
     residual: tuple = ()
     unbucketed: str | None = None
-    acid: str = ""
+    snapshot: str = ""
+    unsorted: str | None = None
 
     def is_selected(self, bucket: int) -> bool:
         return self.selected is None or bucket in self.selected
@@ -56,24 +57,7 @@ def scan_side(table: BucketedTable, filters: Any, write_ids: str | None = None) 
     for unit in scan.units():
         files.setdefault(unit.bucket, []).append(unit)
     reason = "; ".join(r for r in (scan.partition_reason, scan.bucket_reason) if r)
-    ids = None if scan.write_ids is None else str(scan.write_ids)
-    acid = describe_acid([(p.path, p.acid) for p in scan.partitions], ids, scan.acid_kind) if scan.acid else ""
+    kind = scan.kind
     return SideFiles(table.spec.bucket_count, scan.selected_buckets, {b: tuple(f) for b, f in files.items()},
-                     reason, scan.residual, scan.unbucketed, acid)
-
-
-def describe_acid(states: Sequence[tuple[str, AcidState]], write_ids: str | None, kind: str | None = FULL) -> str:
-    """An ACID side's snapshot in words: which write ids are visible and which directories it reads."""
-    visible = (f"write ids visible per ValidWriteIdList {write_ids}" if write_ids else
-               "every write id in the directory names visible (no ValidWriteIdList given)")
-    if len(states) == 1:
-        state = states[0][1]
-        dirs = ", ".join(([state.base] if state.base else []) + list(state.deltas) + list(state.delete_deltas))
-        originals = f" + {len(state.original_files)} original file(s)" if state.original_files else ""
-        read = f"reads {dirs or '(no directory)'}{originals}"
-    else:
-        counts = [(s.base is not None, len(s.deltas), len(s.delete_deltas)) for _, s in states]
-        read = (f"{len(states)} partitions read {sum(c[0] for c in counts)} base(s), {sum(c[1] for c in counts)} "
-                f"delta(s), {sum(c[2] for c in counts)} delete delta(s)")
-    merged = "base + deltas - delete events" if kind != INSERT_ONLY else "base + deltas (insert-only)"
-    return f"Hive ACID ({kind or FULL}): {visible}; {read}; each bucket is {merged}"
+                     reason, scan.residual, scan.unbucketed, kind.describe(scan) if kind else "",
+                     f"{kind.name}: {kind.unsorted}" if kind and kind.unsorted else None)

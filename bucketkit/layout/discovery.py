@@ -50,7 +50,7 @@ def format_bytes(n: float) -> str:
         n /= 1024
     raise AssertionError("unreachable")
 
-__all__ = ["discover", "TableLayout", "PartitionLayout", "BucketFile", "KINDS"]
+__all__ = ["discover", "infer_partition_keys", "TableLayout", "PartitionLayout", "BucketFile", "KINDS"]
 
 #: ``kind`` of a file: plain (non-ACID) data, or its role in a Hive ACID table.
 KINDS = ("data", "original", "base", "delta", "delete_delta")
@@ -291,6 +291,16 @@ def _infer_keys(children_of: Callable[[str], list[_Child]]) -> list[str]:
             return keys
         keys.append(parse_partition_dir(kv[0])[0])
         rel = posixpath.join(rel, kv[0]) if rel else kv[0]
+
+
+def infer_partition_keys(fs: pafs.FileSystem, root: str) -> tuple[str, ...]:
+    """The partition columns the first chain of ``k=v`` directories under ``root`` names (one listing
+    per level), as :func:`discover` infers them when none are given."""
+    def children_of(rel: str) -> list[tuple[str, bool, None, None]]:
+        infos = fs.get_file_info(pafs.FileSelector(posixpath.join(root, rel) if rel else root))
+        return [(i.base_name, i.type == pafs.FileType.Directory, None, None) for i in infos]
+
+    return tuple(_infer_keys(children_of))
 
 
 def _walk_partitions(children_of: Callable[[str], list[_Child]], keys: list[str]) -> list[tuple[str, dict[str, str]]]:

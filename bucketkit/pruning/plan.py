@@ -26,14 +26,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from bucketkit.acid import plan as acidplan
-from bucketkit.acid.state import AcidState
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import HIVE_DEFAULT_PARTITION
 from bucketkit.pruning.filters import DNF, UNKNOWN, Term, coerce_literal, evaluate, normalize, to_text
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import bucketing_doubt
-from bucketkit.units import ReadUnit
+from bucketkit.units import ReadUnit, TableKind
 from bucketkit.acid.writeids import ValidWriteIdList
 
 __all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
@@ -194,17 +193,21 @@ class PartitionScan:
         path: the directory.
         bucket_files: selected bucket id -> its files (full paths; a bucket may have none).
         sizes: file path -> size in bytes (zero-byte ORC files are empty buckets, never read).
-        acid: the partition's Hive ACID snapshot (base, deltas, delete deltas, original files
-            chosen; obsolete and aborted ones) when the table is Hive ACID, else None. Then
+        snapshot: for a table of a kind (``ScanPlan.kind``), the partition's snapshot as the kind
+            planned it, else None. For Hive ACID (an :class:`~bucketkit.acid.state.AcidState`: base,
+            deltas, delete deltas and original files chosen; obsolete and aborted ones)
             ``bucket_files`` holds each bucket's original, base/delta and delete-delta files, and
-            a bucket is read by :func:`bucketkit.acid.read.read_bucket` (one unit per bucket).
+            each bucket is one unit.
+        scheme: how its files are named (:class:`~bucketkit.layout.discovery.PartitionLayout`'s
+            scheme: ``"hive"``, ``"spark"``, ``"acid"``, ...).
     """
 
     values: dict
     path: str
     bucket_files: dict
     sizes: dict = field(default_factory=dict)
-    acid: AcidState | None = None
+    snapshot: Any = None
+    scheme: str = ""
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -228,11 +231,12 @@ class ScanPlan:
         partitions_total / partitions_selected: partition directories seen / kept.
         files_listed / bytes_listed: files in the kept partitions (pruned ones are never listed).
         files_selected / bytes_selected: files (with bytes) in the selected buckets.
-        acid: the table is Hive ACID: every partition carries its snapshot (``PartitionScan.acid``).
         unbucketed: why the table is read as unbucketed (its hash cannot be vouched for, see
             :mod:`bucketkit.trust`), or None; then no bucket is pruned and joins shuffle.
-        write_ids: the ACID snapshot's write ids (None: every write id in the directory names is committed).
-        acid_kind: ``"full"`` or ``"insert_only"`` for an ACID table (see :mod:`bucketkit.acid.plan`), else None.
+        kind: the table's kind when its partitions are snapshots of several files
+            (:class:`bucketkit.units.TableKind`; Hive ACID: :class:`bucketkit.acid.plan.AcidKind`),
+            else None: plain data files. Every partition carries its snapshot
+            (``PartitionScan.snapshot``); readers read the plan's :meth:`units`.
     """
 
     table: BucketedTable
@@ -246,10 +250,8 @@ class ScanPlan:
     partitions_total: int
     files_listed: int
     bytes_listed: int
-    acid: bool = False
     unbucketed: str | None = None
-    write_ids: ValidWriteIdList | None = None
-    acid_kind: str | None = None
+    kind: TableKind | None = None
 
     @property
     def partitions_selected(self) -> int:
@@ -275,9 +277,9 @@ class ScanPlan:
 
     def units(self) -> list[ReadUnit]:
         """Every read unit of the plan (:mod:`bucketkit.units`), partition by partition, bucket by bucket:
-        one per data file, or for a Hive ACID plan one per bucket of a partition's snapshot."""
-        if self.acid:
-            return acidplan.units(self)
+        one per data file, or for a plan of a kind (Hive ACID) what the kind makes of each snapshot."""
+        if self.kind is not None:
+            return self.kind.units(self)
         return [ReadUnit(f, p.sizes.get(f, 1), b, tuple(p.values.items())) for p in self.partitions
                 for b in sorted(p.bucket_files) for f in p.bucket_files[b]]
 
@@ -288,8 +290,8 @@ class ScanPlan:
         buckets = ("all" if self.selected_buckets is None
                    else f"{len(self.selected_buckets)} of {n}: {sorted(self.selected_buckets)}")
         how = f"{n} buckets by {cols}, {spec.hashing}" if spec.bucketed else "unbucketed"
-        if self.acid:
-            how = f"Hive ACID {self.acid_kind}, {how}, write ids {self.write_ids or 'all committed'}"
+        if self.kind is not None:
+            how = f"{self.kind.name}, {how}, {self.kind.versions()}"
         lines = [
             f"scan of {self.table} ({spec.file_format}, {how})",
             f"filters:    {to_text(self.filters)}",
@@ -301,8 +303,8 @@ class ScanPlan:
         for p in self.partitions[:20]:
             where = "/".join(f"{k}={v}" for k, v in p.values.items()) or "(table root)"
             count = sum(len(fs) for fs in p.bucket_files.values())
-            if p.acid is not None:
-                lines += acidplan.explain_partition(where, p)
+            if self.kind is not None:
+                lines += self.kind.explain_partition(where, p)
                 continue
             if len(p.bucket_files) == n:
                 lines.append(f"  {where}: all {n} buckets, {count} files, {format_bytes(sum(p.sizes.values()))}")
@@ -323,7 +325,8 @@ class ScanPlan:
 
 
 def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Sequence[str] | None = None,
-              write_ids: ValidWriteIdList | str | None = None, **table_options: Any) -> ScanPlan:
+              write_ids: ValidWriteIdList | str | None = None,
+              partition_filter: Callable[[dict[str, str]], bool] | None = None, **table_options: Any) -> ScanPlan:
     """Plan a scan: the partitions, buckets and files that rows matching ``filters`` can lie in.
 
     Args:
@@ -334,6 +337,8 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         columns: columns the scan returns (None = all).
         write_ids: for a Hive ACID table, the snapshot: Hive's ValidWriteIdList string
             (``db.table:hwm:minOpen:open:aborted``); None = every write id found is committed.
+        partition_filter: called with each partition's values (raw strings); only partitions it
+            accepts (and ``filters`` keep) are listed.
 
     Returns:
         A :class:`ScanPlan`; nothing is read, only directories are listed (pruned partitions are
@@ -349,18 +354,15 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         if missing:
             raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
     seen: dict[tuple, bool] = {}  # every partition discover() offers the filter (it may list twice)
-    keep = partition_predicate(spec, dnf)
+    by_filters = partition_predicate(spec, dnf)
+    keep = by_filters if partition_filter is None else (lambda v: by_filters(v) and partition_filter(v))
     layout = table.layout(partition_filter=(lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v)))
                           if spec.partitioned_by else None, unvouched=True)
     doubt = bucketing_doubt(table, layout)
     selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
     scans, listed, listed_bytes = [], 0, 0
-    acid = table.transactional is not None or any(p.scheme == "acid" for p in layout.partition_layouts)
-    write_ids = acidplan.coerce_write_ids(write_ids)
-    if write_ids is not None and not acid:
-        raise InvalidArgumentError(f"write_ids={str(write_ids)!r}: {table} is not a Hive ACID table (no base_/delta_ "
-                                   f"directories, no transactional=true property)")
+    kind = acidplan.table_kind(table, layout, write_ids)  # Hudi file slices would be another kind
     for part in layout.partition_layouts:
         survivors = _surviving(spec, dnf, part.values) if spec.partitioned_by and dnf else tuple(range(len(dnf)))
         if dnf and not survivors:
@@ -368,25 +370,24 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         if survivors not in cache:
             cache[survivors] = buckets_for(spec, tuple(dnf[i] for i in survivors))[0] if dnf and not doubt else None
         mine = cache[survivors]
-        if acid:
-            state, files, sizes = acidplan.plan_partition(table.filesystem, part.path, write_ids=write_ids,
-                                                          bucket_count=spec.bucket_count, selected=mine,
-                                                          unbucketed=doubt is not None)
+        if kind is not None:
+            state, files, sizes = kind.plan_partition(table.filesystem, part.path, bucket_count=spec.bucket_count,
+                                                      selected=mine, unbucketed=doubt is not None)
             listed, listed_bytes = listed + len(sizes), listed_bytes + sum(sizes.values())
             scans.append(PartitionScan(dict(part.values), part.path, files,
-                                       {f: sizes[f] for fs in files.values() for f in fs}, state))
+                                       {f: sizes[f] for fs in files.values() for f in fs}, state, part.scheme))
             continue
         if part.doubt is not None:  # files no bucket scheme places: every one read, unbucketed (doubt says why)
             listed, listed_bytes = listed + len(part.unplaced), listed_bytes + sum(f.size for f in part.unplaced)
             scans.append(PartitionScan(dict(part.values), part.path, {-1: tuple(f.path for f in part.unplaced)},
-                                       {f.path: f.size for f in part.unplaced}))
+                                       {f.path: f.size for f in part.unplaced}, scheme=part.scheme))
             continue
         chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
         listed += sum(len(fs) for fs in part.buckets.values())
         listed_bytes += sum(f.size for fs in part.buckets.values() for f in fs)
         scans.append(PartitionScan(dict(part.values), part.path,
                                    {b: tuple(f.path for f in fs) for b, fs in sorted(chosen.items())},
-                                   {f.path: f.size for fs in chosen.values() for f in fs}))
+                                   {f.path: f.size for fs in chosen.values() for f in fs}, scheme=part.scheme))
     total = len(seen) if spec.partitioned_by else 1
     if not spec.partitioned_by:
         preason = "unpartitioned table"
@@ -394,11 +395,9 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         preason = "no filter excludes a partition" if dnf else "no filter"
     else:
         cols = sorted({t[0] for conj in dnf for t in conj if t[0] in spec.partitioned_by})
-        preason = f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}"
-    kind = None
-    if acid:
-        kind = table.transactional or next(filter(None, (acidplan.file_kind(table.filesystem, p.path, p.acid,
-                                                                              spec.file_format) for p in scans)),
-                                           acidplan.FULL)
+        preason = (f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}" if cols
+                   else f"the partition filter excludes {total - len(scans)}")
+    if kind is not None:
+        kind = kind.settled(table.filesystem, scans, spec.file_format)
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
-                    acid, doubt, write_ids, kind)
+                    doubt, kind)

@@ -152,12 +152,14 @@ class BucketkitReader(DataSourceReader):
         return plan_scan(self.table, [self.pushed] if self.pushed else None, write_ids=self.write_ids)
 
     def partitions(self) -> list[InputPartition]:
-        from bucketkit.acid.plan import check_files
-
         plan = self.plan()
-        if self.row_id and not plan.acid:
-            raise InvalidArgumentError(f"format('bucketkit'): option row_id=true: {self.table} is not a Hive ACID table")
-        check_files(self.table.filesystem, plan)
+        if self.row_id:
+            refused = f"{self.table} is not a Hive ACID table" if plan.kind is None else \
+                plan.kind.row_id_refused(str(self.table))
+            if refused:
+                raise InvalidArgumentError(f"format('bucketkit'): option row_id=true: {refused}")
+        if plan.kind is not None:
+            plan.kind.check(self.table.filesystem, plan)
         check = None if plan.unbucketed or not self.check_buckets else self.table.spec
         pruned = plan.selected_buckets is not None
         parts = [UnitPartition(u, plan.unbucketed, check, pruned) for u in plan.units() if not u.empty]

@@ -8,12 +8,13 @@ a full scan at Spark's own speed and a point lookup as fast as reading the match
 hand. The whole filter is applied again to the rows
 read, since pruning works at file granularity.
 
-Spark has no reader for Hive's ACID files (base + deltas − delete events, original files with
-synthetic row ids), so each (partition, bucket) read unit of an ACID plan
-(:class:`bucketkit.units.ReadUnit` with an :class:`~bucketkit.acid.plan.AcidBucket` source) is read
-with pyarrow inside a Spark task (:func:`unit_reader`): ``mapInArrow`` over a ``spark.range``, units
-packed into a few tasks. Files Hive 3 would refuse (ACID v1)
-are refused on the driver, before any task runs, with :class:`~bucketkit.errors.AcidStateError`.
+Spark has no reader for tables whose partitions are snapshots of several files (a plan with a
+:class:`~bucketkit.units.TableKind`; Hive ACID: base + deltas − delete events, original files with
+synthetic row ids), so each read unit of such a plan (:class:`bucketkit.units.ReadUnit` with a
+source, e.g. :class:`~bucketkit.acid.plan.AcidBucket`) is read with pyarrow inside a Spark task
+(:func:`unit_reader`): ``mapInArrow`` over a ``spark.range``, units packed into a few tasks
+(:func:`read_units`). Files the kind's engine would refuse (Hive 3: ACID v1) are refused on the
+driver, before any task runs (``TableKind.check``; :class:`~bucketkit.errors.AcidStateError`).
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ from bucketkit.units import ReadUnit, conform
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl", "with_columns_from_files", "read_acid",
-           "acid_schema", "unit_reader", "ROW_ID_DDL"]
+__all__ = ["scan", "plan_scan", "read_plan", "spark_schema", "spark_ddl", "with_columns_from_files", "read_units",
+           "unit_schema", "unit_reader", "ROW_ID_DDL"]
 
 
 # -- schema -------------------------------------------------------------------------------------------
@@ -184,8 +185,8 @@ def _read_through_sql(spark: Any, table: str, filters: Any, columns: Sequence[st
 
 def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (), *,
               row_id: bool = False) -> DataFrame:
-    """Execute a :class:`~bucketkit.pruning.plan.ScanPlan` with Spark's native reader (a Hive ACID
-    plan: (partition, bucket) units packed into a task per core, see :func:`read_acid`).
+    """Execute a :class:`~bucketkit.pruning.plan.ScanPlan` with Spark's native reader (a plan of a table
+    kind, e.g. Hive ACID: its units packed into a task per core, see :func:`read_units`).
 
     ``plan.residual`` and every extra predicate (SQL string or Column) are applied to the rows read.
     """
@@ -194,8 +195,8 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
                                    f"(full-ACID tables only)")
     bt = with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
-    if plan.acid:
-        df = read_acid(spark, plan, bt, row_id=row_id)
+    if plan.kind is not None:
+        df = read_units(spark, plan, bt, row_id=row_id)
     elif row_id:
         raise InvalidArgumentError(f"row_id=True: {plan.table} is not a Hive ACID table; only full-ACID tables "
                                    f"have Hive's row__id")
@@ -266,8 +267,8 @@ def _paths(plan: ScanPlan) -> list[str]:
 # -- Hive ACID plans: (partition, bucket) units read in a few Spark tasks -----------------------------------
 #: Hive's ``ROW__ID`` as Spark sees it (``row__id``, the name Hive's Spark integrations use).
 ROW_ID_DDL = "struct<writeid:bigint,bucketid:int,rowid:bigint>"
-def acid_schema(table: BucketedTable, row_id: bool) -> Any:
-    """The Spark schema of an ACID read: the table's columns, then ``row__id`` on request."""
+def unit_schema(table: BucketedTable, row_id: bool) -> Any:
+    """The Spark schema of a read of units: the table's columns, then ``row__id`` on request."""
     from pyspark.sql.types import StructField, _parse_datatype_string
 
     schema = spark_schema(table)
@@ -296,13 +297,13 @@ def unit_reader(table: BucketedTable, target: Any, row_id: bool = False) -> Any:
     return read
 
 
-def read_acid(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_id: bool = False) -> DataFrame:
-    """The rows of an ACID plan's snapshot as a DataFrame (filters are the caller's to apply)."""
-    if row_id and plan.acid_kind != acidplan.FULL:
-        raise InvalidArgumentError(f"row_id=True: {table} is an insert-only Hive ACID table; Hive gives ROW__ID "
-                                   f"identities only to full-ACID tables")
-    acidplan.check_files(table.filesystem, plan)
-    schema = acid_schema(table, row_id)
+def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_id: bool = False) -> DataFrame:
+    """The rows of a plan's units (a table kind's snapshot) as a DataFrame (filters are the caller's to apply)."""
+    refused = row_id and plan.kind.row_id_refused(str(table))
+    if refused:
+        raise InvalidArgumentError(f"row_id=True: {refused}")
+    plan.kind.check(table.filesystem, plan)
+    schema = unit_schema(table, row_id)
     units = plan.units()
     if not units:
         return spark.createDataFrame([], schema)
