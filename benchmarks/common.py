@@ -168,6 +168,10 @@ def bench_session(**overrides: Any):
     ``get_session`` (``conf={...}`` is merged with the defaults here). Static settings (memory,
     warehouse) only take effect if no session exists yet in this process.
     """
+    # Benchmarks rewrite the same tables many times a run: keep only the live version of each (a
+    # commit then deletes the version it replaces, as before versions were kept), or the kept copies
+    # of every overwrite would fill the disk. Set before the JVM starts: the SQL commit process inherits it.
+    os.environ.setdefault("BUCKETKIT_RETENTION", "0")
     from bucketkit.spark.session import get_session
 
     conf = {

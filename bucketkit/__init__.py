@@ -48,6 +48,8 @@ _EXPORTS = {
     "scan": "bucketkit.spark.scan",
     "join": "bucketkit.spark.join",
     "sql_status": "bucketkit.spark.sqlstatus",
+    "history": "bucketkit.spark.versions",
+    "vacuum": "bucketkit.spark.versions",
 }
 
 __all__ = sorted([*_EXPORTS, *_error_names])
@@ -63,6 +65,7 @@ if TYPE_CHECKING:  # what static tools and IDEs see; at run time __getattr__ imp
     from bucketkit.spark.scan import plan_scan, scan
     from bucketkit.spark.session import get_session
     from bucketkit.spark.sqlstatus import sql_status
+    from bucketkit.spark.versions import history, vacuum
     from bucketkit.spark.rebucket import rebucket
     from bucketkit.spark.writer import write
     from bucketkit.table import BucketedTable, open_table, reference_kind

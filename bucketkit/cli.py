@@ -10,6 +10,9 @@ Subcommands (each also takes ``--json``):
   directories, and per bucket its files of each kind, rows and delete events.
 * ``bucketkit recover PATH [--dry-run]``: finish or undo writes whose writer died
   (:func:`bucketkit.writing.commit.recover`).
+* ``bucketkit history PATH``: the versions bucketkit keeps of a table it writes (:func:`bucketkit.history`).
+* ``bucketkit vacuum PATH [--retain SECONDS] [--dry-run]``: remove kept versions replaced more than
+  ``--retain`` seconds ago (default 7 days; :func:`bucketkit.vacuum`).
 * ``bucketkit validate PATH [--sample FRACTION | --every N] [--write-ids LIST]``: re-hash the bucket
   columns of every row with the table's bucket function; report each row stored in the wrong bucket
   (a Hive ACID table: the rows of its snapshot, bucket by bucket).
@@ -102,6 +105,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dry-run", action="store_true", help="only report what would be done")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_recover)
+
+    p = sub.add_parser("history", help="the versions bucketkit keeps of a table it writes")
+    p.add_argument("path", help="table directory (local path or URI)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser("vacuum", help="remove kept versions older than the retention period")
+    p.add_argument("path", help="table directory (local path or URI)")
+    p.add_argument("--retain", type=float, default=None, metavar="SECONDS",
+                   help="keep versions replaced less than this long ago (default: 7 days; 0: only the live one)")
+    p.add_argument("--dry-run", action="store_true", help="only report what would be removed")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_vacuum)
 
     p = sub.add_parser("plan-join", help="how bucketkit.join would join two tables")
     p.add_argument("left", help="left table directory (with bucketkit metadata)")
@@ -376,6 +392,25 @@ def cmd_recover(args: argparse.Namespace) -> int:
     data = {"path": args.path, "actions": [{"write_id": a.write_id, "state": a.state, "detail": a.detail}
                                            for a in actions]}
     _emit(args, data, "\n".join(map(str, actions)) or f"{args.path}: nothing to recover")
+    return EXIT_OK
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from bucketkit.spark.versions import history
+
+    versions = history(args.path)
+    _emit(args, {"path": args.path, "versions": [v.to_dict() for v in versions]},
+          "\n".join(map(str, versions)) or f"{args.path}: no version kept (no bucketkit commit since versions are kept)")
+    return EXIT_OK
+
+
+def cmd_vacuum(args: argparse.Namespace) -> int:
+    from bucketkit.spark.versions import vacuum
+
+    result = vacuum(args.path, retain=args.retain, dry_run=args.dry_run)
+    _emit(args, {"path": args.path, "removed": [v.to_dict() for v in result.removed],
+                 "freed_bytes": result.freed_bytes, "kept": [v.to_dict() for v in result.kept], "dry_run": args.dry_run},
+          ("would remove: " if args.dry_run else "") + str(result))
     return EXIT_OK
 
 

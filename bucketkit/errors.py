@@ -22,6 +22,7 @@ __all__ = [
     "CommitError",
     "ConcurrentModificationError",
     "UnfinishedCommitError",
+    "VersionNotFoundError",
     "JavaNotFoundError",
     "JvmBuildError",
     "JoinMemoryError",
@@ -84,6 +85,10 @@ class ConcurrentModificationError(CommitError):
 
 class UnfinishedCommitError(CommitError):
     """A write died while switching its new version into place; ``recover`` restores the table."""
+
+
+class VersionNotFoundError(BucketkitError):
+    """A table version asked for (time travel) does not exist, or vacuum removed it."""
 
 
 class JavaNotFoundError(BucketkitError):

@@ -45,6 +45,9 @@ STAGING_DIR = ".bucketkit-staging"
 #: Per-write staging directories inside the table itself, left by interrupted writes of bucketkit
 #: before the versioned commit; listings report them (``TableLayout.staging_dirs``).
 STAGING_PREFIX = STAGING_DIR + "-"
+#: The suffix of the hidden directory beside a table that keeps its committed versions
+#: (:mod:`bucketkit.layout.versions`): ``<parent>/.<name>.bucketkit.versions/<write id>/``.
+KEPT_VERSIONS = ".bucketkit.versions"
 
 _MAGIC = {b"PAR1": "parquet", b"ORC": "orc"}
 

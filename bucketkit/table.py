@@ -52,17 +52,23 @@ class BucketedTable:
     unbucketed_reason: str | None = None
     transactional: str | None = None
 
-    def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None, *, unvouched: bool = False):
-        """List and map the table's files to buckets (see :func:`bucketkit.layout.discovery.discover`)."""
+    def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None, *, unvouched: bool = False,
+               pinned: bool = False, version: str | None = None):
+        """List and map the table's files to buckets (see :func:`bucketkit.layout.discovery.discover`):
+        the live version, read in place or ``pinned`` (its files read from the table's store, where
+        later commits leave them: :func:`~bucketkit.layout.discovery.pin`), or the kept ``version``
+        (a write id: time travel)."""
         from bucketkit.acid.plan import WRITER_IDS
-        from bucketkit.layout.discovery import discover
+        from bucketkit.layout.discovery import discover, pin
+        from bucketkit.layout.versions import TablePaths
 
         # a table that is not bucketed (Hive 3's unbucketed ACID table): its bucket_N are writer ids,
         # below what Hive's bucket codec can hold
         count = self.spec.bucket_count if self.spec.bucketed else WRITER_IDS
-        return discover(self.location, count, filesystem=self.filesystem,
-                        partitioned_by=self.spec.partitioned_by, partition_filter=partition_filter,
-                        unvouched=unvouched)
+        root = self.location if version is None else TablePaths(self.location).version(version)
+        layout = discover(root, count, filesystem=self.filesystem, partitioned_by=self.spec.partitioned_by,
+                          partition_filter=partition_filter, unvouched=unvouched)
+        return pin(layout) if pinned and version is None else layout
 
     def __str__(self) -> str:
         return self.name or self.location

@@ -29,8 +29,9 @@ from typing import Any, Iterator, Mapping, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError
-from bucketkit.io import HIVE_DEFAULT_PARTITION, file_columns, footer_rows, open_data_file, read_file, read_schema
+from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, VersionNotFoundError
+from bucketkit.io import (HIVE_DEFAULT_PARTITION, KEPT_VERSIONS, file_columns, footer_rows, open_data_file, read_file,
+                          read_schema)
 
 __all__ = ["ReadUnit", "UnitSource", "TableKind", "conform"]
 
@@ -192,8 +193,13 @@ class ReadUnit:
         """Why a file of the unit can vanish after a read was planned, in words."""
         return self.source.gone(self) if self.source is not None else "the table was overwritten"
 
-    def vanished(self, table: str) -> ConcurrentModificationError:
+    def vanished(self, table: str) -> ConcurrentModificationError | VersionNotFoundError:
         """The error for a file of the unit gone when read, after the read was planned."""
+        if f"{KEPT_VERSIONS}/" in self.path:  # read from a kept version: vacuum or the retention removed it
+            return VersionNotFoundError(
+                f"table {table}: {self.describe()} is gone: the version this read was planned on was removed by "
+                "vacuum or the retention period (BUCKETKIT_RETENTION seconds, 7 days by default) before it ran; "
+                "plan the read again (bucketkit.history lists the versions kept)")
         return ConcurrentModificationError(
             f"table {table}: {self.describe()} is gone: {self.gone()} while it was read; run the read again")
 

@@ -9,12 +9,13 @@ import subprocess
 import sys
 import textwrap
 
+import pyarrow.fs as pafs
 import pytest
 
 from bucketkit.writing.commit import recover, settle
 from bucketkit.errors import UnfinishedCommitError
 from bucketkit.layout.metadata import read_spec
-from bucketkit.layout.versions import TablePaths
+from bucketkit.layout.versions import TablePaths, history
 from support.commit import REPO, SPEC, as_counter, commit_rows, read_bucketkit, read_plain
 
 OLD = {"p=1": [(k, "old") for k in range(8)], "p=2": [(k, "old") for k in range(8, 12)]}
@@ -74,5 +75,9 @@ def test_killed_commit_reads_old_or_new_before_recovery(tmp_path, write, how, fa
     assert read_plain(table) == read_bucketkit(table) == (new if forward else as_counter(OLD))
     assert read_spec(str(table)) == SPEC
     settle()
-    prefix = TablePaths(str(table)).prefix
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(prefix)] == []
+    paths = TablePaths(str(table))
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(paths.prefix)] == []
+    # the store keeps exactly the committed versions: the killed write's too when it rolled forward
+    kept = [v.write_id for v in history(pafs.LocalFileSystem(), paths)]
+    assert sorted(p for p in os.listdir(paths.store) if not p.endswith(".json")) == sorted(kept)
+    assert len(kept) == (2 if forward else 1) and all(v.committed for v in history(pafs.LocalFileSystem(), paths))

@@ -195,20 +195,29 @@ def test_a_switch_between_listing_the_root_and_its_partitions_makes_bucketkit_li
     assert read_bucketkit(table) == expected(2, False)
 
 
-def test_a_file_replaced_between_planning_and_reading_is_a_clear_error(tmp_path):
+def test_a_file_gone_between_planning_and_reading_is_a_clear_error(tmp_path):
+    """A plan reads the version kept for it after an overwrite; a file gone from where a read expected it
+    (read in place: no version kept, or the kept version vacuumed) is a clear bucketkit error."""
     from bucketkit.pruning.plan import plan_scan
     import pyarrow as pa
 
+    import bucketkit
+    from bucketkit.errors import VersionNotFoundError
     from bucketkit.spark.scan import unit_reader
     from bucketkit.units import ReadUnit
+    from support.commit import as_counter, read_plan
 
     table = tmp_path / "t"
     commit_rows(table, version_rows(1, True), spec=FLAT)
     plan = plan_scan(str(table))
     commit_rows(table, version_rows(2, True), mode="overwrite", spec=FLAT)
-    path = plan.files[0]
-    with pytest.raises(ConcurrentModificationError, match=f"{table}.*{path}.*overwritten while it was read"):
-        list(unit_reader(plan.table, pa.schema([]))(ReadUnit(path, 1, 0)))
+    assert read_plan(plan) == as_counter(version_rows(1, True))
+    in_place = os.path.join(str(table), os.path.relpath(plan.files[0], plan.root))
+    with pytest.raises(ConcurrentModificationError, match=f"{table}.*{in_place}.*overwritten while it was read"):
+        list(unit_reader(plan.table, pa.schema([]))(ReadUnit(in_place, 1, 0)))
+    bucketkit.vacuum(str(table), retain=0)
+    with pytest.raises(VersionNotFoundError, match=f"{table}.*planned on was removed by vacuum"):
+        read_plan(plan)
 
 
 APPENDER = textwrap.dedent("""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pickle
 import re
 from pathlib import Path
@@ -44,7 +46,9 @@ def test_hive_names_any_number_of_files_per_bucket(tmp_path):
     assert part.scheme == "hive" and part.empty_buckets == [2]
     assert layout.bucket_bytes() == {0: 6, 1: 9, 2: 0, 3: 6}
     assert layout.files_by_bucket()[3] == [str(tmp_path / "000003_0")]
-    assert part.buckets[3] == [BucketFile(str(tmp_path / "000003_0"), "000003_0", 3, 6, "data", "hive")]
+    listed = part.buckets[3][0]
+    assert listed == BucketFile(str(tmp_path / "000003_0"), "000003_0", 3, 6, "data", "hive", listed.mtime)
+    assert listed.mtime == os.stat(tmp_path / "000003_0").st_mtime_ns  # as listed: what pins a version's files
 
 
 def test_trino_and_legacy_presto_names(tmp_path):

@@ -175,6 +175,7 @@ class JoinPlan:
         left_snapshot, right_snapshot: for a side of a table kind (Hive ACID), its snapshot in words
             (which write ids are visible, which directories are read); empty for plain files.
         left_write_ids, right_write_ids: the ValidWriteIdList each ACID side was read with (None: all).
+        left_as_of, right_as_of: the version each side was read at (time travel), as given; None: live.
         plain_side: ``"left"``/``"right"`` when that side is a DataFrame (or a table without buckets):
             strategy ``"move-<side>"`` writes it into the other side's buckets, ``"shuffle"`` has Spark
             join the two; its table is then the layout it would get, not a directory.
@@ -203,6 +204,8 @@ class JoinPlan:
     right_snapshot: str = ""
     left_write_ids: str | None = None
     right_write_ids: str | None = None
+    left_as_of: Any = None
+    right_as_of: Any = None
     plain_side: str = ""
 
     @property
@@ -398,6 +401,8 @@ def plan_join(
     right_files: SideFiles | None = None,
     left_write_ids: str | None = None,
     right_write_ids: str | None = None,
+    left_as_of: Any = None,
+    right_as_of: Any = None,
 ) -> JoinPlan:
     """Plan a join of two bucketed tables.
 
@@ -434,7 +439,8 @@ def plan_join(
                                            f"{lt if name == 'left' else rt} (columns: {schema.names})")
     common = dict(how=how, left_keys=lkeys, right_keys=rkeys, using=using, left=lt, right=rt,
                   left_filters=left_filters, right_filters=right_filters, left_schema=lschema,
-                  right_schema=rschema, left_write_ids=left_write_ids, right_write_ids=right_write_ids)
+                  right_schema=rschema, left_write_ids=left_write_ids, right_write_ids=right_write_ids,
+                  left_as_of=left_as_of, right_as_of=right_as_of)
     reason = next((f"the {side} table {t} is read unbucketed: {why}" for side, t in (("left", lt), ("right", rt))
                    if (why := t.unbucketed_reason or spec_doubt(t.spec))), None)
     reason = reason or incompatibility(lt, rt, lkeys, rkeys)
@@ -446,8 +452,8 @@ def plan_join(
                 break
     if reason is not None:
         return JoinPlan("shuffle", reason, **common)
-    lside = left_files if left_files is not None else scan_side(lt, left_filters, left_write_ids)
-    rside = right_files if right_files is not None else scan_side(rt, right_filters, right_write_ids)
+    lside = left_files if left_files is not None else scan_side(lt, left_filters, left_write_ids, left_as_of)
+    rside = right_files if right_files is not None else scan_side(rt, right_filters, right_write_ids, right_as_of)
     doubt = next((f"the {side} table {t} is read unbucketed: {sf.unbucketed}"
                   for side, t, sf in (("left", lt, lside), ("right", rt, rside)) if sf.unbucketed), None)
     if doubt is not None:

@@ -48,11 +48,11 @@ class SideFiles:
         return self.selected is None or bucket in self.selected
 
 
-def scan_side(table: BucketedTable, filters: Any, write_ids: str | None = None) -> SideFiles:
+def scan_side(table: BucketedTable, filters: Any, write_ids: str | None = None, as_of: Any = None) -> SideFiles:
     """Plan one side's scan (:func:`bucketkit.pruning.plan.plan_scan`) and list its read units."""
     from bucketkit.pruning.plan import plan_scan
 
-    scan = plan_scan(table, filters, write_ids=write_ids)
+    scan = plan_scan(table, filters, write_ids=write_ids, as_of=as_of)
     files: dict[int, list[Any]] = {}
     for unit in scan.units():
         files.setdefault(unit.bucket, []).append(unit)

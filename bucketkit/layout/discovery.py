@@ -25,6 +25,7 @@ directory vanished under it, the table is listed again.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
@@ -39,7 +40,7 @@ from bucketkit.errors import (BucketCountMismatchError, ConcurrentModificationEr
 from bucketkit.io import HIDDEN_PREFIXES, STAGING_PREFIX, is_hidden_path, resolve_filesystem
 from bucketkit.layout.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
 from bucketkit.layout.partitions import parse_partition_dir
-from bucketkit.layout.versions import VERSION_PREFIX, wait_for_switch
+from bucketkit.layout.versions import VERSION_PREFIX, TablePaths, wait_for_switch
 
 
 def format_bytes(n: float) -> str:
@@ -50,7 +51,7 @@ def format_bytes(n: float) -> str:
         n /= 1024
     raise AssertionError("unreachable")
 
-__all__ = ["discover", "infer_partition_keys", "TableLayout", "PartitionLayout", "BucketFile", "KINDS"]
+__all__ = ["discover", "pin", "infer_partition_keys", "TableLayout", "PartitionLayout", "BucketFile", "KINDS"]
 
 #: ``kind`` of a file: plain (non-ACID) data, or its role in a Hive ACID table.
 KINDS = ("data", "original", "base", "delta", "delete_delta")
@@ -69,6 +70,7 @@ class BucketFile(NamedTuple):
             ``"delta"`` or ``"delete_delta"``.
         scheme: the naming scheme that gave the bucket (``"hive"``, ``"legacy-presto"``,
             ``"acid"``, ``"spark"`` or ``"original"``).
+        mtime: modification time in ns as listed (0: not known); a hard link has its file's.
     """
 
     path: str
@@ -77,6 +79,7 @@ class BucketFile(NamedTuple):
     size: int
     kind: str
     scheme: str
+    mtime: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,6 +147,8 @@ class TableLayout:
         filesystem: the pyarrow filesystem listed.
         staging_dirs: leftover ``.bucketkit-staging-*`` directories (relative paths): an
             interrupted write; hidden, so no reader sees them.
+        version: the write id of the version listed (its ``.bucketkit-version-<id>`` marker), or None
+            for a table bucketkit did not write.
     """
 
     root: str
@@ -152,6 +157,7 @@ class TableLayout:
     partition_layouts: list[PartitionLayout]
     filesystem: pafs.FileSystem = field(repr=False)
     staging_dirs: tuple[str, ...] = ()
+    version: str | None = None
 
     @property
     def partitions(self) -> list[dict[str, str]]:
@@ -216,7 +222,7 @@ class TableLayout:
 
 # -- listing ------------------------------------------------------------------------------------
 # A visible directory entry: (name, is_dir, size, full path).
-_Child = tuple[str, bool, int, str]
+_Child = tuple[str, bool, int, str, int]  # name, is_dir, size, path, mtime_ns
 # A listing: directory relative to the listed base ("" for the base itself) -> its visible entries.
 _Tree = dict[str, list[_Child]]
 
@@ -226,7 +232,7 @@ def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], pr
     version marker noted in ``staging``, the marker by its bare name)."""
     cut = len(base.rstrip("/")) + 1
     tree: _Tree = {"": []}
-    for path, size, is_dir in _entries(fs, base, recursive):
+    for path, size, is_dir, mtime in _entries(fs, base, recursive):
         rel = path[cut:]
         if is_hidden_path(rel):
             if not prefix and rel.startswith(VERSION_PREFIX):
@@ -240,12 +246,12 @@ def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], pr
         children = tree.get(parent)
         if children is None:
             children = tree[parent] = []
-        children.append((name, is_dir, size, path))
+        children.append((name, is_dir, size, path, mtime))
     return tree
 
 
-def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[str, int, bool]]:
-    """``(path, size, is_dir)`` of the entries below ``base``. A local directory is listed through
+def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[str, int, bool, int]]:
+    """``(path, size, is_dir, mtime_ns)`` of the entries below ``base``. A local directory is listed through
     open handles (:func:`~bucketkit.writing.atomic.list_pinned`): pyarrow's local listing looks each name
     up by path again and drops the names a switch took away meanwhile, marker included, so a
     listing racing a commit came back empty or partial and looked whole."""
@@ -255,8 +261,8 @@ def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[
     # These set a size on regular files only; asking .type costs ~50x more than .size, per file.
     sized_files_only = fs.type_name in ("local", "s3", "gcs")
     directory = pafs.FileType.Directory
-    return [(info.path, 0, True) if info.size is None or (not sized_files_only and info.type == directory)
-            else (info.path, info.size, False) for info in infos]
+    return [(info.path, 0, True, 0) if info.size is None or (not sized_files_only and info.type == directory)
+            else (info.path, info.size, False, info.mtime_ns or 0) for info in infos]
 
 
 def _below(tree: _Tree, rel: str) -> Callable[[str], list[_Child]]:
@@ -286,19 +292,47 @@ def _infer_keys(children_of: Callable[[str], list[_Child]]) -> list[str]:
     keys: list[str] = []
     rel = ""
     while True:
-        kv = sorted(name for name, is_dir, _, _ in children_of(rel) if is_dir and parse_partition_dir(name))
+        kv = sorted(c[0] for c in children_of(rel) if c[1] and parse_partition_dir(c[0]))
         if not kv:
             return keys
         keys.append(parse_partition_dir(kv[0])[0])
         rel = posixpath.join(rel, kv[0]) if rel else kv[0]
 
 
+def pin(layout: TableLayout) -> TableLayout:
+    """``layout`` with its files read from the table's store, where the version it listed is kept
+    whole (:mod:`bucketkit.layout.versions`): a read planned on it then reads that version even after
+    later commits replace the table directory's files. Only when every file listed is the kept
+    version's own (same relative path, size and modification time: a hard link of it); otherwise --
+    no version kept, a store of copies, or files changed since by a writer that does not commit
+    through bucketkit -- the layout is returned unchanged and read where it lies."""
+    if layout.version is None:
+        return layout
+    fs, kept = layout.filesystem, TablePaths(layout.root).version(layout.version)
+    try:
+        stamps = {path[len(kept) + 1:]: (size, mtime) for path, size, is_dir, mtime in _entries(fs, kept, True)
+                  if not is_dir}
+    except (FileNotFoundError, NotADirectoryError):
+        return layout
+    cut = len(layout.root.rstrip("/")) + 1
+    parts = layout.partition_layouts
+    if any(stamps.get(f.path[cut:]) != (f.size, f.mtime) for p in parts for f in [*p.files, *p.unplaced]):
+        return layout
+
+    def moved(path: str) -> str:
+        return posixpath.join(kept, path[cut:]) if len(path) >= cut else kept
+
+    return dataclasses.replace(layout, root=kept, partition_layouts=[dataclasses.replace(
+        p, path=moved(p.path), buckets={b: [f._replace(path=moved(f.path)) for f in fs_] for b, fs_ in p.buckets.items()},
+        unplaced=tuple(f._replace(path=moved(f.path)) for f in p.unplaced)) for p in parts])
+
+
 def infer_partition_keys(fs: pafs.FileSystem, root: str) -> tuple[str, ...]:
     """The partition columns the first chain of ``k=v`` directories under ``root`` names (one listing
     per level), as :func:`discover` infers them when none are given."""
-    def children_of(rel: str) -> list[tuple[str, bool, None, None]]:
+    def children_of(rel: str) -> list[tuple[str, bool, None, None, None]]:
         infos = fs.get_file_info(pafs.FileSelector(posixpath.join(root, rel) if rel else root))
-        return [(i.base_name, i.type == pafs.FileType.Directory, None, None) for i in infos]
+        return [(i.base_name, i.type == pafs.FileType.Directory, None, None, None) for i in infos]
 
     return tuple(_infer_keys(children_of))
 
@@ -309,7 +343,7 @@ def _walk_partitions(children_of: Callable[[str], list[_Child]], keys: list[str]
     for level in range(len(keys)):
         nxt = []
         for rel, values in level_dirs:
-            for name, is_dir, _, full in children_of(rel):
+            for name, is_dir, _, full, _ in children_of(rel):
                 if not is_dir:
                     raise _stray_file(full, level, keys)
                 key, value = _check_partition_dir(name, level, keys, full)
@@ -328,7 +362,7 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
     if None not in found:
         scheme = "+".join(s for s in _SCHEME_ORDER if s in {s for _, s in found})
         new = tuple.__new__  # BucketFile's own __new__ is a Python frame: too slow for 100k files
-        out = [new(BucketFile, (f[3], f[0], b, f[2], kind, s)) for f, (b, s) in zip(files, found)]
+        out = [new(BucketFile, (f[3], f[0], b, f[2], kind, s, f[4])) for f, (b, s) in zip(files, found)]
     else:
         spark = [SPARK.parse(f[0]) if p is None else None for f, p in zip(files, found)]
         named = [f for f, p in zip(files, found) if p is not None]
@@ -339,7 +373,7 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
                 f"{named[0][0]}) in {directory}; the two schemes hash rows differently (table is corrupt)")
         if len(spark_only) == len(files):
             scheme = "spark"
-            out = [BucketFile(f[3], f[0], s.bucket, f[2], kind, "spark") for f, s in zip(files, spark)]
+            out = [BucketFile(f[3], f[0], s.bucket, f[2], kind, "spark", f[4]) for f, s in zip(files, spark)]
         elif not allow_fallback:
             bad = next(f for f, p in zip(files, found) if p is None)
             raise CorruptTableError(f"{bad[3]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
@@ -347,7 +381,7 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
         else:
             by_name = {f[0]: f for f in files}
             scheme = "original"
-            out = [BucketFile(by_name[name][3], name, b, by_name[name][2], kind, "original")
+            out = [BucketFile(by_name[name][3], name, b, by_name[name][2], kind, "original", by_name[name][4])
                    for b, name in ORIGINAL.assign(by_name, bucket_count, directory=directory)]
     if max(f.bucket for f in out) >= bucket_count:
         f = next(f for f in out if f.bucket >= bucket_count)
@@ -383,7 +417,7 @@ def _map_partition(values: dict[str, str], path: str, relpath: str,
         if not unvouched or acid:
             raise
         # a plain partition whose files no bucket scheme places: read unbucketed, as Spark reads it
-        unplaced = tuple(BucketFile(f[3], f[0], -1, f[2], "data", "unvouched") for f in sorted(files))
+        unplaced = tuple(BucketFile(f[3], f[0], -1, f[2], "data", "unvouched", f[4]) for f in sorted(files))
         return PartitionLayout(values, path, relpath, "unvouched", buckets, (), str(exc), unplaced)
     if subdirs:
         scheme, mapped = "acid", []
@@ -502,5 +536,7 @@ def _discover_once(fs: pafs.FileSystem, root: str, bucket_count: int, keys: list
                 layouts.append(_map_partition(values, join(rel), rel, _below(sub, ""), bucket_count, unvouched))
     markers = sorted(s for s in staging if s.startswith(VERSION_PREFIX))
     staging.difference_update(markers)
-    layout = TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)))
-    return layout, (markers[-1] if markers else None)
+    marker = markers[-1] if markers else None
+    layout = TableLayout(root, bucket_count, tuple(keys), layouts, fs, tuple(sorted(staging)),
+                         marker[len(VERSION_PREFIX):] if marker else None)
+    return layout, marker

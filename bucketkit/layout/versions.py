@@ -11,30 +11,54 @@ version in a hidden sibling and switches it into place (:mod:`bucketkit.writing.
   it aside instead (no exchange on this filesystem).
 * ``<parent>/.<name>.bucketkit-<write id>.json``: the commit's journal (owner, state).
 * ``<parent>/.<name>.bucketkit.lock``: the lock that serialises committers (local filesystems).
+* ``<parent>/.<name>.bucketkit.versions/<write id>/``: every committed version, kept whole (hard
+  links: a file unchanged between versions is stored once) until vacuum or the retention period
+  removes it; ``<write id>.json`` beside it is its record (:class:`Version`). A read planned on a
+  version reads its files there, so later commits never pull them away (:func:`pin`).
 
 Hidden names (``.`` prefix) are skipped by Hive, Trino, Spark and bucketkit listings.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import os
 import posixpath
 import secrets
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
-from bucketkit.errors import ConcurrentModificationError, UnfinishedCommitError
+from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
+from bucketkit.io import KEPT_VERSIONS
 
 __all__ = ["TablePaths", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
-           "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove"]
+           "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove", "Version", "history",
+           "find_version", "RETENTION", "retention"]
 
 VERSION_PREFIX = ".bucketkit-version-"
 SWITCHING = "switching"  # journal state: the next version is complete and is being switched in
+#: Seconds a version stays readable after a later one replaced it, by default (Delta's default, 7
+#: days): reads planned on it and time travel to it work until then.
+RETENTION = 7 * 24 * 3600.0
+
+
+def retention() -> float:
+    """The retention period in seconds: ``BUCKETKIT_RETENTION`` if set, else :data:`RETENTION`."""
+    raw = os.environ.get("BUCKETKIT_RETENTION")
+    if raw is None:
+        return RETENTION
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise InvalidArgumentError(f"BUCKETKIT_RETENTION={raw!r}: expected seconds >= 0")
+    return value
 
 
 @dataclass(frozen=True)
@@ -67,6 +91,122 @@ class TablePaths:
     @property
     def lock(self) -> str:
         return posixpath.join(self.parent, f".{self.name}.bucketkit.lock")
+
+    @property
+    def store(self) -> str:
+        """Where committed versions are kept (a hidden sibling no engine lists)."""
+        return posixpath.join(self.parent, f".{self.name}{KEPT_VERSIONS}")
+
+    def version(self, write_id: str) -> str:
+        return posixpath.join(self.store, write_id)
+
+    def record(self, write_id: str) -> str:
+        return posixpath.join(self.store, write_id + ".json")
+
+
+@dataclass(frozen=True)
+class Version:
+    """One committed version of a table, as ``bucketkit.history`` lists it.
+
+    Attributes:
+        version: its number: 0 for the first version kept, then one more per commit.
+        write_id: the write that made it (its ``.bucketkit-version-<id>`` marker).
+        committed: when it became the live version (seconds since the epoch, UTC); None while its
+            commit has not switched it in.
+        operation: ``"create"``, ``"append"``, ``"overwrite"`` or ``"overwrite partitions"``.
+        partitions: the partition directories an overwrite of some partitions replaced.
+        files, bytes: data files and their bytes in the version (the whole table, not the write).
+        rows: rows the write added (None: not counted).
+        removed: when vacuum (or the retention period) deleted its files; None while readable.
+    """
+
+    version: int
+    write_id: str
+    committed: float | None
+    operation: str
+    partitions: tuple[str, ...] = ()
+    files: int = 0
+    bytes: int = 0
+    rows: int | None = None
+    removed: float | None = None
+
+    @property
+    def committed_at(self) -> _dt.datetime | None:
+        return None if self.committed is None else _dt.datetime.fromtimestamp(self.committed, _dt.timezone.utc)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["partitions"] = list(self.partitions)
+        out["committed_at"] = None if self.committed is None else self.committed_at.isoformat()
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Version:
+        return cls(int(data["version"]), str(data["write_id"]), data.get("committed"), str(data["operation"]),
+                   tuple(data.get("partitions") or ()), int(data.get("files", 0)), int(data.get("bytes", 0)),
+                   data.get("rows"), data.get("removed"))
+
+    def __str__(self) -> str:
+        when = self.committed_at.isoformat(timespec="seconds") if self.committed is not None else "not committed"
+        rows = "" if self.rows is None else f", {self.rows:,} rows written"
+        gone = "" if self.removed is None else f" (removed {_iso(self.removed)})"
+        return f"version {self.version} {when} {self.operation}: {self.files} files, {self.bytes:,} bytes{rows}{gone}"
+
+
+def _iso(ts: float) -> str:
+    return _dt.datetime.fromtimestamp(ts, _dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def history(fs: pafs.FileSystem, paths: TablePaths, *, committed_only: bool = True) -> list[Version]:
+    """Every version the table's store records, oldest first (those removed by vacuum included)."""
+    out = []
+    for info in fs.get_file_info(pafs.FileSelector(paths.store, allow_not_found=True)):
+        if info.base_name.endswith(".json") and not info.base_name.startswith("."):
+            data = read_json(fs, info.path)
+            if data is not None:
+                v = Version.from_dict(data)
+                if v.committed is not None or not committed_only:
+                    out.append(v)
+    return sorted(out, key=lambda v: v.version)
+
+
+def find_version(fs: pafs.FileSystem, paths: TablePaths, as_of: Any, table: str) -> Version:
+    """The version ``as_of`` names: a version number, or the live one at a time (``datetime``; an ISO
+    string; a naive time is UTC).
+
+    Raises:
+        InvalidArgumentError: ``as_of`` is neither.
+        VersionNotFoundError: no such version, a time before the first, or vacuum removed it.
+    """
+    versions = history(fs, paths)
+    known = (f"versions {versions[0].version}..{versions[-1].version}, committed {_iso(versions[0].committed)} "
+             f"to {_iso(versions[-1].committed)}") if versions else "no version recorded (written before versions were kept)"
+    if isinstance(as_of, bool) or not isinstance(as_of, (int, str, _dt.datetime)):
+        raise InvalidArgumentError(f"as_of={as_of!r}: expected a version number, a datetime or an ISO timestamp")
+    if isinstance(as_of, int):
+        found = next((v for v in versions if v.version == as_of), None)
+        if found is None:
+            raise VersionNotFoundError(f"table {table}: no version {as_of} ({known})")
+    else:
+        when = as_of
+        if isinstance(when, str):
+            try:
+                when = _dt.datetime.fromisoformat(when.replace("Z", "+00:00"))
+            except ValueError:
+                raise InvalidArgumentError(f"as_of={as_of!r}: not an ISO timestamp (e.g. '2026-11-24T08:00:00Z') "
+                                           "nor a version number") from None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=_dt.timezone.utc)
+        ts = when.timestamp()
+        found = next((v for v in reversed(versions) if v.committed <= ts), None)
+        if found is None:
+            raise VersionNotFoundError(f"table {table}: no version was live at {when.isoformat()} ({known})")
+    if found.removed is not None:
+        raise VersionNotFoundError(
+            f"table {table}: version {found.version} (committed {_iso(found.committed)}) was removed at "
+            f"{_iso(found.removed)} by vacuum or the retention period ({retention() / 86400:g} days; "
+            f"BUCKETKIT_RETENTION); {known}")
+    return found
 
 
 def read_json(fs: pafs.FileSystem, path: str) -> dict[str, Any] | None:

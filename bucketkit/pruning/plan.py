@@ -18,6 +18,7 @@ the rows read (pruning works at file granularity), see :attr:`ScanPlan.residual`
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import decimal
 import itertools
@@ -26,13 +27,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from bucketkit.acid import plan as acidplan
-from bucketkit.errors import InvalidArgumentError
+from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import HIVE_DEFAULT_PARTITION
 from bucketkit.pruning.filters import DNF, UNKNOWN, Term, coerce_literal, evaluate, normalize, to_text
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import bucketing_doubt
 from bucketkit.units import ReadUnit, TableKind
+from bucketkit.layout.metadata import read_spec
+from bucketkit.layout.versions import TablePaths, Version, find_version
 from bucketkit.acid.writeids import ValidWriteIdList
 
 __all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
@@ -233,6 +236,9 @@ class ScanPlan:
         files_selected / bytes_selected: files (with bytes) in the selected buckets.
         unbucketed: why the table is read as unbucketed (its hash cannot be vouched for, see
             :mod:`bucketkit.trust`), or None; then no bucket is pruned and joins shuffle.
+        root: the directory the plan's files were listed in: the table's, or the table's store
+            where the version read is kept (its files stay there after later commits).
+        version: the version read by time travel (``as_of=``), or None: the live version.
         kind: the table's kind when its partitions are snapshots of several files
             (:class:`bucketkit.units.TableKind`; Hive ACID: :class:`bucketkit.acid.plan.AcidKind`),
             else None: plain data files. Every partition carries its snapshot
@@ -252,6 +258,8 @@ class ScanPlan:
     bytes_listed: int
     unbucketed: str | None = None
     kind: TableKind | None = None
+    root: str = ""
+    version: Version | None = None
 
     @property
     def partitions_selected(self) -> int:
@@ -294,6 +302,9 @@ class ScanPlan:
             how = f"{self.kind.name}, {how}, {self.kind.versions()}"
         lines = [
             f"scan of {self.table} ({spec.file_format}, {how})",
+            *([f"version:    {self.version} (time travel)"] if self.version is not None else []),
+            *([f"files from: {self.root} (the version listed, kept there for reads planned on it)"]
+              if self.root and self.version is None and self.root != self.table.location else []),
             f"filters:    {to_text(self.filters)}",
             f"partitions: {self.partitions_selected} of {self.partitions_total} ({self.partition_reason})",
             f"buckets:    {buckets} ({self.bucket_reason})",
@@ -326,7 +337,8 @@ class ScanPlan:
 
 def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Sequence[str] | None = None,
               write_ids: ValidWriteIdList | str | None = None,
-              partition_filter: Callable[[dict[str, str]], bool] | None = None, **table_options: Any) -> ScanPlan:
+              partition_filter: Callable[[dict[str, str]], bool] | None = None, as_of: Any = None,
+              **table_options: Any) -> ScanPlan:
     """Plan a scan: the partitions, buckets and files that rows matching ``filters`` can lie in.
 
     Args:
@@ -339,12 +351,19 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
             (``db.table:hwm:minOpen:open:aborted``); None = every write id found is committed.
         partition_filter: called with each partition's values (raw strings); only partitions it
             accepts (and ``filters`` keep) are listed.
+        as_of: time travel: a version number, or a time (``datetime`` or ISO string; the version live
+            then) of a table bucketkit keeps versions of (``bucketkit.history``). None: the live
+            version, whose files the plan reads from where they stay after later commits.
 
     Returns:
         A :class:`ScanPlan`; nothing is read, only directories are listed (pruned partitions are
         not), plus, for a Hive ACID table, one data file's footer to tell full-ACID from insert-only.
     """
     table = open_table(table, **table_options) if not isinstance(table, BucketedTable) else table
+    version = None
+    if as_of is not None:
+        version = find_version(table.filesystem, TablePaths(table.location), as_of, str(table))
+        table = _as_it_was(table, version)
     spec = table.spec
     dnf = _resolve_columns(normalize(filters), table)
     if columns is not None:
@@ -357,7 +376,8 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     by_filters = partition_predicate(spec, dnf)
     keep = by_filters if partition_filter is None else (lambda v: by_filters(v) and partition_filter(v))
     layout = table.layout(partition_filter=(lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v)))
-                          if spec.partitioned_by else None, unvouched=True)
+                          if spec.partitioned_by else None, unvouched=True, pinned=True,
+                          version=version.write_id if version else None)
     doubt = bucketing_doubt(table, layout)
     selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
@@ -400,4 +420,14 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     if kind is not None:
         kind = kind.settled(table.filesystem, scans, spec.file_format)
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
-                    doubt, kind)
+                    doubt, kind, layout.root, version)
+
+
+def _as_it_was(table: BucketedTable, version: Version) -> BucketedTable:
+    """``table`` with the spec its kept ``version`` was written with (a later overwrite may have changed it)."""
+    kept = TablePaths(table.location).version(version.write_id)
+    try:
+        spec = read_spec(kept, table.filesystem)
+    except TableNotFoundError:
+        return table
+    return table if spec == table.spec else dataclasses.replace(table, spec=spec)

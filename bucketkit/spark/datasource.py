@@ -19,8 +19,9 @@ Every input partition is one read unit of the plan (:meth:`~bucketkit.pruning.pl
 file, or one (partition, bucket) of a Hive ACID snapshot), read exactly as :func:`bucketkit.scan` reads
 its units (:func:`bucketkit.spark.scan.unit_reader`); options
 ``write_ids`` (Hive's ValidWriteIdList string: the snapshot), ``row_id`` (``true``: add Hive's
-``row__id``) and ``check_buckets`` (``true``: re-hash every row of a bucketed table and fail on one
-its file's bucket does not hold, as the SQL catalog asks). Each partition tells the JVM its bucket
+``row__id``), ``check_buckets`` (``true``: re-hash every row of a bucketed table and fail on one
+its file's bucket does not hold, as the SQL catalog asks) and ``as_of`` (a version number or an ISO
+timestamp: time travel, as :func:`bucketkit.scan`'s ``as_of``). Each partition tells the JVM its bucket
 (:class:`UnitPartition`), so Spark SQL joins a bucketed ACID table without an Exchange.
 """
 
@@ -133,9 +134,9 @@ class BucketkitReader(DataSourceReader):
     """Plans with bucket/partition pruning from the pushed filters; reads files with pyarrow."""
 
     def __init__(self, table: BucketedTable, schema: Any, write_ids: str | None = None, row_id: bool = False,
-                 check_buckets: bool = False) -> None:
+                 check_buckets: bool = False, as_of: Any = None) -> None:
         self.table, self.schema, self.write_ids, self.row_id = table, schema, write_ids, row_id
-        self.check_buckets = check_buckets
+        self.check_buckets, self.as_of = check_buckets, as_of
         self.pushed: list[tuple] = []
 
     def pushFilters(self, filters: list) -> Iterator:
@@ -149,7 +150,8 @@ class BucketkitReader(DataSourceReader):
         """The :class:`~bucketkit.pruning.plan.ScanPlan` for the filters pushed so far."""
         from bucketkit.pruning.plan import plan_scan
 
-        return plan_scan(self.table, [self.pushed] if self.pushed else None, write_ids=self.write_ids)
+        return plan_scan(self.table, [self.pushed] if self.pushed else None, write_ids=self.write_ids,
+                         as_of=self.as_of)
 
     def partitions(self) -> list[InputPartition]:
         plan = self.plan()
@@ -229,7 +231,9 @@ class BucketkitDataSource(DataSource):
             from bucketkit.acid.writeids import for_table
 
             write_ids = for_table(opts["session_write_ids"], table.name)
-        return BucketkitReader(table, schema, write_ids, _flag(self.options, "row_id"), _flag(self.options, "check_buckets"))
+        as_of = opts.get("as_of") or None
+        return BucketkitReader(table, schema, write_ids, _flag(self.options, "row_id"), _flag(self.options, "check_buckets"),
+                               int(as_of) if as_of is not None and as_of.strip().isdigit() else as_of)
 
 
 def read_table(spark: Any, name: str) -> Any:

@@ -48,7 +48,7 @@ def join_memory(spark: Any) -> int | None:
 def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str = "inner", *,
               left_filters: SparkFilters = None, right_filters: SparkFilters = None,
               spark: SparkSession | None = None, left_write_ids: str | None = None,
-              right_write_ids: str | None = None) -> JoinPlan:
+              right_write_ids: str | None = None, left_as_of: Any = None, right_as_of: Any = None) -> JoinPlan:
     """What :func:`join` runs, without running it: bucket groups paired, or Spark's join and why.
 
     Arguments as for :func:`join`; ``spark`` is needed only for catalog table names and SQL /
@@ -60,7 +60,8 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     lt, rt = sides
     plan = core_plan_join(lt, rt, on, how, left_filters=None if is_spark_filter(left_filters) else left_filters,
                           right_filters=None if is_spark_filter(right_filters) else right_filters,
-                          left_write_ids=left_write_ids, right_write_ids=right_write_ids)
+                          left_write_ids=left_write_ids, right_write_ids=right_write_ids, left_as_of=left_as_of,
+                          right_as_of=right_as_of)
     spark_filters = [n for n, f in (("left", left_filters), ("right", right_filters)) if is_spark_filter(f)]
     if plan.bucketed and spark_filters:
         # A SQL string or Column may hold what pyarrow cannot evaluate exactly (UDFs, casts), and an
@@ -232,6 +233,8 @@ def join(
     columns: Sequence[Any] | None = None,
     left_write_ids: str | None = None,
     right_write_ids: str | None = None,
+    left_as_of: Any = None,
+    right_as_of: Any = None,
 ) -> DataFrame:
     """Join two bucketed tables; shuffle-free when they are bucketed alike on the keys.
 
@@ -253,6 +256,9 @@ def join(
             it); None: every write id in the directory names is committed. An ACID side is
             joined bucket by bucket like any other (its buckets merged from base, deltas and
             delete deltas).
+        left_as_of, right_as_of: time travel on a side bucketkit writes: a version number or a time
+            (as :func:`bucketkit.scan`'s ``as_of``). Without them each side's live version is read
+            from where its files stay after later commits.
 
     Returns:
         A DataFrame with the rows and columns of Spark's ``left_df.join(right_df, on, how)``;
@@ -266,10 +272,16 @@ def join(
     """
     sides = _sides(spark, left, right, on)
     if isinstance(sides, _Moving):
+        as_of = left_as_of if sides[0] == "right" else right_as_of  # the table's side: the other moves
+        if as_of is not None:
+            raise InvalidArgumentError(f"{'left' if sides[0] == 'right' else 'right'}_as_of={as_of!r} with a DataFrame "
+                                       "on the other side: read the table with bucketkit.scan(..., as_of=) and join "
+                                       "the two DataFrames")
         return _join_moved(spark, sides, on, how, left_filters=left_filters, right_filters=right_filters,
                            columns=columns, left_write_ids=left_write_ids, right_write_ids=right_write_ids)
     plan = plan_join(*sides, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark,
-                     left_write_ids=left_write_ids, right_write_ids=right_write_ids)
+                     left_write_ids=left_write_ids, right_write_ids=right_write_ids, left_as_of=left_as_of,
+                     right_as_of=right_as_of)
     if plan.bucketed:
         from bucketkit.spark.jointasks import read_groups
 
@@ -286,8 +298,9 @@ def _spark_join(spark: Any, plan: JoinPlan, columns: Sequence[Any] | None) -> An
     """The fallback: Spark's own join over bucketkit.scan of both sides."""
     from bucketkit.spark.scan import scan
 
-    ldf = scan(spark, table=plan.left, filters=plan.left_filters, write_ids=plan.left_write_ids)
-    rdf = scan(spark, table=plan.right, filters=plan.right_filters, write_ids=plan.right_write_ids)
+    ldf = scan(spark, table=plan.left, filters=plan.left_filters, write_ids=plan.left_write_ids, as_of=plan.left_as_of)
+    rdf = scan(spark, table=plan.right, filters=plan.right_filters, write_ids=plan.right_write_ids,
+               as_of=plan.right_as_of)
     return _joined(ldf, rdf, plan, columns)
 
 

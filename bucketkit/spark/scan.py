@@ -88,7 +88,7 @@ def with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> 
 
 # -- entry points -------------------------------------------------------------------------------------
 def _plan(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str] | None,
-          spec_options: dict, write_ids: Any = None) -> tuple[ScanPlan, list[Any]]:
+          spec_options: dict, write_ids: Any = None, as_of: Any = None) -> tuple[ScanPlan, list[Any]]:
     """(the scan's plan, predicates Spark applies besides it)."""
     if (path is None) == (table is None):
         raise InvalidArgumentError(f"pass exactly one of table= (a table reference) or path= (a directory); "
@@ -98,24 +98,25 @@ def _plan(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str
     if spark is None and spark_filters.is_spark_filter(filters):
         raise InvalidArgumentError(f"filters={filters!r}: a SQL predicate or Column needs Spark; pass spark=")
     dnf, predicates = spark_filters.split(spark, filters, bt.spec)
-    plan = pruning.plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns, write_ids=write_ids)
+    plan = pruning.plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns, write_ids=write_ids,
+                             as_of=as_of)
     return plan, predicates
 
 
 def plan_scan(table: TableRef | None = None, filters: SparkFilters = None, *, columns: Sequence[str] | None = None,
               spark: SparkSession | None = None, path: str | None = None, write_ids: str | None = None,
-              **spec_options: Any) -> ScanPlan:
+              as_of: Any = None, **spec_options: Any) -> ScanPlan:
     """What :func:`scan` reads, without reading: partitions, buckets and files, and why.
 
     Arguments as for :func:`scan`; ``spark`` is needed only for a catalog table name or a SQL
     predicate / Column filter. Returns plain data (print ``.explain()``); only directories are listed.
     """
-    return _plan(spark, table, path, filters, columns, spec_options, write_ids)[0]
+    return _plan(spark, table, path, filters, columns, spec_options, write_ids, as_of)[0]
 
 
 def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None = None,
          filters: SparkFilters = None, columns: Sequence[str] | None = None, write_ids: str | None = None,
-         row_id: bool = False, **spec_options: Any) -> DataFrame:
+         row_id: bool = False, as_of: Any = None, **spec_options: Any) -> DataFrame:
     """Read a bucketed table as a Spark DataFrame, reading only the files ``filters`` can hit.
 
     Args:
@@ -137,6 +138,11 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             (``db.table:<high watermark>:<min open>:<open ids>:<aborted ids>``); default: every
             write id found in the directory names is committed.
         row_id: for a full-ACID table, add Hive's ``row__id`` struct<writeid:bigint,bucketid:int,rowid:bigint>.
+        as_of: time travel on a table bucketkit writes: a version number, or a time (``datetime``, or an
+            ISO string; naive = UTC) -- the version live then (see :func:`bucketkit.history`). Without
+            it the live version is read, from where its files stay after later commits: a DataFrame
+            planned now reads these rows when it runs, whatever was committed since (for the
+            retention period, 7 days by default).
 
     Returns:
         A DataFrame with exactly the rows of the table matching ``filters`` (of a Hive ACID table:
@@ -149,10 +155,13 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
     if path is None and isinstance(table, str) and reference_kind(table) == "catalog" and spark is not None:
         described = _described(spark, table)  # None: not in the catalog (resolve_table below says so)
         if described is not None and format_of_serde(described["serde"]) == "text":
+            if as_of is not None:
+                raise InvalidArgumentError(f"as_of={as_of!r}: table {table!r} is a Hive TEXTFILE catalog table, "
+                                           "read through Spark SQL; bucketkit keeps no versions of it")
             return _read_through_sql(spark, table, filters, columns, write_ids, row_id, spec_options)
         if described is not None and not spec_options_given(spec_options):
             table = table_from_description(described)  # the catalog asked once, as load_table would
-    plan, predicates = _plan(spark, table, path, filters, columns, spec_options, write_ids)
+    plan, predicates = _plan(spark, table, path, filters, columns, spec_options, write_ids, as_of)
     return read_plan(spark, plan, predicates, row_id=row_id)
 
 
@@ -205,7 +214,7 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
     else:
         reader = spark.read.format(spec.file_format).schema(spark_ddl(bt))
         if spec.partitioned_by:
-            reader = reader.option("basePath", spark_uri(bt.filesystem, bt.location))
+            reader = reader.option("basePath", spark_uri(bt.filesystem, plan.root or bt.location))
         df = _rows_checked(spark, reader.load(_paths(plan)), plan, bt)
     if plan.residual:
         df = df.where(spark_filters.residual_predicate(plan.residual, spec))
@@ -256,7 +265,7 @@ def _paths(plan: ScanPlan) -> list[str]:
     bt, n = plan.table, plan.table.spec.bucket_count
     unplaced = any(-1 in p.bucket_files for p in plan.partitions)  # files of no bucket: named one by one
     if not plan.is_pruned and not unplaced:
-        return [spark_uri(bt.filesystem, bt.location)]
+        return [spark_uri(bt.filesystem, plan.root or bt.location)]
     paths = []
     for p in plan.partitions:
         whole = len(p.bucket_files) == n

@@ -107,8 +107,8 @@ def link_or_copy(fs: pafs.FileSystem, src: str, dst: str) -> None:
     fs.copy_file(src, dst)
 
 
-def list_pinned(root: str, *, recursive: bool, skip: tuple[str, ...] = ()) -> Iterable[tuple[str, int, bool]]:
-    """``(path, size, is_dir)`` of every entry below the local directory ``root``.
+def list_pinned(root: str, *, recursive: bool, skip: tuple[str, ...] = ()) -> Iterable[tuple[str, int, bool, int]]:
+    """``(path, size, is_dir, mtime_ns)`` of every entry below the local directory ``root``.
 
     Each directory is read through one open handle, and its entries are looked up (size,
     sub-directories) relative to that handle, never by path again. So a switch that lands during
@@ -116,14 +116,14 @@ def list_pinned(root: str, *, recursive: bool, skip: tuple[str, ...] = ()) -> It
     one. Listers that read the names and then stat each one by path (pyarrow's local filesystem)
     silently drop the names a switch took away in between: an empty or partial listing.
     Entries whose name starts with one of ``skip`` are reported (size 0) but neither looked up nor
-    descended into.
+    descended into; directories report mtime 0.
 
     Raises:
         FileNotFoundError: ``root`` is missing, or an entry vanished while listed (the listed
             version is being deleted).
         NotADirectoryError: ``root`` is not a directory.
     """
-    out: list[tuple[str, int, bool]] = []
+    out: list[tuple[str, int, bool, int]] = []
     add = out.append
     pending = [(os.open(root, os.O_RDONLY | os.O_DIRECTORY), root.rstrip("/"))]
     try:
@@ -135,14 +135,15 @@ def list_pinned(root: str, *, recursive: bool, skip: tuple[str, ...] = ()) -> It
                         name = entry.name
                         full = f"{path}/{name}"
                         if name.startswith(skip):
-                            add((full, 0, entry.is_dir()))
+                            add((full, 0, entry.is_dir(), 0))
                         elif entry.is_dir():
-                            add((full, 0, True))
+                            add((full, 0, True, 0))
                             if recursive:
                                 pending.append((os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), full))
                         else:
                             try:
-                                add((full, entry.stat().st_size, False))
+                                st = entry.stat()
+                                add((full, st.st_size, False, st.st_mtime_ns))
                             except FileNotFoundError:
                                 if not entry.is_symlink():  # a dangling link is no file (as pyarrow)
                                     raise

@@ -39,15 +39,15 @@ from typing import Any, Callable, Sequence
 
 import pyarrow.fs as pafs
 
-from bucketkit.writing.atomic import SWITCHES, commit_lock, link_or_copy, switch
+from bucketkit.writing.atomic import SWITCHES, commit_lock, is_local, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
 from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
-from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, live_version, owner_alive, pending_writes,
-                                read_json, remove, write_json)
+from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, history, live_version,
+                                       owner_alive, pending_writes, read_json, remove, retention, write_json)
 
 __all__ = ["Transaction", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
-           "fault_point", "settle", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
+           "fault_point", "settle", "expire", "vacuum", "VacuumResult", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
 FAULT_ENV = "BUCKETKIT_FAULT"
 #: Where ``BUCKETKIT_FAULT`` can kill a writer: after the Spark tasks wrote; after the n-th file
@@ -214,7 +214,33 @@ class Transaction:
     def abort(self) -> None:
         """Discard everything staged (before the switch only)."""
         remove(self.fs, self.next)
+        _forget(self.fs, self.paths, self.write_id)
         remove(self.fs, self.paths.journal(self.write_id))
+
+    def _keep(self, replace: Sequence[str] | None, rows: int | None) -> Version:
+        """Keep the complete next version in the table's store (hard links) with its record, not yet
+        committed: a read planned on it reads it there after later commits (:mod:`bucketkit.layout.versions`)."""
+        kept = self.paths.version(self.write_id)
+        files = size = 0
+        cut, made = len(self.next) + 1, set()
+        for info in self.fs.get_file_info(pafs.FileSelector(self.next, recursive=True)):
+            if info.type != pafs.FileType.File:
+                continue
+            rel = info.path[cut:]
+            target = posixpath.join(kept, rel)
+            if posixpath.dirname(target) not in made:
+                self.fs.create_dir(posixpath.dirname(target), recursive=True)
+                made.add(posixpath.dirname(target))
+            link_or_copy(self.fs, info.path, target)
+            if not any(is_hidden(part) for part in rel.split("/")):
+                files, size = files + 1, size + (info.size or 0)
+        numbers = [v.version for v in history(self.fs, self.paths, committed_only=False) if v.write_id != self.write_id]
+        operation = ("create" if self._spec_text is None else self.mode if self.mode != "overwrite" or replace is None
+                     else "overwrite partitions")
+        record = Version(max(numbers, default=-1) + 1, self.write_id, None, operation,
+                         tuple(replace or ()), files, size, rows)
+        write_json(self.fs, self.paths.record(self.write_id), record.to_dict())
+        return record
 
     def _retire(self, old: str | None) -> None:
         """Delete the old version and the journal, ``grace`` seconds later (see :func:`settle`)."""
@@ -283,13 +309,14 @@ class Transaction:
         return current, replaced
 
     def commit(self, files: dict[str, str], *, replace: Sequence[str] | None = None,
-               on_committed: Callable[[], None] | None = None) -> CommitSummary:
+               on_committed: Callable[[], None] | None = None, rows: int | None = None) -> CommitSummary:
         """Build the next version and switch it into place (see the module docstring).
 
         Args:
             files: final path relative to the table root -> staged path (absolute, in the staging dir).
             replace: overwrite only: partition directories to replace; ``None`` = the whole table.
             on_committed: called once the new version is live (catalog updates).
+            rows: rows the write added, for the version's record (None: not counted).
 
         Raises:
             ConcurrentModificationError: the table changed underneath; nothing was changed.
@@ -303,6 +330,7 @@ class Transaction:
                 self._place(src, rel)
             with commit_lock(self.fs, self.paths.lock):
                 current, replaced = self._build(replace)
+                record = self._keep(replace, rows)
                 self._journal(SWITCHING, known=current)
                 fault_point("before_switch")
                 how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
@@ -310,6 +338,8 @@ class Transaction:
                 fault_point("after_switch")
                 old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
                 swept = _sweep(self.fs, old, self.root, current) if old else []
+                _committed(self.fs, self.paths, record)
+                expire(self.fs, self.paths)
         except BaseException as exc:
             if how:  # switched: the new version is live; recover() removes the old one
                 raise CommitError(f"write {self.write_id} into {self.root} is committed, but moving files another "
@@ -327,6 +357,80 @@ class Transaction:
             self._retire(old)
         return CommitSummary(self.write_id, tuple(sorted(files)), tuple(replaced),
                              self._spec_text != self.spec.to_json(), how, tuple(swept))
+
+
+def _forget(fs: pafs.FileSystem, paths: TablePaths, write_id: str) -> None:
+    """Remove a version that never became live from the store (a rolled-back write)."""
+    remove(fs, paths.version(write_id))
+    remove(fs, paths.record(write_id))
+
+
+def _committed(fs: pafs.FileSystem, paths: TablePaths, record: Version | None) -> None:
+    """Mark a kept version live: its record gets the commit time."""
+    if record is not None and record.committed is None:
+        write_json(fs, paths.record(record.write_id), {**record.to_dict(), "committed": time.time()})
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    """What :func:`vacuum` removed: the versions, and the bytes no other kept version shared."""
+
+    removed: tuple[Version, ...]
+    freed_bytes: int
+    kept: tuple[Version, ...]
+
+    def __str__(self) -> str:
+        if not self.removed:
+            return f"nothing to remove; {len(self.kept)} version(s) kept"
+        return (f"removed {len(self.removed)} version(s) ({', '.join(str(v.version) for v in self.removed)}), "
+                f"freed {self.freed_bytes:,} bytes; {len(self.kept)} version(s) kept")
+
+
+def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, *, dry_run: bool = False
+           ) -> VacuumResult:
+    """Remove the kept versions replaced more than ``retain`` seconds ago (default: the retention
+    period, :func:`~bucketkit.layout.versions.retention`); the live version always stays. A version's
+    time counts from when the next one replaced it: a read planned on it just before is still served."""
+    retain = retention() if retain is None else float(retain)
+    if retain < 0:
+        raise InvalidArgumentError(f"retain={retain!r}: expected seconds >= 0")
+    versions = history(fs, paths)
+    cutoff, removed, freed = time.time() - retain, [], 0
+    for v, after in zip(versions, versions[1:]):
+        if v.removed is None and after.committed is not None and after.committed <= cutoff:
+            if not dry_run:
+                freed += _delete_version(fs, paths.version(v.write_id))
+                write_json(fs, paths.record(v.write_id), {**v.to_dict(), "removed": time.time()})
+            removed.append(v)
+    gone = {v.write_id for v in removed}
+    return VacuumResult(tuple(removed), freed, tuple(v for v in versions if v.removed is None and v.write_id not in gone))
+
+
+def _delete_version(fs: pafs.FileSystem, path: str) -> int:
+    """Delete a kept version; the bytes freed (files no other version or the live table links)."""
+    freed = 0
+    for info in fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True)):
+        if info.type == pafs.FileType.File:
+            try:
+                local = os.stat(info.path) if is_local(fs) else None
+            except OSError:
+                local = None
+            if local is None or local.st_nlink <= 1:
+                freed += info.size or 0
+    remove(fs, path)
+    return freed
+
+
+def vacuum(path: str, *, retain: float | None = None, filesystem: pafs.FileSystem | None = None,
+           dry_run: bool = False) -> VacuumResult:
+    """Remove the kept versions of the table at ``path`` that were replaced more than ``retain``
+    seconds ago (default the retention period, 7 days); with ``retain=0`` every version but the
+    live one. Reads planned on a removed version, and time travel to it, then fail with
+    :class:`~bucketkit.errors.VersionNotFoundError`."""
+    fs, root = resolve_filesystem(path, filesystem)
+    paths = TablePaths(root.rstrip("/") or "/")
+    with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
+        return expire(fs, paths, retain, dry_run=dry_run)
 
 
 @dataclass(frozen=True)
@@ -367,6 +471,11 @@ def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal:
         if direction == "forward" and _exists(fs, old):
             swept = _sweep(fs, old, paths.root, journal.get("known", ()))
             detail += f", {len(swept)} foreign file(s) moved over" if swept else ""
+        if direction == "forward":
+            record = read_json(fs, paths.record(write_id))
+            _committed(fs, paths, Version.from_dict(record) if record else None)
+        else:
+            _forget(fs, paths, write_id)
         for path in (old, nxt, aside, paths.journal(write_id)):
             remove(fs, path)
     return direction, detail

@@ -248,7 +248,8 @@ def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, rec
     replace = None if options.replaces_table else written
     done = functools.partial(on_committed, tx.extra["partitions"]) if on_committed else None
     summary = tx.commit({rel: f.path for rel, f in files.items()},
-                        replace=replace if options.mode == "overwrite" else None, on_committed=done)
+                        replace=replace if options.mode == "overwrite" else None, on_committed=done,
+                        rows=sum(f.rows for f in files.values()))
     return WriteResult(str(target.location), tx.spec, options.mode, tx.write_id, _partitions(tx.root, summary, files),
                        len(summary.replaced), target.table, recovered=recovered)
 

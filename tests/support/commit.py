@@ -63,20 +63,25 @@ def read_plain(root: str | Path) -> Counter:
 
 def read_bucketkit(root: str | Path) -> Counter:
     """bucketkit's reader: plan_scan, then each planned read unit through the reader its tasks run (``unit_reader``)."""
+    from bucketkit.pruning.plan import plan_scan
+
+    return read_plan(plan_scan(str(root)))
+
+
+def read_plan(plan) -> Counter:
+    """The rows of a :class:`~bucketkit.pruning.plan.ScanPlan`'s read units, read when this is called."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    from bucketkit.pruning.plan import plan_scan
     from bucketkit.spark.scan import unit_reader
     from bucketkit.spark.types import arrow_schema
-    from bucketkit.table import open_table
 
-    table = open_table(str(root))
+    table = plan.table
     fields = [StructField("k", LongType()), StructField("tag", StringType())]
     fields += [StructField("p", StringType())] if table.spec.partitioned_by else []
     schema = StructType(fields)
     out: Counter = Counter()
     read = unit_reader(table, arrow_schema(schema))
-    for unit in plan_scan(table).units():
+    for unit in plan.units():
         for batch in read(unit):
             cols = batch.to_pydict()
             out.update(zip(cols.get("p", [None] * batch.num_rows), cols["k"], cols["tag"]))

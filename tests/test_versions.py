@@ -1,0 +1,150 @@
+"""Versions kept by every commit: reads planned on a version read it after later commits, time travel
+(``as_of``), history, vacuum and the retention period -- without Spark (Spark's readers: test_versions_spark)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections import Counter
+
+import pyarrow.fs as pafs
+import pytest
+
+import bucketkit
+from bucketkit.errors import InvalidArgumentError, VersionNotFoundError
+from bucketkit.layout.versions import TablePaths
+from bucketkit.writing.commit import settle
+from bucketkit.pruning.plan import plan_scan
+from support.commit import as_counter, commit_rows, read_bucketkit, read_plain, read_plan
+
+ONE = {"p=1": [(k, "one") for k in range(6)], "p=2": [(k, "one") for k in range(6, 9)]}
+TWO = {"p=1": [(k, "two") for k in range(20, 25)]}
+THREE = {"p=3": [(k, "three") for k in range(30, 33)]}
+
+
+def files_on_disk(root) -> tuple[int, int]:
+    """Visible data files and their bytes under ``root``, by the filesystem itself."""
+    found = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if not f.startswith((".", "_"))]
+    return len(found), sum(os.path.getsize(f) for f in found)
+
+
+def test_a_plan_reads_its_version_after_later_commits(tmp_path):
+    table = tmp_path / "t"
+    commit_rows(table, ONE)
+    plan = plan_scan(str(table))  # planned now, read after three overwrites
+    assert plan.root != str(table) and "the version listed, kept there" in plan.explain()
+    for rows in (TWO, THREE, TWO):
+        commit_rows(table, rows, mode="overwrite")
+    assert read_plain(table) == as_counter(TWO)  # what Hive, Trino and Spark read at the path: the live table
+    assert read_plan(plan) == as_counter(ONE)
+    assert read_bucketkit(table) == as_counter(TWO)
+
+
+def test_a_foreign_file_in_the_table_is_read_where_it_lies(tmp_path):
+    """A writer that does not commit through bucketkit (Hive's INSERT) changes the live directory: the
+    kept version no longer matches it, so the plan reads the directory itself, foreign file included."""
+    table = tmp_path / "t"
+    commit_rows(table, ONE)
+    foreign = table / "p=2" / "000003_0_copy_1.parquet"
+    os.link(next((table / "p=1").glob("000003_0_*")), foreign)  # bucket 3's file of p=1, now also in p=2
+    plan = plan_scan(str(table))
+    assert plan.root == str(table)
+    extra = Counter(("2", k, tag) for (_, k, tag) in read_plain(table / "p=1").elements() if k % 4 == 3)
+    assert read_plan(plan) == as_counter(ONE) + extra
+
+
+def test_history_lists_every_commit_with_its_files(tmp_path):
+    table = tmp_path / "t"
+    on_disk = []
+    for rows, mode, replace in ((ONE, "append", None), (TWO, "append", None), (THREE, "overwrite", ["p=3"]),
+                                (TWO, "overwrite", None)):
+        commit_rows(table, rows, mode=mode, replace=replace)
+        on_disk.append(files_on_disk(table))
+    versions = bucketkit.history(str(table))
+    assert [v.version for v in versions] == [0, 1, 2, 3]
+    assert [v.operation for v in versions] == ["create", "append", "overwrite partitions", "overwrite"]
+    assert versions[2].partitions == ("p=3",)
+    assert [(v.files, v.bytes) for v in versions] == on_disk
+    assert all(a.committed < b.committed for a, b in zip(versions, versions[1:]))
+    assert "version 3" in str(versions[3]) and versions[3].to_dict()["committed_at"].endswith("+00:00")
+
+
+def test_time_travel_by_version_number_and_by_time(tmp_path):
+    table = tmp_path / "t"
+    commit_rows(table, ONE)
+    commit_rows(table, TWO)  # append
+    commit_rows(table, THREE, mode="overwrite")
+    v = bucketkit.history(str(table))
+    expected = [as_counter(ONE), as_counter(ONE) + as_counter(TWO), as_counter(THREE)]
+    for number, rows in enumerate(expected):
+        assert read_plan(plan_scan(str(table), as_of=number)) == rows
+        assert f"version:    version {number}" in plan_scan(str(table), as_of=number).explain()
+    between = dt.datetime.fromtimestamp((v[1].committed + v[2].committed) / 2, dt.timezone.utc)
+    assert read_plan(plan_scan(str(table), as_of=between)) == expected[1]
+    assert read_plan(plan_scan(str(table), as_of=between.isoformat())) == expected[1]
+    naive = between.astimezone(dt.timezone.utc).replace(tzinfo=None).isoformat()  # a naive time is UTC
+    assert read_plan(plan_scan(str(table), as_of=naive)) == expected[1]
+    with pytest.raises(VersionNotFoundError, match=r"no version 7 \(versions 0\.\.2"):
+        plan_scan(str(table), as_of=7)
+    with pytest.raises(VersionNotFoundError, match="no version was live at 2001-"):
+        plan_scan(str(table), as_of="2001-01-01T00:00:00Z")
+    with pytest.raises(InvalidArgumentError, match="not an ISO timestamp"):
+        plan_scan(str(table), as_of="yesterday")
+    with pytest.raises(InvalidArgumentError, match="expected a version number"):
+        plan_scan(str(table), as_of=1.5)
+
+
+def test_vacuum_frees_what_only_old_versions_hold_and_time_travel_says_so(tmp_path):
+    table = tmp_path / "t"
+    commit_rows(table, ONE)
+    commit_rows(table, TWO)  # append: version 1 shares version 0's files (hard links)
+    commit_rows(table, THREE, mode="overwrite")  # shares nothing
+    settle()  # the switched-out directory (links too) goes after its grace period
+    only_old = files_on_disk(TablePaths(str(table)).version(bucketkit.history(str(table))[1].write_id))[1]
+    assert bucketkit.vacuum(str(table), dry_run=True).removed == ()  # all within the 7-day retention
+    dry = bucketkit.vacuum(str(table), retain=0, dry_run=True)
+    assert [v.version for v in dry.removed] == [0, 1] and dry.freed_bytes == 0
+    result = bucketkit.vacuum(str(table), retain=0)
+    assert [v.version for v in result.removed] == [0, 1] and [v.version for v in result.kept] == [2]
+    assert only_old <= result.freed_bytes < only_old + 4096  # the data files, plus metadata and markers
+    with pytest.raises(VersionNotFoundError, match=r"version 1 \(committed .*\) was removed at .* retention period"):
+        plan_scan(str(table), as_of=1)
+    assert [v.removed is not None for v in bucketkit.history(str(table))] == [True, True, False]
+    assert read_plan(plan_scan(str(table), as_of=2)) == read_bucketkit(table) == as_counter(THREE)
+
+
+def test_a_commit_removes_versions_replaced_longer_ago_than_the_retention(tmp_path, monkeypatch):
+    table = tmp_path / "t"
+    commit_rows(table, ONE)
+    plan = plan_scan(str(table))
+    commit_rows(table, TWO, mode="overwrite")
+    assert read_plan(plan) == as_counter(ONE)  # within the retention period
+    monkeypatch.setenv("BUCKETKIT_RETENTION", "0")
+    time.sleep(0.01)
+    commit_rows(table, THREE, mode="overwrite")
+    assert [v.removed is None for v in bucketkit.history(str(table))] == [False, False, True]
+    with pytest.raises(VersionNotFoundError, match=r"the version this read was planned on was removed by vacuum"):
+        read_plan(plan)
+    monkeypatch.setenv("BUCKETKIT_RETENTION", "soon")
+    with pytest.raises(InvalidArgumentError, match="BUCKETKIT_RETENTION='soon'"):
+        bucketkit.vacuum(str(table))
+
+
+def test_cli_history_and_vacuum(tmp_path, capsys):
+    import json
+
+    from bucketkit.cli import main
+
+    table = tmp_path / "t"
+    commit_rows(table, ONE)
+    commit_rows(table, TWO, mode="overwrite")
+    assert main(["history", str(table), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["versions"]
+    assert [(v["version"], v["operation"]) for v in listed] == [(0, "create"), (1, "overwrite")]
+    assert main(["vacuum", str(table), "--retain", "0"]) == 0
+    assert capsys.readouterr().out.startswith("removed 1 version(s) (0), freed ")
+    assert main(["history", str(table)]) == 0
+    assert "(removed " in capsys.readouterr().out.splitlines()[0]
+    assert pafs.LocalFileSystem().get_file_info(TablePaths(str(table)).version(listed[0]["write_id"])).type \
+        == pafs.FileType.NotFound
