@@ -198,7 +198,8 @@ def find_version(fs: pafs.FileSystem, paths: TablePaths, as_of: Any, table: str)
         if when.tzinfo is None:
             when = when.replace(tzinfo=_dt.timezone.utc)
         ts = when.timestamp()
-        found = next((v for v in reversed(versions) if v.committed <= ts), None)
+        # a version's own commit time (committed_at: microseconds) names it
+        found = next((v for v in reversed(versions) if v.committed <= ts + 1e-6), None)
         if found is None:
             raise VersionNotFoundError(f"table {table}: no version was live at {when.isoformat()} ({known})")
     if found.removed is not None:
