@@ -15,6 +15,7 @@ import pytest
 from support.sparkown import catalog_off, spark_insert
 
 import bucketkit
+from bucketkit.io import KEPT_VERSIONS
 from bucketkit.writing.commit import RETIRE_GRACE, settle
 from bucketkit.layout.naming import bucket_of, is_spark_hive_insert
 from bucketkit.spark.catalog import load_table
@@ -57,12 +58,14 @@ def data_files(root):
 
 def assert_clean(root):
     """No staging, journal or old version left beside or inside the table (the commit process
-    deletes a switched-out version after bucketkit.writing.commit.RETIRE_GRACE, on its own)."""
+    deletes a switched-out version after bucketkit.writing.commit.RETIRE_GRACE, on its own); the
+    store of kept versions stays, by design (docs/writing.md, Versions)."""
     settle()
     parent, name = os.path.split(str(root).rstrip("/"))
     deadline = time.time() + 10 * RETIRE_GRACE + 5
     while True:
-        left = [x for x in os.listdir(parent) if x.startswith(f".{name}.bucketkit") and not x.endswith(".lock")]
+        left = [x for x in os.listdir(parent) if x.startswith(f".{name}.bucketkit") and not x.endswith(".lock")
+                and x != f".{name}{KEPT_VERSIONS}"]
         if not left or time.time() > deadline:
             break
         time.sleep(0.1)
@@ -261,10 +264,12 @@ def test_crafted_partition_values_stay_inside_the_table(spark, tmp_path):
     for value in CRAFTED:
         spark.sql(f"INSERT INTO sqli_crafted PARTITION (p) SELECT 1, 'a', '{value}'")
     lock = os.path.join("box", ".t.bucketkit.lock")  # the table's commit lock, beside it by design (docs/writing.md)
+    kept = os.path.join("box", ".t" + KEPT_VERSIONS)  # and its kept versions, each a copy of the table's tree
 
     def outside():
-        return sorted(e for e in entries() - before if not e.startswith(os.path.join("box", "t") + os.sep)
-                      and e not in (os.path.join("box", "t"), lock))
+        return sorted(e for e in entries() - before if not e.startswith((os.path.join("box", "t") + os.sep,
+                                                                          kept + os.sep))
+                      and e not in (os.path.join("box", "t"), lock, kept))
 
     deadline = time.monotonic() + RETIRE_GRACE + 10  # switched-out versions (beside the table) go after their grace
     while outside() and time.monotonic() < deadline:
