@@ -17,6 +17,7 @@ import pytest
 from support.commit import FLAT, SPEC, commit_rows
 from support.jvm import probe  # noqa: F401 (fixture: compiles and adds tests/jvm)
 
+from bucketkit.io import KEPT_VERSIONS
 from bucketkit.layout.versions import SWITCHING, VERSION_PREFIX, TablePaths, write_json
 from bucketkit.io import resolve_filesystem
 
@@ -52,6 +53,7 @@ def test_java_knows_the_commit_protocols_names(spark):
     java = spark._jvm.io.bucketkit.spark.TableListing
     assert java.VERSION_PREFIX == VERSION_PREFIX
     assert java.SWITCHING == SWITCHING
+    assert java.KEPT_VERSIONS == KEPT_VERSIONS and TablePaths("/data/t").store == "/data/.t" + KEPT_VERSIONS
     assert java.journalName("t", "w1") == os.path.basename(TablePaths("/data/t").journal("w1"))
 
 

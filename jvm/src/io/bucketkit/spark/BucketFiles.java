@@ -157,13 +157,13 @@ public final class BucketFiles {
   }
 
   /** One entry of a directory: its name, full path, whether a directory, its size and modification time. */
-  private record Entry(String name, Path hadoopPath, boolean directory, long size, long modificationTime) {
+  record Entry(String name, Path hadoopPath, boolean directory, long size, long modificationTime) {
     String path() {
       return hadoopPath.toString();
     }
   }
 
-  private static BucketFile placed(Entry s, int bucket) {
+  static BucketFile placed(Entry s, int bucket) {
     BucketFile f = new BucketFile(s.path(), s.size, s.modificationTime, bucket);
     f.hadoopPath = s.hadoopPath;
     return f;
@@ -197,7 +197,7 @@ public final class BucketFiles {
    * (length, time, kind), most of a small query's listing. Entries gone meanwhile are left out, as
    * Hadoop's listing leaves them out; paths are built as Hadoop builds its listing's.
    */
-  private static List<Entry> entries(FileSystem fs, Path dir) throws IOException {
+  static List<Entry> entries(FileSystem fs, Path dir) throws IOException {
     List<Entry> out = new ArrayList<>();
     java.nio.file.Path local = localPath(fs, dir);
     if (local != null) {

@@ -210,7 +210,9 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
         + table.buckets + " " + buckets) + ", partitions=" + selectedParts
         + (listing.total() >= 0 ? " of " + listing.total() : " (pruned by the metastore)")
-        + ", files=" + files + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
+        + ", files=" + files
+        + (!listing.parts().isEmpty() && listing.parts().get(0).kept ? " (from the kept version)" : "")
+        + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
         + (listing.doubt() != null ? ", packed by size" : packed ? ", packed by size (bucketing not needed)"

@@ -68,11 +68,17 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     final InternalRow values;
     final String location;
     final List<BucketFiles.BucketFile> files;
+    final boolean kept;  // its files are read from the kept version of the table (KeptVersions)
 
     TablePartition(InternalRow values, String location, List<BucketFiles.BucketFile> files) {
+      this(values, location, files, false);
+    }
+
+    TablePartition(InternalRow values, String location, List<BucketFiles.BucketFile> files, boolean kept) {
       this.values = values;
       this.location = location;
       this.files = files;
+      this.kept = kept;
     }
   }
 
@@ -342,7 +348,15 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     // (the table may have been re-bucketed since it was loaded, its files hashed into another count)
     String doubt = TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(), () -> {
       String disagreement = recordDisagreement(table, hadoopConf, buckets, version);
-      return disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
+      String found = disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
+      if (found == null) {  // read the version listed where it stays after later commits, when it is kept whole
+        List<TablePartition> pinned = KeptVersions.pin(hadoopConf, pathOf(table.location()), parts);
+        if (pinned != parts) {
+          parts.clear();
+          parts.addAll(pinned);
+        }
+      }
+      return found;
     });
     if (doubt != null) {
       PassThrough.log(LOG, table, doubt);

@@ -31,12 +31,14 @@ import org.apache.hadoop.fs.Path;
  *       or a file listed from the old version, the rest from the new), and the table is listed again.
  * </ul>
  *
- * <p>Java must know the protocol's names; tests hold {@link #VERSION_PREFIX}, {@link #journalName}
- * and {@link #SWITCHING} equal to versions.py's.
+ * <p>Java must know the protocol's names; tests hold {@link #VERSION_PREFIX}, {@link #journalName},
+ * {@link #SWITCHING} and {@link #KEPT_VERSIONS} equal to Python's.
  */
 public final class TableListing {
   /** versions.VERSION_PREFIX: the live version's marker file, inside the table directory. */
   public static final String VERSION_PREFIX = ".bucketkit-version-";
+  /** io.KEPT_VERSIONS: the suffix of the directory beside a table that keeps its versions ({@link KeptVersions}). */
+  public static final String KEPT_VERSIONS = ".bucketkit.versions";
   /** versions.SWITCHING: the journal state of a commit switching its next version into place. */
   public static final String SWITCHING = "switching";
   static final int ATTEMPTS = 20;  // layout._ATTEMPTS

@@ -1,0 +1,68 @@
+package io.bucketkit.spark;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * A query planned on a version of a table bucketkit writes reads that version, after later commits
+ * too: every commit keeps its version whole (hard links) in {@code <parent>/.<name>.bucketkit.versions/<write id>/}
+ * ({@code bucketkit/layout/versions.py}), and a listing of the table whose every file is that
+ * version's own (same name, size and modification time: a hard link of it) reads its files there.
+ * The same rule as {@code bucketkit.layout.discovery.pin}; tests/test_versions_spark.py holds the two
+ * verdicts equal. A table whose files changed since (a writer outside bucketkit), or whose kept
+ * version is missing or a copy, is read in place.
+ */
+final class KeptVersions {
+  private KeptVersions() {}
+
+  /**
+   * {@code parts} (listed from the table directory {@code root}) with their files in the kept version
+   * of the live one, or {@code parts} itself where any file is not that version's own (or a partition
+   * lies outside {@code root}).
+   */
+  static List<HiveBucketedTable.TablePartition> pin(Configuration conf, String root,
+                                                    List<HiveBucketedTable.TablePartition> parts) throws IOException {
+    Path rootPath = new Path(root);
+    FileSystem fs = rootPath.getFileSystem(conf);
+    String marker = TableListing.marker(fs, rootPath);
+    if (marker == null || rootPath.getParent() == null) {
+      return parts;
+    }
+    Path kept = new Path(new Path(rootPath.getParent(), "." + rootPath.getName() + TableListing.KEPT_VERSIONS),
+        marker.substring(TableListing.VERSION_PREFIX.length()));
+    String top = fs.makeQualified(rootPath).toString();
+    List<HiveBucketedTable.TablePartition> out = new ArrayList<>();
+    for (HiveBucketedTable.TablePartition p : parts) {
+      String at = fs.makeQualified(new Path(p.location)).toString();
+      String rel = at.equals(top) ? "" : at.startsWith(top + "/") ? at.substring(top.length() + 1) : null;
+      if (rel == null) {
+        return parts;
+      }
+      Path dir = rel.isEmpty() ? kept : new Path(kept, rel);
+      List<BucketFiles.Entry> entries = BucketFiles.entries(fs, dir);
+      if (entries == null) {
+        return parts;
+      }
+      Map<String, BucketFiles.Entry> byName = new HashMap<>();
+      entries.forEach(e -> byName.put(e.name(), e));
+      List<BucketFiles.BucketFile> files = new ArrayList<>();
+      for (BucketFiles.BucketFile f : p.files) {
+        Path listed = f.hadoopPath != null ? f.hadoopPath : new Path(f.path);
+        BucketFiles.Entry same = byName.get(listed.getName());
+        if (same == null || same.directory() || same.size() != f.size || same.modificationTime() != f.modificationTime) {
+          return parts;
+        }
+        files.add(BucketFiles.placed(same, f.bucket));
+      }
+      out.add(new HiveBucketedTable.TablePartition(p.values, dir.toString(), files, true));
+    }
+    return out;
+  }
+}
