@@ -306,7 +306,7 @@ def pin(layout: TableLayout) -> TableLayout:
     version's own (same relative path, size and modification time: a hard link of it); otherwise --
     no version kept, a store of copies, or files changed since by a writer that does not commit
     through bucketkit -- the layout is returned unchanged and read where it lies."""
-    if layout.version is None:
+    if layout.version is None or not is_local(layout.filesystem):  # elsewhere kept versions are copies
         return layout
     fs, kept = layout.filesystem, TablePaths(layout.root).version(layout.version)
     try:

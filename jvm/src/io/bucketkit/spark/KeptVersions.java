@@ -31,6 +31,9 @@ final class KeptVersions {
                                                     List<HiveBucketedTable.TablePartition> parts) throws IOException {
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
+    if (BucketFiles.localPath(fs, rootPath) == null) {  // elsewhere kept versions are copies: never the same files
+      return parts;
+    }
     String marker = TableListing.marker(fs, rootPath);
     if (marker == null || rootPath.getParent() == null) {
       return parts;
