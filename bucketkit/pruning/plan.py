@@ -291,6 +291,13 @@ class ScanPlan:
         return [ReadUnit(f, p.sizes.get(f, 1), b, tuple(p.values.items())) for p in self.partitions
                 for b in sorted(p.bucket_files) for f in p.bucket_files[b]]
 
+    def row_id_refused(self) -> str | None:
+        """Why the plan's rows have no identity to return (``row_id=True``), or None: a full-ACID table's
+        rows have Hive's ``row__id``."""
+        if self.kind is None:
+            return f"{self.table} is not a Hive ACID table; only full-ACID tables have Hive's row__id"
+        return self.kind.row_id_refused(str(self.table))
+
     def explain(self) -> str:
         """Readable text: partitions, buckets, files and bytes selected vs total, and why."""
         spec, n = self.table.spec, self.table.spec.bucket_count

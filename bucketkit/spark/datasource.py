@@ -155,11 +155,9 @@ class BucketkitReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         plan = self.plan()
-        if self.row_id:
-            refused = f"{self.table} is not a Hive ACID table" if plan.kind is None else \
-                plan.kind.row_id_refused(str(self.table))
-            if refused:
-                raise InvalidArgumentError(f"format('bucketkit'): option row_id=true: {refused}")
+        refused = self.row_id and plan.row_id_refused()
+        if refused:
+            raise InvalidArgumentError(f"format('bucketkit'): option row_id=true: {refused}")
         if plan.kind is not None:
             plan.kind.check(self.table.filesystem, plan)
         check = None if plan.unbucketed or not self.check_buckets else self.table.spec

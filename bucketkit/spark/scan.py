@@ -202,13 +202,13 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
     if "row__id" in (plan.columns or ()) and not row_id:
         raise InvalidArgumentError(f"columns={list(plan.columns)}: row__id is Hive's ACID row identity; pass row_id=True "
                                    f"(full-ACID tables only)")
+    refused = row_id and plan.row_id_refused()
+    if refused:
+        raise InvalidArgumentError(f"row_id=True: {refused}")
     bt = with_columns_from_files(plan.table, plan.files)
     spec = bt.spec
     if plan.kind is not None:
         df = read_units(spark, plan, bt, row_id=row_id)
-    elif row_id:
-        raise InvalidArgumentError(f"row_id=True: {plan.table} is not a Hive ACID table; only full-ACID tables "
-                                   f"have Hive's row__id")
     elif not plan.files:
         df = spark.createDataFrame([], spark_schema(bt))
     else:
@@ -307,10 +307,8 @@ def unit_reader(table: BucketedTable, target: Any, row_id: bool = False) -> Any:
 
 
 def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_id: bool = False) -> DataFrame:
-    """The rows of a plan's units (a table kind's snapshot) as a DataFrame (filters are the caller's to apply)."""
-    refused = row_id and plan.kind.row_id_refused(str(table))
-    if refused:
-        raise InvalidArgumentError(f"row_id=True: {refused}")
+    """The rows of a plan's units (a table kind's snapshot) as a DataFrame (filters are the caller's to apply;
+    ``row_id`` is the caller's to have checked: :meth:`~bucketkit.pruning.plan.ScanPlan.row_id_refused`)."""
     plan.kind.check(table.filesystem, plan)
     schema = unit_schema(table, row_id)
     units = plan.units()

@@ -26,6 +26,7 @@ switches whole directories, never files (docs/writing.md, "Commit protocol"; nam
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import posixpath
 import secrets
@@ -217,9 +218,10 @@ class Transaction:
         _forget(self.fs, self.paths, self.write_id)
         remove(self.fs, self.paths.journal(self.write_id))
 
-    def _keep(self, replace: Sequence[str] | None, rows: int | None) -> Version:
+    def _keep(self, replace: Sequence[str] | None, rows: int | None) -> tuple[Version, list[Version]]:
         """Keep the complete next version in the table's store (hard links) with its record, not yet
-        committed: a read planned on it reads it there after later commits (:mod:`bucketkit.layout.versions`)."""
+        committed: a read planned on it reads it there after later commits (:mod:`bucketkit.layout.versions`).
+        Returns the record and the versions committed before it."""
         kept = self.paths.version(self.write_id)
         files = size = 0
         cut, made = len(self.next) + 1, set()
@@ -234,13 +236,13 @@ class Transaction:
             link_or_copy(self.fs, info.path, target)
             if not any(is_hidden(part) for part in rel.split("/")):
                 files, size = files + 1, size + (info.size or 0)
-        numbers = [v.version for v in history(self.fs, self.paths, committed_only=False) if v.write_id != self.write_id]
+        earlier = [v for v in history(self.fs, self.paths, committed_only=False) if v.write_id != self.write_id]
         operation = ("create" if self._spec_text is None else self.mode if self.mode != "overwrite" or replace is None
                      else "overwrite partitions")
-        record = Version(max(numbers, default=-1) + 1, self.write_id, None, operation,
+        record = Version(max((v.version for v in earlier), default=-1) + 1, self.write_id, None, operation,
                          tuple(replace or ()), files, size, rows)
         write_json(self.fs, self.paths.record(self.write_id), record.to_dict())
-        return record
+        return record, [v for v in earlier if v.committed is not None]
 
     def _retire(self, old: str | None) -> None:
         """Delete the old version and the journal, ``grace`` seconds later (see :func:`settle`)."""
@@ -330,7 +332,7 @@ class Transaction:
                 self._place(src, rel)
             with commit_lock(self.fs, self.paths.lock):
                 current, replaced = self._build(replace)
-                record = self._keep(replace, rows)
+                record, earlier = self._keep(replace, rows)
                 self._journal(SWITCHING, known=current)
                 fault_point("before_switch")
                 how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
@@ -338,8 +340,7 @@ class Transaction:
                 fault_point("after_switch")
                 old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
                 swept = _sweep(self.fs, old, self.root, current) if old else []
-                _committed(self.fs, self.paths, record)
-                expire(self.fs, self.paths)
+                expire(self.fs, self.paths, versions=[*earlier, _committed(self.fs, self.paths, record)])
         except BaseException as exc:
             if how:  # switched: the new version is live; recover() removes the old one
                 raise CommitError(f"write {self.write_id} into {self.root} is committed, but moving files another "
@@ -365,10 +366,12 @@ def _forget(fs: pafs.FileSystem, paths: TablePaths, write_id: str) -> None:
     remove(fs, paths.record(write_id))
 
 
-def _committed(fs: pafs.FileSystem, paths: TablePaths, record: Version | None) -> None:
-    """Mark a kept version live: its record gets the commit time."""
+def _committed(fs: pafs.FileSystem, paths: TablePaths, record: Version | None) -> Version | None:
+    """Mark a kept version live: its record gets the commit time (returned as it is now)."""
     if record is not None and record.committed is None:
-        write_json(fs, paths.record(record.write_id), {**record.to_dict(), "committed": time.time()})
+        record = dataclasses.replace(record, committed=time.time())
+        write_json(fs, paths.record(record.write_id), record.to_dict())
+    return record
 
 
 @dataclass(frozen=True)
@@ -386,15 +389,16 @@ class VacuumResult:
                 f"freed {self.freed_bytes:,} bytes; {len(self.kept)} version(s) kept")
 
 
-def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, *, dry_run: bool = False
-           ) -> VacuumResult:
+def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, *, dry_run: bool = False,
+           versions: Sequence[Version] | None = None) -> VacuumResult:
     """Remove the kept versions replaced more than ``retain`` seconds ago (default: the retention
     period, :func:`~bucketkit.layout.versions.retention`); the live version always stays. A version's
-    time counts from when the next one replaced it: a read planned on it just before is still served."""
+    time counts from when the next one replaced it: a read planned on it just before is still served.
+    ``versions``: the table's committed versions, oldest first, where the caller has read them."""
     retain = retention() if retain is None else float(retain)
     if retain < 0:
         raise InvalidArgumentError(f"retain={retain!r}: expected seconds >= 0")
-    versions = history(fs, paths)
+    versions = history(fs, paths) if versions is None else list(versions)
     cutoff, removed, freed = time.time() - retain, [], 0
     for v, after in zip(versions, versions[1:]):
         if v.removed is None and after.committed is not None and after.committed <= cutoff:
@@ -408,14 +412,14 @@ def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, 
 
 def _delete_version(fs: pafs.FileSystem, path: str) -> int:
     """Delete a kept version; the bytes freed (files no other version or the live table links)."""
-    freed = 0
+    freed, links = 0, is_local(fs)  # elsewhere a kept file is a copy: all its bytes go
     for info in fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True)):
         if info.type == pafs.FileType.File:
             try:
-                local = os.stat(info.path) if is_local(fs) else None
+                shared = links and os.stat(info.path).st_nlink > 1
             except OSError:
-                local = None
-            if local is None or local.st_nlink <= 1:
+                shared = False
+            if not shared:
                 freed += info.size or 0
     remove(fs, path)
     return freed
