@@ -256,20 +256,31 @@ public final class BucketFiles {
    */
   static List<Listing> listAll(Configuration conf, List<String> dirs, int bucketCount, int version)
       throws IOException {
+    return eachDir(dirs, dir -> list(conf, dir, bucketCount, version));
+  }
+
+  /** Listing one directory (I/O). */
+  @FunctionalInterface
+  interface DirLister<T> {
+    T list(String dir) throws IOException;
+  }
+
+  /** {@code lister} of each of {@code dirs}, in their order, by up to {@link #LISTING_THREADS} threads. */
+  static <T> List<T> eachDir(List<String> dirs, DirLister<T> lister) throws IOException {
     if (dirs.size() <= 1) {
-      List<Listing> out = new ArrayList<>();
+      List<T> out = new ArrayList<>();
       for (String dir : dirs) {
-        out.add(list(conf, dir, bucketCount, version));
+        out.add(lister.list(dir));
       }
       return out;
     }
-    List<java.util.concurrent.Future<Listing>> pending = new ArrayList<>();
+    List<java.util.concurrent.Future<T>> pending = new ArrayList<>();
     for (String dir : dirs) {
-      pending.add(LISTERS.submit(() -> list(conf, dir, bucketCount, version)));
+      pending.add(LISTERS.submit(() -> lister.list(dir)));
     }
-    List<Listing> out = new ArrayList<>();
+    List<T> out = new ArrayList<>();
     try {
-      for (java.util.concurrent.Future<Listing> f : pending) {
+      for (java.util.concurrent.Future<T> f : pending) {
         out.add(f.get());
       }
     } catch (InterruptedException e) {

@@ -346,11 +346,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     List<TablePartition> parts = new ArrayList<>();
     // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
     // (the table may have been re-bucketed since it was loaded, its files hashed into another count)
-    String doubt = TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(), () -> {
+    String doubt = TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(), marker -> {
       String disagreement = recordDisagreement(table, hadoopConf, buckets, version);
       String found = disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
       if (found == null) {  // read the version listed where it stays after later commits, when it is kept whole
-        List<TablePartition> pinned = KeptVersions.pin(hadoopConf, pathOf(table.location()), parts);
+        List<TablePartition> pinned = KeptVersions.pin(hadoopConf, pathOf(table.location()), marker, parts);
         if (pinned != parts) {
           parts.clear();
           parts.addAll(pinned);
@@ -362,7 +362,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       PassThrough.log(LOG, table, doubt);
       parts.clear();
       parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
-          () -> SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept)));
+          marker -> SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept)));
     }
     return new Selection(parts, total, doubt);
   }

@@ -48,10 +48,10 @@ public final class TableListing {
 
   private TableListing() {}
 
-  /** One listing of every partition of a table. */
+  /** One listing of every partition of a table, given the live version's marker name (null: none). */
   @FunctionalInterface
   interface Lister<T> {
-    T list() throws IOException;
+    T list(String marker) throws IOException;
   }
 
   /** versions.TablePaths(root).journal(writeId)'s name: {@code .<table dir>.bucketkit-<write id>.json}. */
@@ -79,7 +79,7 @@ public final class TableListing {
         continue;
       }
       String marker = marker(fs, path);
-      T listed = lister.list();
+      T listed = lister.list(marker);
       if (marker == null || fs.exists(new Path(path, marker))) {
         return listed;
       }
@@ -184,7 +184,7 @@ public final class TableListing {
                                   Map<String, String> conf) throws IOException {
     Configuration hadoop = new Configuration();
     conf.forEach(hadoop::set);
-    return oneVersion(hadoop, root, root, () -> {
+    return oneVersion(hadoop, root, root, marker -> {
       List<String> out = new ArrayList<>();
       for (String dir : dirs) {
         BucketFiles.Listing l = BucketFiles.list(hadoop, dir, bucketCount, version);
