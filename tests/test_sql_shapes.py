@@ -133,6 +133,46 @@ def test_a_star_join_with_a_plain_table_shuffles_only_the_plain_side(spark, shap
     assert "packed by size" not in scan
 
 
+BUILDS = {"INNER": "BuildRight", "LEFT OUTER": "BuildRight", "LEFT SEMI": "BuildRight", "LEFT ANTI": "BuildRight",
+          "FULL OUTER": "BuildRight", "RIGHT OUTER": None}  # a right outer join cannot build its right side
+
+
+@pytest.mark.parametrize("how", list(BUILDS))
+def test_a_star_join_hashes_the_moved_side_and_streams_the_buckets_unsorted(spark, shapes, how):
+    """HashJoinIntoBuckets: once the plain side's shuffle has run and every partition is small, the join is
+    a hash join building that side; the bucketed side is not sorted. Spark's own plan stays a sort-merge join."""
+    columns = "f.k, f.v" if "SEMI" in how or "ANTI" in how else "f.k, f.v, d.name"
+    rows, plan, golden, golden_plan = run(spark, f"SELECT {columns} FROM shp_fact f {how} JOIN shp_dim d ON f.k = d.k")
+    assert rows == golden and rows
+    assert "SortMergeJoin" in golden_plan and "ShuffledHashJoin" not in golden_plan
+    assert plan.count("Exchange") == 1, plan
+    if BUILDS[how]:
+        assert re.search(rf"ShuffledHashJoin .*{BUILDS[how]}", plan), plan
+        assert "Sort [" not in plan, plan
+    else:
+        assert "SortMergeJoin" in plan and "ShuffledHashJoin" not in plan, plan
+
+
+def test_a_star_join_with_the_plain_side_on_the_left_builds_the_left(spark, shapes):
+    rows, plan, golden, _ = run(spark, "SELECT f.k, f.v, d.name FROM shp_dim d JOIN shp_fact f ON f.k = d.k")
+    assert rows == golden and rows
+    assert re.search(r"ShuffledHashJoin .*BuildLeft", plan), plan
+
+
+@pytest.mark.parametrize("setting, hint", [("0", ""), ("1b", ""), (None, "/*+ MERGE(f) */ ")],
+                         ids=["switched off", "partitions over the threshold", "a join hint"])
+def test_a_star_join_stays_sort_merge(spark, shapes, setting, hint):
+    if setting is not None:
+        spark.conf.set("spark.bucketkit.hashJoinThreshold", setting)
+    try:
+        rows, plan, golden, _ = run(spark, f"SELECT {hint}f.k, f.v, d.name FROM shp_fact f JOIN shp_dim d ON f.k = d.k")
+    finally:
+        spark.conf.unset("spark.bucketkit.hashJoinThreshold")
+    assert rows == golden and rows
+    assert "SortMergeJoin" in plan and "ShuffledHashJoin" not in plan, plan
+    assert plan.count("Exchange") == 1, plan
+
+
 def test_a_broadcast_join_packs_the_bucketed_side(spark, shapes):
     rows, plan, golden, _ = run(spark, "SELECT f.k, f.v, d.name FROM shp_fact f JOIN shp_dim d ON f.k = d.k "
                                        "WHERE d.name = 'n10'", broadcast=True)
@@ -195,20 +235,33 @@ def test_an_in_list_holding_null_is_read_as_sql_defines_it(spark, shapes, where,
     assert rows == golden
 
 
-def test_a_small_table_reads_several_buckets_per_task(spark, shapes):
-    """8 buckets of a few KB on 2 cores: the scan reports hive_v2_bucket_2(k) (bucket % 2), 4 buckets per task."""
-    rows, plan, golden, _ = run(spark, "SELECT k, count(*) AS n FROM shp_fact GROUP BY k")
-    assert rows == golden and "Exchange" not in plan
-    (scan,) = scans(plan)
-    assert "4 buckets per task (as 2 buckets)" in scan, scan
-    spark.conf.set("spark.bucketkit.groupBuckets", "false")
+def grouped_scan(spark, setting: str | None = None, value: str | None = None) -> str:
+    """The scan of GROUP BY k over shp_fact (rows equal to Spark's, no Exchange), with ``setting`` set."""
+    if setting:
+        spark.conf.set(setting, value)
     try:
         rows, plan, golden, _ = run(spark, "SELECT k, count(*) AS n FROM shp_fact GROUP BY k")
     finally:
-        spark.conf.unset("spark.bucketkit.groupBuckets")
+        if setting:
+            spark.conf.unset(setting)
     assert rows == golden and "Exchange" not in plan
     (scan,) = scans(plan)
-    assert "per task" not in scan
+    return scan
+
+
+def test_a_small_table_reads_several_buckets_per_task(spark, shapes):
+    """8 buckets of a few KB on 2 cores: the scan reports hive_v2_bucket_2(k) (bucket % 2), 4 buckets per task."""
+    scan = grouped_scan(spark)
+    assert "4 buckets per task (as 2 buckets)" in scan, scan
+    assert "per task" not in grouped_scan(spark, "spark.bucketkit.groupBuckets", "false")
+
+
+@pytest.mark.parametrize("per_task, description", [("1b", None), ("1g", "4 buckets per task (as 2 buckets)")])
+def test_buckets_per_task_follow_the_bytes_a_task_reads(spark, shapes, per_task, description):
+    """spark.bucketkit.groupBuckets.bytesPerTask: a task reads at most that many bytes of files (one bucket at
+    least), and every core gets a task (2 cores: 2 groups however small the table)."""
+    scan = grouped_scan(spark, "spark.bucketkit.groupBuckets.bytesPerTask", per_task)
+    assert (description in scan) if description else ("per task" not in scan), scan
 
 
 @pytest.mark.parametrize("how", ["INNER", "FULL OUTER"])

@@ -204,7 +204,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     this.ordering = packed ? new SortOrder[0] : sortOrder(table, readData, partitions);
     if (group == 0) {  // chosen once, from the first listing: runtime filters only narrow the keys
       // a task of several buckets would read several sorted files: a scan that can report an order keeps it
-      group = packed || ordering.length > 0 ? table.buckets : groupCount(bytes, files);
+      group = packed || ordering.length > 0 ? table.buckets : groupCount(bytes);
     }
     partitions.forEach(p -> p.key = p.bucket % group);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
@@ -221,18 +221,18 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
 
   /**
    * The bucket count to report: the smallest divisor {@code d} of the table's count that still gives
-   * every core a task and no task more than {@code spark.sql.files.maxPartitionBytes} (Spark's own
-   * sizing of file scans), so a small table is not read and joined as 64 tiny tasks. Hive's bucket
+   * every core a task and no task more than {@code spark.bucketkit.groupBuckets.bytesPerTask} of files
+   * ({@link SparkCompat#minTasks}), so a small table is not read and joined as 64 tiny tasks. Hive's bucket
    * {@code (hash & MAX) % n} taken modulo {@code d} is the bucket {@code (hash & MAX) % d}: the scan
    * reports {@code hive_v<v>_bucket_<d>(k)}, and Spark groups the buckets of one key into one task.
    * {@code spark.bucketkit.groupBuckets=false} keeps one task per bucket.
    */
-  private int groupCount(long bytes, int files) {
+  private int groupCount(long bytes) {
     SparkSession spark = SparkSession.active();
     if (!Boolean.parseBoolean(spark.sessionState().conf().getConfString(GROUP_BUCKETS, "true"))) {
       return table.buckets;
     }
-    int minTasks = SparkCompat.minTasks(spark, bytes, files);
+    int minTasks = SparkCompat.minTasks(spark, bytes);
     for (int d = 1; d < table.buckets; d++) {
       if (table.buckets % d == 0 && d >= minTasks) {
         return d;

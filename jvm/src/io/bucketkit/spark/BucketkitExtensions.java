@@ -14,6 +14,7 @@ import scala.runtime.BoxedUnit;
  * bucketkit's planner rules, configured as {@code spark.sql.extensions=io.bucketkit.spark.BucketkitExtensions}
  * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them),
  * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side),
+ * {@link HashJoinIntoBuckets} (a join that moved only the plain side hashes it, leaving the bucketed side unsorted),
  * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows) and
  * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off).
  */
@@ -42,6 +43,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
       @Override
       public Rule<LogicalPlan> apply(SparkSession session) {
         return new JoinInBucketType();
+      }
+    });
+    extensions.injectRuntimeOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new HashJoinIntoBuckets();
       }
     });
     extensions.injectCheckRule(new AbstractFunction1<SparkSession, scala.Function1<LogicalPlan, BoxedUnit>>() {

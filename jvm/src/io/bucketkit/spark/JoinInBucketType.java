@@ -147,7 +147,7 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
   }
 
   /** The bucket column a bucketkit table reports its partitioning by, lower case, or null. */
-  private static String bucketColumn(Table table) {
+  static String bucketColumn(Table table) {
     if (table instanceof HiveBucketedTable t) {
       return t.bucketColumn;
     }
