@@ -81,3 +81,109 @@ def test_sql_planned_before_overwrites_reads_its_version_as_the_python_plan_does
     finally:
         spark.conf.unset("spark.bucketkit.catalog.enabled")
     assert rows(live) == expected and len(expected) > 5
+
+
+def _sql_rows(spark, sql: str) -> list[tuple]:
+    return rows(spark.sql(sql))
+
+
+def test_sql_version_and_timestamp_as_of_read_what_each_write_wrote(spark, tmp_path):
+    """SELECT ... VERSION AS OF n / TIMESTAMP AS OF t through bucketkit's catalog: the rows each write left,
+    the partitions that version had (not the metastore's today), pruned as a live read is; the same rows
+    as bucketkit.scan(..., as_of=) (one verdict)."""
+    spark.sql("DROP TABLE IF EXISTS vers_tt")
+    first = spark.range(12).selectExpr("id AS k", "'one' AS v", "CAST(id % 2 AS INT) AS d")
+    bucketkit.write(first, "k", 4, table="vers_tt", bucketing_version=2, partitioned_by="d")
+    spark.sql("INSERT INTO vers_tt PARTITION (d) SELECT id AS k, 'two' AS v, 2 AS d FROM range(100, 103)")
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        spark.sql("INSERT OVERWRITE TABLE vers_tt PARTITION (d) SELECT id AS k, 'three' AS v, 0 AS d FROM range(2)")
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    v0 = [(k, "one", k % 2) for k in range(12)]
+    v1 = sorted(v0 + [(k, "two", 2) for k in range(100, 103)])
+    v2 = sorted([r for r in v1 if r[2] != 0] + [(0, "three", 0), (1, "three", 0)])
+    history = bucketkit.history("vers_tt", spark=spark)
+    assert [v.version for v in history] == [0, 1, 2]
+    for n, expected in enumerate((v0, v1, v2)):
+        assert _sql_rows(spark, f"SELECT k, v, d FROM vers_tt VERSION AS OF {n}") == expected
+        assert rows(bucketkit.scan(spark, "vers_tt", as_of=n).select("k", "v", "d")) == expected
+        when = history[n].committed_at.strftime("%Y-%m-%d %H:%M:%S.%f")
+        assert _sql_rows(spark, f"SELECT k, v, d FROM vers_tt TIMESTAMP AS OF '{when}'") == expected
+    assert _sql_rows(spark, "SELECT k, v, d FROM vers_tt") == v2
+    # pruned by partition and bucket, as a live read is; the plan says which version it reads
+    old = spark.sql("SELECT k, v, d FROM vers_tt VERSION AS OF 0 WHERE d = 0 AND k = 4")
+    assert rows(old) == [(4, "one", 0)]
+    plan = old._jdf.queryExecution().executedPlan().toString()
+    assert "(version 0)" in plan and "buckets=1 of 4" in plan and "partitions=1 of 2" in plan, plan
+    # a version joins bucket by bucket with the live table: no Exchange
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        joined = spark.sql("SELECT a.k, a.v, b.v FROM vers_tt VERSION AS OF 0 a JOIN vers_tt b ON a.k = b.k AND a.d = b.d")
+        # version 0's d = 0 holds k 0, 2, ..., the live d = 0 only k 0 and 1; d = 1 is unchanged
+        assert rows(joined) == [(0, "one", "three")] + [(k, "one", "one") for k in range(1, 12, 2)]
+        assert "Exchange" not in joined._jdf.queryExecution().executedPlan().toString()
+    finally:
+        spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+
+
+def test_sql_time_travel_to_a_version_there_is_not_says_which_there_are(spark, tmp_path):
+    from pyspark.errors import AnalysisException
+
+    spark.sql("DROP TABLE IF EXISTS vers_tt_err")
+    bucketkit.write(version(spark, 8, "one"), "k", 4, table="vers_tt_err", bucketing_version=2)
+    bucketkit.write(version(spark, 4, "two"), "k", 4, table="vers_tt_err", bucketing_version=2, mode="overwrite")
+    with pytest.raises(AnalysisException, match=r"vers_tt_err: no version 7 \(versions 0\.\.1, committed"):
+        spark.sql("SELECT * FROM vers_tt_err VERSION AS OF 7").collect()
+    with pytest.raises(AnalysisException, match="no version was live at 2001-01-01"):
+        spark.sql("SELECT * FROM vers_tt_err TIMESTAMP AS OF '2001-01-01 00:00:00'").collect()
+    bucketkit.vacuum("vers_tt_err", retain=0, spark=spark)
+    with pytest.raises(AnalysisException, match=r"version 0 \(committed .*\) was removed"):
+        spark.sql("SELECT * FROM vers_tt_err VERSION AS OF 0").collect()
+    assert _sql_rows(spark, "SELECT * FROM vers_tt_err VERSION AS OF 1") == [(k, "two") for k in range(4)]
+    # Spark's own tables have no versions: Spark's own answer
+    spark.sql("DROP TABLE IF EXISTS vers_tt_plain")
+    spark.range(3).write.format("parquet").saveAsTable("vers_tt_plain")
+    with pytest.raises(AnalysisException, match="(?i)time travel"):
+        spark.sql("SELECT * FROM vers_tt_plain VERSION AS OF 0").collect()
+
+
+def test_java_and_python_name_the_same_version(spark, tmp_path):
+    """KeptVersions.find (SQL's VERSION / TIMESTAMP AS OF) and versions.find_version (as_of=) are one rule:
+    every version number, and times around every commit, name the same write (or both no version)."""
+    import datetime as dt
+
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+    from pyarrow import fs as pafs
+
+    from bucketkit.errors import BucketkitError
+    from bucketkit.layout.versions import TablePaths, find_version
+
+    root = str(tmp_path / "t")
+    for i, n in enumerate((5, 3, 8, 2)):
+        bucketkit.write(version(spark, n, str(i)), "k", 2, path=root, bucketing_version=2,
+                        mode="overwrite" if i else "error")
+    history = bucketkit.history(root)
+    java = spark._jvm.io.bucketkit.spark.KeptVersions
+    local = pafs.LocalFileSystem()
+
+    def python(as_of):
+        try:
+            return find_version(local, TablePaths(root), as_of, root).write_id
+        except BucketkitError as e:
+            return "error"
+
+    for n in range(-1, len(history) + 1):
+        found = java.findForTest(root, str(n), 0, False)
+        assert (found if not found.startswith("error") else "error") == python(n), n
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.sampled_from(range(len(history))), st.integers(-3_000_000, 3_000_000))
+    def same(i, offset_us):
+        micros = round(history[i].committed * 1_000_000) + offset_us
+        when = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros)
+        found = java.findForTest(root, None, micros, True)
+        assert (found if not found.startswith("error") else "error") == python(when)
+
+    same()

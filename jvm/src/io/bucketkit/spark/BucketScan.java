@@ -212,6 +212,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
         + (listing.total() >= 0 ? " of " + listing.total() : " (pruned by the metastore)")
         + ", files=" + files
         + (!listing.parts().isEmpty() && listing.parts().get(0).kept ? " (from the kept version)" : "")
+        + (table.asOf != null ? " (version " + table.asOf.number() + ")" : "")
         + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))

@@ -21,8 +21,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *
  * <p>Configure as {@code spark.sql.catalog.spark_catalog=io.bucketkit.spark.BucketkitCatalog}. An
  * INSERT INTO / OVERWRITE of such a table writes through {@link BucketWrite} (the table's own hash,
- * one file per bucket, bucketkit's commit). Every other table, CTAS targets, time travel and DDL
- * see Spark's own table. Set
+ * one file per bucket, bucketkit's commit); {@code VERSION AS OF} / {@code TIMESTAMP AS OF} read
+ * its kept versions. Every other table, CTAS targets and DDL see Spark's own table. Set
  * {@code spark.bucketkit.catalog.enabled=false} in a session to turn the wrapping off at run time.
  */
 public class BucketkitCatalog extends DelegatingCatalogExtension {
@@ -32,8 +32,8 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
 
   /**
    * A query's relation, resolved by the analyzer (see {@link #resolvingQueryRelation}) without time
-   * travel (Spark loads that through {@code loadTable(ident, version)} / {@code (ident, timestamp)},
-   * left to Spark): a bucketed table where bucketkit vouches for it. Commands get Spark's own table
+   * travel (Spark loads that through {@code loadTable(ident, version)} / {@code (ident, timestamp)}):
+   * a bucketed table where bucketkit vouches for it. Commands get Spark's own table
    * and behave as without this catalog. Every Spark 4 release resolves a read through this overload
    * (4.3's {@code loadTable(ident, TableContext, options)} forwards here by default).
    */
@@ -52,6 +52,54 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
       return bucketed == null ? table : bucketed;
     } catch (IOException e) {
       throw new UncheckedIOException("bucketkit: listing " + ident + " failed", e);
+    }
+  }
+
+  /** SQL's {@code VERSION AS OF n}: the table's version {@code n}, kept by bucketkit's commits ({@link KeptVersions}). */
+  @Override
+  public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+    return asOf(ident, version, null);
+  }
+
+  /** SQL's {@code TIMESTAMP AS OF t} ({@code micros} since the epoch): the version that was live at {@code t}. */
+  @Override
+  public Table loadTable(Identifier ident, long micros) throws NoSuchTableException {
+    return asOf(ident, null, micros);
+  }
+
+  /**
+   * A time-travel read of a table the catalog reads bucketed: its kept version (what {@code
+   * bucketkit.scan(..., as_of=)} reads). Any other table gets Spark's answer (Spark's own tables have
+   * no versions: its "does not support time travel" error).
+   */
+  private Table asOf(Identifier ident, String version, Long micros) throws NoSuchTableException {
+    Table table = super.loadTable(ident);
+    SparkSession spark = enabledFor(table);
+    if (spark == null) {
+      return version != null ? super.loadTable(ident, version) : super.loadTable(ident, (long) micros);
+    }
+    org.apache.spark.sql.catalyst.catalog.CatalogTable t = ((V1Table) table).v1Table();
+    String name = t.identifier().unquotedString();
+    if (HiveBucketedTable.isAcid(t)) {
+      throw SparkCompat.analysisError("bucketkit: table " + name + " is a Hive transactional table: its versions "
+          + "are Hive's write ids, and bucketkit reads only its current snapshot (no time travel)");
+    }
+    try {
+      HiveBucketedTable bucketed = HiveBucketedTable.load(spark, t);
+      org.apache.hadoop.conf.Configuration conf = bucketed != null ? bucketed.hadoopConf : spark.sessionState().newHadoopConf();
+      org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(HiveBucketedTable.pathOf(t.location()));
+      if (bucketed == null && KeptVersions.history(root.getFileSystem(conf), root).isEmpty()) {
+        return version != null ? super.loadTable(ident, version) : super.loadTable(ident, (long) micros);
+      }
+      if (bucketed == null) {
+        throw SparkCompat.analysisError("bucketkit: table " + name + ": its versions are kept, but bucketkit does "
+            + "not read it bucketed (bucketkit.sql_status says why), so no version of it is read by this catalog");
+      }
+      return bucketed.asOf(KeptVersions.find(conf, root.toString(), name, version, micros));
+    } catch (IllegalArgumentException e) {
+      throw SparkCompat.analysisError(e.getMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException("bucketkit: listing the versions of " + ident + " failed", e);
     }
   }
 

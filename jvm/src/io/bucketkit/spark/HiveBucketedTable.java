@@ -52,6 +52,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   final StructType partitionSchema;
   final boolean forRead;  // loaded for a query (its scans list the partitions they read); false: for a write
   private List<Located> catalogParts;  // the metastore's partitions, asked once per query (null: not yet)
+  KeptVersions.Found asOf;  // a time-travel read (VERSION / TIMESTAMP AS OF): that kept version's files; null: live
 
   /** A table partition the metastore knows of (the table itself when unpartitioned): its values and location. */
   record Located(InternalRow values, String location) {}
@@ -279,7 +280,13 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    * {@link TableVerdict#recordDisagreement}.
    */
   static String recordDisagreement(CatalogTable t, Configuration conf, int buckets, int version) throws IOException {
-    org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path(pathOf(t.location()), METADATA_FILE);
+    return recordDisagreement(t, conf, buckets, version, new org.apache.hadoop.fs.Path(pathOf(t.location())));
+  }
+
+  /** {@link #recordDisagreement} of the record in {@code dir} (the table's own directory, or a kept version of it). */
+  static String recordDisagreement(CatalogTable t, Configuration conf, int buckets, int version,
+                                   org.apache.hadoop.fs.Path dir) throws IOException {
+    org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path(dir, METADATA_FILE);
     com.fasterxml.jackson.databind.JsonNode record;
     org.apache.hadoop.fs.FileSystem fs = path.getFileSystem(conf);
     java.nio.file.Path local = BucketFiles.localPath(fs, path);  // read once per query: no checksum file opened
@@ -328,6 +335,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    */
   Selection select(List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) throws IOException {
     SparkSession spark = SparkSession.active();
+    if (asOf != null) {
+      return selectKept(spark, partitionFilters);
+    }
     List<Located> candidates;
     int total;
     if (!partitionFilters.isEmpty() && partitionSchema.length() > 0
@@ -365,6 +375,70 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
           marker -> SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept)));
     }
     return new Selection(parts, total, doubt);
+  }
+
+  /** This table as of a kept version (SQL's {@code VERSION AS OF} / {@code TIMESTAMP AS OF}). */
+  HiveBucketedTable asOf(KeptVersions.Found found) {
+    HiveBucketedTable out = new HiveBucketedTable(table, format, version, bucketField(table), true);
+    out.hadoopConf = hadoopConf;
+    out.asOf = found;
+    return out;
+  }
+
+  /**
+   * {@link #select} of a kept version: its partitions are the kept copy's own {@code k=v} directories
+   * (the metastore knows today's), its files that copy's files, its record the one it was written with.
+   * Nothing changes a kept version but vacuum: one listing, no commit to wait for.
+   */
+  private Selection selectKept(SparkSession spark, List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters)
+      throws IOException {
+    org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(asOf.dir());
+    List<Located> all = new ArrayList<>();
+    keptPartitions(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(),
+        spark.sessionState().conf().sessionLocalTimeZone(), all);
+    List<Located> kept = all.stream().filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
+    List<TablePartition> parts = new ArrayList<>();
+    String doubt = recordDisagreement(table, hadoopConf, buckets, version, dir);
+    if (doubt == null) {
+      doubt = listPartitions(hadoopConf, buckets, version, kept, parts);
+    }
+    if (doubt != null) {
+      PassThrough.log(LOG, table, doubt);
+      parts.clear();
+      parts.addAll(SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept));
+    }
+    return new Selection(parts, all.size(), doubt);
+  }
+
+  /** The partition directories under {@code dir}, one level per partition column after those in {@code spec}. */
+  private void keptPartitions(org.apache.hadoop.fs.FileSystem fs, org.apache.hadoop.fs.Path dir,
+                              java.util.LinkedHashMap<String, String> spec, String tz, List<Located> out) throws IOException {
+    if (spec.size() == partitionSchema.length()) {
+      out.add(new Located(spec.isEmpty() ? InternalRow.empty() : new CatalogTablePartition(
+          CollectionConverters.asScala(spec).toMap(scala.$less$colon$less$.MODULE$.refl()),
+          org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat$.MODULE$.empty(),
+          scala.collection.immutable.Map$.MODULE$.empty(), 0L, -1L, scala.Option.empty()).toRow(partitionSchema, tz),
+          dir.toString()));
+      return;
+    }
+    String column = partitionSchema.fields()[spec.size()].name();
+    org.apache.hadoop.fs.FileStatus[] children;
+    try {
+      children = fs.listStatus(dir);
+    } catch (java.io.FileNotFoundException e) {
+      throw new IOException("bucketkit: table " + name() + ": version " + asOf.number() + " is gone from " + dir
+          + " (removed by vacuum while the query was planned)", e);
+    }
+    for (org.apache.hadoop.fs.FileStatus child : children) {
+      String n = child.getPath().getName();
+      int eq = n.indexOf('=');
+      if (child.isDirectory() && eq > 0 && org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+          .unescapePathName(n.substring(0, eq)).equalsIgnoreCase(column)) {
+        java.util.LinkedHashMap<String, String> deeper = new java.util.LinkedHashMap<>(spec);
+        deeper.put(column, org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName(n.substring(eq + 1)));
+        keptPartitions(fs, child.getPath(), deeper, tz, out);
+      }
+    }
   }
 
   /**

@@ -6,7 +6,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 
@@ -19,7 +22,7 @@ import org.apache.hadoop.fs.Path;
  * verdicts equal. A table whose files changed since (a writer outside bucketkit), or whose kept
  * version is missing or a copy, is read in place.
  */
-final class KeptVersions {
+public final class KeptVersions {
   private KeptVersions() {}
 
   /**
@@ -35,8 +38,7 @@ final class KeptVersions {
     if (marker == null || rootPath.getParent() == null || BucketFiles.localPath(fs, rootPath) == null) {
       return parts;
     }
-    Path kept = new Path(new Path(rootPath.getParent(), "." + rootPath.getName() + TableListing.KEPT_VERSIONS),
-        marker.substring(TableListing.VERSION_PREFIX.length()));
+    Path kept = new Path(store(rootPath), marker.substring(TableListing.VERSION_PREFIX.length()));
     String top = fs.makeQualified(rootPath).toString();
     List<String> dirs = new ArrayList<>();
     for (HiveBucketedTable.TablePartition p : parts) {
@@ -68,5 +70,112 @@ final class KeptVersions {
       out.add(new HiveBucketedTable.TablePartition(p.values, dirs.get(i), files, true));
     }
     return out;
+  }
+
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+
+  /** A committed version of a table, as its record in the store beside the table says (versions.Version). */
+  record Version(int number, String writeId, double committed, Double removed) {}
+
+  /** The version a time-travel query names, kept in {@code dir}. */
+  record Found(int number, String writeId, String dir) {}
+
+  /** The store beside the table at {@code root}: {@code <parent>/.<name>.bucketkit.versions} (versions.TablePaths.store). */
+  static Path store(Path root) {
+    return new Path(root.getParent(), "." + root.getName() + TableListing.KEPT_VERSIONS);
+  }
+
+  /** Every committed version the store records, oldest first (versions.history). */
+  static List<Version> history(FileSystem fs, Path root) throws IOException {
+    List<Version> out = new ArrayList<>();
+    FileStatus[] records;
+    try {
+      records = fs.listStatus(store(root));
+    } catch (java.io.FileNotFoundException e) {
+      return out;
+    }
+    for (FileStatus s : records) {
+      String name = s.getPath().getName();
+      if (!name.endsWith(".json") || name.startsWith(".") || s.isDirectory()) {
+        continue;
+      }
+      JsonNode r;
+      try (java.io.InputStream in = fs.open(s.getPath())) {
+        r = JSON.readTree(in);
+      } catch (java.io.FileNotFoundException | com.fasterxml.jackson.core.JacksonException e) {
+        continue;  // gone, or cut short by a kill before its rename: versions.read_json
+      }
+      if (r == null || !r.path("committed").isNumber()) {
+        continue;
+      }
+      out.add(new Version(r.path("version").asInt(), r.path("write_id").asText(), r.path("committed").asDouble(),
+          r.path("removed").isNumber() ? r.path("removed").asDouble() : null));
+    }
+    out.sort(java.util.Comparator.comparingInt(Version::number));
+    return out;
+  }
+
+  /**
+   * The version {@code version} (a number, SQL's {@code VERSION AS OF}) or {@code micros} (SQL's
+   * {@code TIMESTAMP AS OF}: the version live then) names, by the rule of Python's
+   * {@code versions.find_version}; tests/test_versions_spark.py holds the two equal.
+   *
+   * @throws IllegalArgumentException no such version, a time before the first, a version vacuum
+   *     removed, or a version that is not a number; the message names the table and its versions
+   */
+  static Found find(Configuration conf, String root, String table, String version, Long micros) throws IOException {
+    Path rootPath = new Path(root);
+    FileSystem fs = rootPath.getFileSystem(conf);
+    List<Version> versions = history(fs, rootPath);
+    String known = versions.isEmpty() ? "no version recorded (written before versions were kept)"
+        : "versions " + versions.get(0).number() + ".." + versions.get(versions.size() - 1).number() + ", committed "
+        + iso(versions.get(0).committed()) + " to " + iso(versions.get(versions.size() - 1).committed());
+    Version found = null;
+    if (version != null) {
+      int number;
+      try {
+        number = Integer.parseInt(version.trim());
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("bucketkit: table " + table + ": VERSION AS OF '" + version
+            + "' is not a version number (bucketkit.history lists them: " + known + ")");
+      }
+      found = versions.stream().filter(v -> v.number() == number).findFirst().orElse(null);
+      if (found == null) {
+        throw new IllegalArgumentException("bucketkit: table " + table + ": no version " + version.trim() + " (" + known + ")");
+      }
+    } else {
+      double ts = micros / 1e6;
+      for (Version v : versions) {
+        if (v.committed() <= ts + 1e-6) {
+          found = v;
+        }
+      }
+      if (found == null) {
+        throw new IllegalArgumentException("bucketkit: table " + table + ": no version was live at "
+            + java.time.Instant.EPOCH.plus(micros, java.time.temporal.ChronoUnit.MICROS) + " (" + known + ")");
+      }
+    }
+    Path dir = new Path(store(rootPath), found.writeId());
+    if (found.removed() != null || !fs.exists(dir)) {
+      throw new IllegalArgumentException("bucketkit: table " + table + ": version " + found.number() + " (committed "
+          + iso(found.committed()) + ") was removed" + (found.removed() != null ? " at " + iso(found.removed()) : "")
+          + " by vacuum or the retention period (BUCKETKIT_RETENTION); " + known);
+    }
+    return new Found(found.number(), found.writeId(), dir.toString());
+  }
+
+  /** Python-callable, for tests: the write id {@link #find} names, or "error: <message>". */
+  public static String findForTest(String root, String version, long micros, boolean byTime) throws IOException {
+    try {
+      return find(new Configuration(), root, root, byTime ? null : version, byTime ? micros : null).writeId();
+    } catch (IllegalArgumentException e) {
+      return "error: " + e.getMessage();
+    }
+  }
+
+  /** Seconds since the epoch as versions._iso writes them: {@code 2026-11-26T08:12:14+00:00}. */
+  private static String iso(double seconds) {
+    return java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss'+00:00'")
+        .withZone(java.time.ZoneOffset.UTC).format(java.time.Instant.ofEpochSecond((long) Math.floor(seconds)));
   }
 }
