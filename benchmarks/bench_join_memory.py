@@ -4,7 +4,9 @@ Two tables of N rows (default 20M; ``--scale``) like bench_join's (``k bigint`` 
 ``s string``, ``d double``), written once with bucketkit.write (ORC, Hive v2) into 4 buckets, so a
 bucket group holds 5M rows a side. The session caps each Python worker with
 ``spark.executor.pyspark.memory=600m`` (Spark sets ``RLIMIT_AS`` of the worker to it), the setting
-under which the join failed (20M) or hung (12M) before the grace hash join (issue 11).
+under which the join failed (20M) or hung (12M) before the grace hash join (issue 11). A second case is issue 22's:
+12M x 12M under ``500m``, where a started worker has about 1 MiB left; the plan then says ``jvm`` and
+Spark joins the bucketed scans of the two directories in the JVM (no shuffle).
 Query: inner join, then ``count(*), sum(l.d + r.d)``; baseline: Spark's shuffle join over the same
 ORC files (broadcast off), timed in alternating rounds. Peak worker RSS: the largest ``VmHWM`` of
 the JVM's Python worker processes.
@@ -30,6 +32,9 @@ from benchmarks.common import (BenchResult, bench_session, data_dir, descendants
 
 BUCKETS = 4
 PYSPARK_MEMORY = "600m"
+#: (rows a side, spark.executor.pyspark.memory): groups spilled by the Python join under 600m; and the
+#: issue-22 case, 12M x 12M under 500m, where a worker has ~1 MiB left and the JVM joins the buckets.
+CASES = ((20_000_000, "600m"), (12_000_000, "500m"))
 
 
 def prepare(spark: Any, n: int) -> dict[str, str]:
@@ -37,21 +42,24 @@ def prepare(spark: Any, n: int) -> dict[str, str]:
     return write_pair(spark, data_dir(f"join-memory-{n}"), BUCKETS, n)
 
 
-def capped_session() -> Any:
-    """The benchmark session with each Python worker capped; a session without the cap is restarted."""
+def capped_session(cap: str = PYSPARK_MEMORY) -> Any:
+    """The benchmark session with each Python worker capped; a session with another cap is restarted."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
-    if active is not None and active.conf.get("spark.executor.pyspark.memory", None) != PYSPARK_MEMORY:
+    if active is not None and active.conf.get("spark.executor.pyspark.memory", None) != cap:
         active.stop()
-    return bench_session(conf={"spark.executor.pyspark.memory": PYSPARK_MEMORY})
+    return bench_session(conf={"spark.executor.pyspark.memory": cap})
 
 
 def run(scale: float = 1.0) -> list[BenchResult]:
+    return [_case(scaled(n, scale), cap) for n, cap in CASES]
+
+
+def _case(n: int, cap: str) -> BenchResult:
     import bucketkit
 
-    n = scaled(20_000_000, scale)
-    spark = capped_session()
+    spark = capped_session(cap)
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     t = prepare(spark, n)
     cols = [("left", "d"), ("right", "d")]
@@ -63,8 +71,8 @@ def run(scale: float = 1.0) -> list[BenchResult]:
         ldf, rdf = spark.read.orc(t["left"]), spark.read.orc(t["right"])
         return ldf.join(rdf, "k").select(ldf.d.alias("ld"), rdf.d.alias("rd"))
 
-    plan = bucketkit.plan_join(t["left"], t["right"], "k")
-    assert plan.strategy == "bucketed", plan.reason
+    plan = bucketkit.plan_join(t["left"], t["right"], "k", spark=spark)
+    assert plan.strategy in ("bucketed", "jvm"), plan.reason
     start = time.perf_counter()
     first = aggregate(ours())
     first_s = time.perf_counter() - start
@@ -72,16 +80,18 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     t_ours, t_shuffle = timed_interleaved([lambda: aggregate(ours()), lambda: aggregate(shuffle())], repeat=3)
     pid = jvm_pid(spark)
     worker_peak = max((peak_rss_mb(p) for p in descendants(pid)), default=0.0) if pid else 0.0
-    extra = {"rows": n, "first_run_s": round(first_s, 2), "pyspark_memory": PYSPARK_MEMORY,
+    extra = {"rows": n, "first_run_s": round(first_s, 2), "pyspark_memory": cap, "strategy": plan.strategy,
              "python_workers_peak_rss_mb_max": round(worker_peak, 1),
              "jvm_peak_rss_mb": round(peak_rss_mb(pid), 1) if pid else None,
              "files_mb": round((plan.left_bytes + plan.right_bytes) / 2 ** 20, 1),
              "plan_memory_estimate_mb": round(plan.memory / 2 ** 20, 1),
              "largest_group_estimate_mb": round(max(g.memory for g in plan.groups) / 2 ** 20, 1)}
-    notes = (f"{n:,} x {n:,} rows, {BUCKETS} buckets, ORC, v2, 2 cores, spark.executor.pyspark.memory="
-             f"{PYSPARK_MEMORY}; worker peak RSS {worker_peak:.0f} MB")
-    return [BenchResult(f"join inner+agg {BUCKETS}x{BUCKETS} buckets, capped workers", t_ours, t_shuffle,
-                        "Spark shuffle join, same files", notes, extra, goal_ratio=0.8)]
+    notes = (f"{n:,} x {n:,} rows, {BUCKETS} buckets, ORC, v2, 2 cores, spark.executor.pyspark.memory={cap}; "
+             f"strategy {plan.strategy}; worker peak RSS {worker_peak:.0f} MB")
+    label = f"join inner+agg {BUCKETS}x{BUCKETS} buckets, capped workers"
+    if cap != PYSPARK_MEMORY:
+        label += f" ({cap}, {n // 1_000_000}M rows)"
+    return BenchResult(label, t_ours, t_shuffle, "Spark shuffle join, same files", notes, extra, goal_ratio=0.8)
 
 
 # -- the kernel alone, engine by engine --------------------------------------------------------------

@@ -84,3 +84,58 @@ def test_capped_workers_spill_or_fail_never_hang(tmp_path):
     assert ours == theirs and ours[0] == 400_000 * 8  # 8 rows a side per key: 64 pairs per key
     assert "JoinMemoryError" in out["hot"] and "bucket group" in out["hot"]
     assert "spark.bucketkit.join.memory=4.0 MiB" in out["hot"] and "Remedy" in out["hot"]
+
+
+_JVM = r"""
+import json, sys
+sys.path.insert(0, sys.argv[2])
+from support.joins import write_table
+import bucketkit
+from bucketkit.spark.session import get_session
+
+base = sys.argv[1]
+cols = {"k": "bigint", "v": "double"}
+n = 200_000
+left = {"k": [(i * 7919) % 60_000 - 30_000 for i in range(n)], "v": [float(i) for i in range(n)]}
+right = {"k": [i % 90_000 - 45_000 for i in range(0, n, 2)], "v": [float(i) for i in range(0, n, 2)]}
+spark = get_session("capped", warehouse=base + "/wh", shuffle_partitions=2,
+                    conf={"spark.executor.pyspark.memory": sys.argv[3], "spark.task.maxFailures": "1"})
+spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+lt, _ = write_table(base + "/l", left, cols, ["k"], 4)
+rt, _ = write_table(base + "/r", right, cols, ["k"], 8)
+plan = bucketkit.plan_join(lt, rt, "k", spark=spark)
+out = {"strategy": plan.strategy, "reason": plan.reason, "rows": {}}
+agg = ("count(*)", "sum(k)", "sum(lv)", "sum(rv)", "count(lv)", "count(rv)")
+for how in ("inner", "full", "left", "right"):
+    df = bucketkit.join(spark, lt, rt, "k", how, left_filters=[("k", ">", -20_000)] if how == "left" else None)
+    ours = df.toDF("k", "lv", "rv").selectExpr(*agg)
+    l, r = spark.read.orc(base + "/l"), spark.read.orc(base + "/r")
+    l = l.where("k > -20000") if how == "left" else l
+    theirs = l.join(r, ["k"], how).toDF("k", "lv", "rv").selectExpr(*agg)
+    out["rows"][how] = [list(ours.collect()[0]), list(theirs.collect()[0])]
+    if how == "inner":
+        ours.collect()
+        out["plan"] = ours._jdf.queryExecution().executedPlan().toString()
+print("RESULT " + json.dumps(out))
+spark.stop()
+"""
+
+
+@pytest.mark.spark
+def test_a_worker_too_small_for_a_join_task_has_the_jvm_join_the_buckets(tmp_path):
+    """spark.executor.pyspark.memory=500m leaves a Python worker a few MiB once it has started (the
+    issue's 12M x 12M case failed with a 1.2 MiB budget): the plan says "jvm" and why, and Spark joins
+    the bucketed scans of the two directories in the JVM, rows equal to Spark's own join, no shuffle
+    of either side (4 x 8 buckets, negative keys, a filtered side)."""
+    script = tmp_path / "jvm.py"
+    script.write_text(_JVM)
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path), TESTS, "500m"], capture_output=True,
+                          text=True, timeout=420, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    out = json.loads(lines[-1][len("RESULT "):])
+    assert out["strategy"] == "jvm", out["reason"]
+    assert "spark.executor.pyspark.memory" in out["reason"] and "in the JVM" in out["reason"]
+    for how, (ours, theirs) in out["rows"].items():
+        assert ours == theirs and ours[0] > 0, how
+    assert "hashpartitioning" not in out["plan"] and "BatchScan" in out["plan"], out["plan"]

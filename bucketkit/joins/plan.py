@@ -158,8 +158,10 @@ class JoinPlan:
 
     Attributes:
         strategy: ``"bucketed"`` (bucket groups joined without a shuffle), ``"shuffle"`` (Spark's
-            own join over the two scans) or ``"move-left"``/``"move-right"`` (that plain side hashed
-            into the other's buckets, then joined bucket by bucket; see ``plain_side``).
+            own join over the two scans), ``"move-left"``/``"move-right"`` (that plain side hashed
+            into the other's buckets, then joined bucket by bucket; see ``plain_side``) or ``"jvm"``
+            (the groups joined by Spark in the JVM, bucket by bucket, where a Python worker's memory
+            cannot hold a join task; ``groups`` are those the Python join would have run).
         reason: why, in words.
         how: canonical join type: one of :data:`JOIN_TYPES`.
         left_keys, right_keys: the join keys of each side, paired by position.

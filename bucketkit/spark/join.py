@@ -16,7 +16,8 @@ from dataclasses import replace
 from functools import reduce
 from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
-from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
+from bucketkit.errors import BucketkitError, InvalidArgumentError, LayoutError, TableNotFoundError
+from bucketkit.layout.discovery import format_bytes
 from bucketkit.joins.execute import build_exec, output_columns, select_output
 from bucketkit.joins.plan import JoinPlan, normalize_how, normalize_on
 from bucketkit.joins.plan import plan_join as core_plan_join
@@ -63,6 +64,15 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
                           left_write_ids=left_write_ids, right_write_ids=right_write_ids, left_as_of=left_as_of,
                           right_as_of=right_as_of)
     spark_filters = [n for n, f in (("left", left_filters), ("right", right_filters)) if is_spark_filter(f)]
+    room = _worker_room(spark) if plan.bucketed and spark is not None else None
+    if room is not None and room[1] < MIN_WORKER_ROOM:
+        cap, free = room
+        why = (f"each Python worker is capped at {format_bytes(cap)} (spark.executor.pyspark.memory) and has "
+               f"{format_bytes(free)} of it left for a join task, below the {format_bytes(MIN_WORKER_ROOM)} one needs")
+        jvm = _jvm_doubt(spark, plan)
+        plan = replace(plan, strategy="shuffle" if jvm else "jvm", groups=() if jvm else plan.groups,
+                       reason=f"{why}; {jvm}: Spark joins the two scans" if jvm else
+                       f"{why}: Spark joins the bucketed scans in the JVM, bucket by bucket (no shuffle)")
     if plan.bucketed and spark_filters:
         # A SQL string or Column may hold what pyarrow cannot evaluate exactly (UDFs, casts), and an
         # outer join must filter its side before joining, so Spark's join applies it.
@@ -282,7 +292,10 @@ def join(
     plan = plan_join(*sides, on, how, left_filters=left_filters, right_filters=right_filters, spark=spark,
                      left_write_ids=left_write_ids, right_write_ids=right_write_ids, left_as_of=left_as_of,
                      right_as_of=right_as_of)
-    if plan.bucketed:
+    if plan.strategy == "jvm":
+        df = _joined(_jvm_side(spark, plan.left, plan.left_filters, plan.left_as_of),
+                     _jvm_side(spark, plan.right, plan.right_filters, plan.right_as_of), plan, columns)
+    elif plan.bucketed:
         from bucketkit.spark.jointasks import read_groups
 
         ex = build_exec(plan, columns, memory=join_memory(spark))
@@ -291,6 +304,84 @@ def join(
             df = df.toDF(*ex.names)
     else:
         df = _spark_join(spark, plan, columns)
+    return df
+
+
+#: The least a join task's Python worker must have for the join (below it, the JVM joins the buckets).
+MIN_WORKER_ROOM = 16 * 2 ** 20
+#: Address space a worker takes once a join task runs, beyond what its imports take: pyarrow's thread
+#: pools, their stacks and malloc arenas. Measured under a 500 MiB cap: 322 MiB after the imports, about
+#: 450 MiB when a join task started (its budget then said 49.7 MiB free). Starting those threads in a
+#: probe is what a capped worker can hang on, so the probe imports only and this is added.
+TASK_THREADS = 128 * 2 ** 20
+_ROOM: dict[tuple[int, str], tuple[int, int]] = {}
+
+
+def _worker_room(spark: Any) -> tuple[int, int] | None:
+    """``(cap, bytes a join task would have)`` of this session's Python workers under
+    ``spark.executor.pyspark.memory``, or None when they are not capped. Asked of a worker once per
+    session and cap (one small task): what a worker takes before it joins (the interpreter, pyarrow,
+    bucketkit's join modules) is known only there; :data:`TASK_THREADS` more once its threads run."""
+    cap = spark.conf.get("spark.executor.pyspark.memory", None)
+    if not cap:
+        return None
+    key = (id(spark.sparkContext), cap)
+    if key not in _ROOM:
+        def probe(_: Any) -> Any:
+            import bucketkit.joins.execute  # noqa: F401  (what a join task imports)
+            import bucketkit.spark.jointasks  # noqa: F401
+            from bucketkit.joins.memory import CAP_RESERVE, CAP_SHARE, _address_space
+
+            limit, used = _address_space()
+            yield (limit or 0, max(0, int((limit - used - TASK_THREADS - CAP_RESERVE) * CAP_SHARE)) if limit else -1)
+
+        limit, free = spark.sparkContext.parallelize([0], 1).mapPartitions(probe).collect()[0]
+        _ROOM[key] = (limit, free)
+    limit, free = _ROOM[key]
+    return None if free < 0 else (limit, free)
+
+
+def _jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
+    """Why the JVM cannot join ``plan``'s sides bucket by bucket (:func:`_jvm_side`), or None."""
+    conf = spark.conf.get("spark.sql.catalog.spark_catalog", "")
+    if conf != "io.bucketkit.spark.BucketkitCatalog":
+        return "the session does not use bucketkit's catalog (bucketkit.get_session), which binds the bucket hash"
+    for side, table, snapshot in (("left", plan.left, plan.left_snapshot), ("right", plan.right, plan.right_snapshot)):
+        spec = table.spec
+        if snapshot or table.transactional:
+            return f"the {side} side is a Hive ACID table, which the JVM does not read bucketed"
+        if spec.hash_family != "hive" or len(spec.bucketed_by) != 1 or spec.file_format not in ("orc", "parquet"):
+            return f"the {side} side is not one Hive-hashed bucket column of ORC or Parquet files"
+    return None
+
+
+def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any:
+    """One side of a ``"jvm"`` join: the directory its plan reads (the version it lists, kept for it)
+    as a bucketed DSv2 relation of bucketkit's JVM part (io.bucketkit.spark.BucketDirectory)."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark.sql import DataFrame
+
+    from bucketkit.spark.filters import to_column
+    from bucketkit.spark.scan import _plan, spark_schema
+
+    plan, spark_filters = _plan(spark, table, None, filters, None, {}, as_of=as_of)
+    spec = plan.table.spec
+    schema = spark_schema(plan.table)
+    for field in schema.fields:  # char/varchar hash as Hive hashes them: the JVM reads the type from here
+        hive = dict(spec.columns).get(field.name, "")
+        if hive.startswith(("char", "varchar")):
+            field.metadata = {**field.metadata, "__CHAR_VARCHAR_TYPE_STRING": hive}
+    try:
+        jdf = spark._jvm.io.bucketkit.spark.BucketDirectory.read(
+            spark._jsparkSession, plan.root or table.location, table.name or table.location, schema.json(),
+            list(spec.partitioned_by), spec.bucketed_by[0], spec.bucket_count, spec.bucketing_version, spec.file_format)
+    except Py4JJavaError as exc:
+        raise LayoutError(f"{table}: reading it bucketed in the JVM failed: {exc.java_exception.getMessage()}") from None
+    df = DataFrame(jdf, spark)
+    where = to_column(plan.filters)
+    df = df.where(where) if where is not None else df
+    for f in spark_filters:
+        df = df.where(f)
     return df
 
 

@@ -53,6 +53,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   final boolean forRead;  // loaded for a query (its scans list the partitions they read); false: for a write
   private List<Located> catalogParts;  // the metastore's partitions, asked once per query (null: not yet)
   KeptVersions.Found asOf;  // a time-travel read (VERSION / TIMESTAMP AS OF): that kept version's files; null: live
+  String directory;  // partitions and files listed from this directory, not the metastore's (a kept version, BucketDirectory)
 
   /** A table partition the metastore knows of (the table itself when unpartitioned): its values and location. */
   record Located(InternalRow values, String location) {}
@@ -335,8 +336,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    */
   Selection select(List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) throws IOException {
     SparkSession spark = SparkSession.active();
-    if (asOf != null) {
-      return selectKept(spark, partitionFilters);
+    if (directory != null) {
+      return selectDirectory(spark, partitionFilters);
     }
     List<Located> candidates;
     int total;
@@ -382,36 +383,41 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     HiveBucketedTable out = new HiveBucketedTable(table, format, version, bucketField(table), true);
     out.hadoopConf = hadoopConf;
     out.asOf = found;
+    out.directory = found.dir();
     return out;
   }
 
   /**
-   * {@link #select} of a kept version: its partitions are the kept copy's own {@code k=v} directories
-   * (the metastore knows today's), its files that copy's files, its record the one it was written with.
-   * Nothing changes a kept version but vacuum: one listing, no commit to wait for.
+   * {@link #select} of a table read from {@link #directory} (a kept version, or a directory bucketkit
+   * wrote and {@link BucketDirectory} reads): its partitions are the directory's own {@code k=v}
+   * directories (the metastore's, if any, are today's), its files that directory's, its record the one
+   * it holds; listed as one version ({@link TableListing#oneVersion}: a kept version never changes).
    */
-  private Selection selectKept(SparkSession spark, List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters)
+  private Selection selectDirectory(SparkSession spark,
+                                    List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters)
       throws IOException {
-    org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(asOf.dir());
+    org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(directory);
+    String tz = spark.sessionState().conf().sessionLocalTimeZone();
     List<Located> all = new ArrayList<>();
-    keptPartitions(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(),
-        spark.sessionState().conf().sessionLocalTimeZone(), all);
-    List<Located> kept = all.stream().filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
     List<TablePartition> parts = new ArrayList<>();
-    String doubt = recordDisagreement(table, hadoopConf, buckets, version, dir);
-    if (doubt == null) {
-      doubt = listPartitions(hadoopConf, buckets, version, kept, parts);
-    }
+    List<List<Located>> kept = new ArrayList<>(List.of(List.of()));
+    String doubt = TableListing.oneVersion(hadoopConf, directory, name(), marker -> {
+      all.clear();
+      partitionsIn(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(), tz, all);
+      kept.set(0, all.stream().filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList());
+      String found = recordDisagreement(table, hadoopConf, buckets, version, dir);
+      return found != null ? found : listPartitions(hadoopConf, buckets, version, kept.get(0), parts);
+    });
     if (doubt != null) {
       PassThrough.log(LOG, table, doubt);
       parts.clear();
-      parts.addAll(SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept));
+      parts.addAll(SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept.get(0)));
     }
     return new Selection(parts, all.size(), doubt);
   }
 
   /** The partition directories under {@code dir}, one level per partition column after those in {@code spec}. */
-  private void keptPartitions(org.apache.hadoop.fs.FileSystem fs, org.apache.hadoop.fs.Path dir,
+  private void partitionsIn(org.apache.hadoop.fs.FileSystem fs, org.apache.hadoop.fs.Path dir,
                               java.util.LinkedHashMap<String, String> spec, String tz, List<Located> out) throws IOException {
     if (spec.size() == partitionSchema.length()) {
       out.add(new Located(spec.isEmpty() ? InternalRow.empty() : new CatalogTablePartition(
@@ -426,8 +432,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     try {
       children = fs.listStatus(dir);
     } catch (java.io.FileNotFoundException e) {
-      throw new IOException("bucketkit: table " + name() + ": version " + asOf.number() + " is gone from " + dir
-          + " (removed by vacuum while the query was planned)", e);
+      throw new IOException("bucketkit: table " + name() + ": " + dir + " is gone" + (asOf == null ? ""
+          : " (version " + asOf.number() + ", removed by vacuum while the query was planned)"), e);
     }
     for (org.apache.hadoop.fs.FileStatus child : children) {
       String n = child.getPath().getName();
@@ -436,7 +442,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
           .unescapePathName(n.substring(0, eq)).equalsIgnoreCase(column)) {
         java.util.LinkedHashMap<String, String> deeper = new java.util.LinkedHashMap<>(spec);
         deeper.put(column, org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName(n.substring(eq + 1)));
-        keptPartitions(fs, child.getPath(), deeper, tz, out);
+        partitionsIn(fs, child.getPath(), deeper, tz, out);
       }
     }
   }

@@ -52,4 +52,17 @@ final class SparkRelease {
         new org.apache.spark.sql.execution.joins.StoragePartitionJoinParams(scala.Option.empty(),
         scala.Option.empty(), scala.Option.empty(), scala.Option.empty(), false, false));
   }
+
+  /** The metadata of an external Hive table at {@code location}, made up for a directory bucketkit wrote ({@link BucketDirectory}). */
+  static CatalogTable directoryTable(org.apache.spark.sql.catalyst.TableIdentifier id, java.net.URI location, String serde,
+                                     StructType schema, scala.collection.immutable.Seq<String> partitionColumns,
+                                     org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
+                                     scala.collection.immutable.Map<String, String> properties) {
+    org.apache.spark.sql.catalyst.catalog.CatalogTable$ T = org.apache.spark.sql.catalyst.catalog.CatalogTable$.MODULE$;
+    CatalogStorageFormat storage = new CatalogStorageFormat(scala.Option.apply(location), scala.Option.empty(),
+        scala.Option.empty(), scala.Option.apply(serde), false, scala.collection.immutable.Map$.MODULE$.empty());
+    return T.apply(id, org.apache.spark.sql.catalyst.catalog.CatalogTableType$.MODULE$.EXTERNAL(), storage, schema,
+        scala.Option.apply("hive"), partitionColumns, scala.Option.apply(spec), T.apply$default$8(), T.apply$default$9(),
+        T.apply$default$10(), T.apply$default$11(), properties, T.apply$default$13(), T.apply$default$14(), T.apply$default$15(), T.apply$default$16(), T.apply$default$17(), T.apply$default$18(), T.apply$default$19(), T.apply$default$20(), T.apply$default$21());
+  }
 }
