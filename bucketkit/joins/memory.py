@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Budget", "task_budget", "parse_size", "OPTION", "DEFAULT_BUDGET", "VARIABLE_WIDTH", "column_width",
            "row_width", "working_set", "budget_error", "partitions_for", "estimate_memory",
-           "address_space_cap"]
+           "address_space_cap", "room_under_cap"]
 
 OPTION = "spark.bucketkit.join.memory"
 DEFAULT_BUDGET = 512 * 1024 * 1024
@@ -93,6 +93,18 @@ def address_space_cap() -> int | None:
     return _address_space()[0]
 
 
+def room_under_cap(taken_later: int = 0) -> tuple[int, int] | None:
+    """``(cap, bytes a join may use)`` in this process under its address-space cap (None: uncapped):
+    70 % of what is left below the cap less :data:`CAP_RESERVE` and ``taken_later`` (what the process
+    will take before the join runs)."""
+    cap, used = _address_space()
+    return None if cap is None else (cap, _room(cap, used, taken_later))
+
+
+def _room(cap: int, used: int, taken_later: int = 0) -> int:
+    return max(0, int((cap - used - taken_later - CAP_RESERVE) * CAP_SHARE))
+
+
 def task_budget(configured: int | None = None) -> Budget:
     """The budget of a join task in this process (see the module docstring).
 
@@ -103,7 +115,7 @@ def task_budget(configured: int | None = None) -> Budget:
     cap, used = _address_space()
     if cap is None:
         return budget
-    free = max(0, int((cap - used - CAP_RESERVE) * CAP_SHARE))
+    free = _room(cap, used)
     if free >= budget.bytes:
         return budget
     spark_mb = os.environ.get("PYSPARK_EXECUTOR_MEMORY_MB")

@@ -330,10 +330,9 @@ def _worker_room(spark: Any) -> tuple[int, int] | None:
         def probe(_: Any) -> Any:
             import bucketkit.joins.execute  # noqa: F401  (what a join task imports)
             import bucketkit.spark.jointasks  # noqa: F401
-            from bucketkit.joins.memory import CAP_RESERVE, CAP_SHARE, _address_space
+            from bucketkit.joins.memory import room_under_cap
 
-            limit, used = _address_space()
-            yield (limit or 0, max(0, int((limit - used - TASK_THREADS - CAP_RESERVE) * CAP_SHARE)) if limit else -1)
+            yield room_under_cap(TASK_THREADS) or (0, -1)
 
         limit, free = spark.sparkContext.parallelize([0], 1).mapPartitions(probe).collect()[0]
         _ROOM[key] = (limit, free)
@@ -362,9 +361,9 @@ def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any
     from pyspark.sql import DataFrame
 
     from bucketkit.spark.filters import to_column
-    from bucketkit.spark.scan import _plan, spark_schema
+    from bucketkit.spark.scan import plan_and_predicates, spark_schema
 
-    plan, spark_filters = _plan(spark, table, None, filters, None, {}, as_of=as_of)
+    plan, spark_filters = plan_and_predicates(spark, table, None, filters, None, {}, as_of=as_of)
     spec = plan.table.spec
     schema = spark_schema(plan.table)
     for field in schema.fields:  # char/varchar hash as Hive hashes them: the JVM reads the type from here

@@ -87,7 +87,7 @@ def with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> 
 
 
 # -- entry points -------------------------------------------------------------------------------------
-def _plan(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str] | None,
+def plan_and_predicates(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str] | None,
           spec_options: dict, write_ids: Any = None, as_of: Any = None) -> tuple[ScanPlan, list[Any]]:
     """(the scan's plan, predicates Spark applies besides it)."""
     if (path is None) == (table is None):
@@ -111,7 +111,7 @@ def plan_scan(table: TableRef | None = None, filters: SparkFilters = None, *, co
     Arguments as for :func:`scan`; ``spark`` is needed only for a catalog table name or a SQL
     predicate / Column filter. Returns plain data (print ``.explain()``); only directories are listed.
     """
-    return _plan(spark, table, path, filters, columns, spec_options, write_ids, as_of)[0]
+    return plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of)[0]
 
 
 def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None = None,
@@ -161,7 +161,7 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             return _read_through_sql(spark, table, filters, columns, write_ids, row_id, spec_options)
         if described is not None and not spec_options_given(spec_options):
             table = table_from_description(described)  # the catalog asked once, as load_table would
-    plan, predicates = _plan(spark, table, path, filters, columns, spec_options, write_ids, as_of)
+    plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of)
     return read_plan(spark, plan, predicates, row_id=row_id)
 
 
