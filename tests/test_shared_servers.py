@@ -125,6 +125,43 @@ def test_a_thrift_user_switching_the_catalog_off_cannot_misplace_rows(spark, jdb
         conn.close()
 
 
+def _text(conn, sql: str) -> str:
+    stmt = conn.createStatement()
+    try:
+        rs = stmt.executeQuery(sql)
+        out = []
+        while rs.next():
+            out.append(rs.getString(1))
+        return "\n".join(out)
+    finally:
+        stmt.close()
+
+
+def test_a_thrift_client_joins_bucketed_tables_without_an_exchange(spark, jdbc, tmp_path):
+    """A BI tool's path (JDBC to the Thrift server): DDL, INSERTs through the catalog, then a join and
+    GROUP BY on the bucket key with no Exchange below the final aggregate; counts equal Spark's own."""
+    conn = jdbc("analyst")
+    try:
+        for name, n in (("thrift_a", 400), ("thrift_b", 250)):
+            _execute(conn, f"CREATE TABLE {name} (k int, v string) CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC "
+                           f"LOCATION '{tmp_path / name}' TBLPROPERTIES ('bucketing_version'='2')")
+            _execute(conn, f"INSERT INTO {name} SELECT CAST(id % 200 AS INT), CAST(id AS STRING) FROM range({n})")
+        _execute(conn, "SET spark.sql.autoBroadcastJoinThreshold=-1")
+        join = "SELECT count(*) FROM thrift_a a JOIN thrift_b b ON a.k = b.k"
+        plan = _text(conn, f"EXPLAIN {join}")
+        assert "Join" in plan and "hashpartitioning" not in plan and "Exchange keyed" not in plan, plan
+        expected = spark.sql("SELECT count(*) FROM (SELECT id % 200 AS k FROM range(400)) a "
+                             "JOIN (SELECT id % 200 AS k FROM range(250)) b ON a.k = b.k").first()[0]
+        assert _count(conn, join) == expected > 0
+        group = "SELECT count(*) FROM (SELECT k, count(*) FROM thrift_a GROUP BY k)"
+        assert "hashpartitioning" not in _text(conn, f"EXPLAIN {group}")
+        assert _count(conn, group) == 200
+    finally:
+        for name in ("thrift_a", "thrift_b"):
+            _execute(conn, f"DROP TABLE IF EXISTS {name}")
+        conn.close()
+
+
 CONNECT_CLIENT = """
 import json, sys
 from pyspark.sql import SparkSession
