@@ -6,6 +6,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Alias$;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
@@ -13,8 +15,11 @@ import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation;
@@ -34,6 +39,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * This rule writes the conjunct as {@code fact.k = TRY_CAST(dim.k AS INT)}; Spark then moves only the
  * dimension, hashed into the fact's buckets by the fact's own bucket function of an INT (Hive v1 hashes
  * an INT and a BIGINT differently for negative values: hashing the INT is what the fact's files hold).
+ * The cast key is a column the dimension's side projects ({@code bucketkit_join_key}, dropped above the
+ * join): a join key that is an attribute lets AQE re-plan the join as {@link HashJoinIntoBuckets} asks.
  *
  * <p>The two conditions hold for the same pairs of rows: a value of {@code dim.k} inside INT's range
  * casts exactly; one outside it can equal no INT, and {@code TRY_CAST} makes it NULL, which matches
@@ -69,20 +76,47 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
     }
     List<Expression> conjuncts = new ArrayList<>();
     split(join.condition().get(), conjuncts);
-    boolean changed = false;
+    List<NamedExpression> leftKeys = new ArrayList<>();
+    List<NamedExpression> rightKeys = new ArrayList<>();
     for (int i = 0; i < conjuncts.size(); i++) {
-      Expression narrowed = narrowed(conjuncts.get(i), bucketColumns, join);
-      changed |= narrowed != conjuncts.get(i);
-      conjuncts.set(i, narrowed);
+      EqualTo narrowed = narrowed(conjuncts.get(i), bucketColumns, join);
+      if (narrowed == null) {
+        continue;
+      }
+      // the other side's key, cast, as a column of that side: the join's key is then an attribute, whose
+      // partitioning Spark can match with the bucketed side's (an expression key it cannot: AQE would keep
+      // the sort-merge join where HashJoinIntoBuckets asks for a hash join)
+      Expression cast = narrowed.right();
+      Alias key = Alias$.MODULE$.apply(cast, "bucketkit_join_key", NamedExpression$.MODULE$.newExprId(),
+          scala.collection.immutable.Seq$.MODULE$.<String>empty(), scala.Option.empty(),
+          scala.collection.immutable.Seq$.MODULE$.<String>empty());
+      (cast.references().subsetOf(join.left().outputSet()) ? leftKeys : rightKeys).add(key);
+      conjuncts.set(i, new EqualTo(narrowed.left(), key.toAttribute()));
     }
-    if (!changed) {
+    if (leftKeys.isEmpty() && rightKeys.isEmpty()) {
       return join;
     }
     Expression condition = conjuncts.get(0);
     for (int i = 1; i < conjuncts.size(); i++) {
       condition = new And(condition, conjuncts.get(i));
     }
-    return join.copy(join.left(), join.right(), join.joinType(), scala.Option.apply(condition), join.hint());
+    Join joined = join.copy(withKeys(join.left(), leftKeys), withKeys(join.right(), rightKeys), join.joinType(),
+        scala.Option.apply(condition), join.hint());
+    return new Project(named(CollectionConverters.asJava(join.output())), joined);
+  }
+
+  /** {@code plan} with the columns {@code keys} added (itself when there are none). */
+  private static LogicalPlan withKeys(LogicalPlan plan, List<NamedExpression> keys) {
+    if (keys.isEmpty()) {
+      return plan;
+    }
+    List<NamedExpression> out = new ArrayList<>(CollectionConverters.asJava(plan.output()));
+    out.addAll(keys);
+    return new Project(named(out), plan);
+  }
+
+  private static scala.collection.immutable.Seq<NamedExpression> named(List<? extends NamedExpression> columns) {
+    return CollectionConverters.asScala(new ArrayList<NamedExpression>(columns)).toSeq();
   }
 
   private static void split(Expression e, List<Expression> out) {
@@ -94,10 +128,10 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
     }
   }
 
-  /** {@code CAST(bucket AS wider) = other} (either way round) as {@code bucket = TRY_CAST(other AS type)}, or {@code e}. */
-  private static Expression narrowed(Expression e, Set<ExprId> bucketColumns, Join join) {
+  /** {@code CAST(bucket AS wider) = other} (either way round) as {@code bucket = TRY_CAST(other AS type)}, or null. */
+  private static EqualTo narrowed(Expression e, Set<ExprId> bucketColumns, Join join) {
     if (!(e instanceof EqualTo eq)) {
-      return e;
+      return null;
     }
     for (int side = 0; side < 2; side++) {
       Expression widened = side == 0 ? eq.left() : eq.right();
@@ -109,7 +143,7 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
       }
       return new EqualTo(column, SparkCompat.tryCast(other, column.dataType()));
     }
-    return e;
+    return null;
   }
 
   /** Whether the attribute and the expression come one from each side of the join. */
