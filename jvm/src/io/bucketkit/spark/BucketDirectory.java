@@ -49,12 +49,11 @@ public final class BucketDirectory {
             CollectionConverters.asScala(List.<String>of()).toSeq()),
         scala.collection.immutable.Map$.MODULE$.<String, String>empty().updated("bucketing_version",
             Integer.toString(version)));
-    String doubt = HiveBucketedTable.doubt(t);
-    HiveBucketedTable table = doubt == null ? HiveBucketedTable.load(spark, t) : null;
-    if (table == null) {
-      throw new IllegalArgumentException("bucketkit: " + name + " cannot be read bucketed in the JVM: "
-          + (doubt != null ? doubt : "bucketkit's record disagrees with its bucketing"));
+    HiveBucketedTable.Vouched judged = HiveBucketedTable.judged(spark, t);
+    if (judged.table() == null) {
+      throw new IllegalArgumentException("bucketkit: " + name + " cannot be read bucketed in the JVM: " + judged.doubt());
     }
+    HiveBucketedTable table = judged.table();
     table.directory = directory;
     CatalogPlugin catalog = spark.sessionState().catalogManager().v2SessionCatalog();
     return Dataset.ofRows(spark, DataSourceV2Relation.create(table, scala.Option.apply(catalog),

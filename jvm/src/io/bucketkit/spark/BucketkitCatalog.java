@@ -76,7 +76,7 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
     Table table = super.loadTable(ident);
     SparkSession spark = enabledFor(table);
     if (spark == null) {
-      return version != null ? super.loadTable(ident, version) : super.loadTable(ident, (long) micros);
+      return sparksTimeTravel(ident, version, micros);
     }
     org.apache.spark.sql.catalyst.catalog.CatalogTable t = ((V1Table) table).v1Table();
     String name = t.identifier().unquotedString();
@@ -89,7 +89,7 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
       org.apache.hadoop.conf.Configuration conf = bucketed != null ? bucketed.hadoopConf : spark.sessionState().newHadoopConf();
       org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(HiveBucketedTable.pathOf(t.location()));
       if (bucketed == null && KeptVersions.history(root.getFileSystem(conf), root).isEmpty()) {
-        return version != null ? super.loadTable(ident, version) : super.loadTable(ident, (long) micros);
+        return sparksTimeTravel(ident, version, micros);
       }
       if (bucketed == null) {
         throw SparkCompat.analysisError("bucketkit: table " + name + ": its versions are kept, but bucketkit does "
@@ -101,6 +101,11 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
     } catch (IOException e) {
       throw new UncheckedIOException("bucketkit: listing the versions of " + ident + " failed", e);
     }
+  }
+
+  /** Spark's own answer to a time-travel read (its tables have none: "does not support time travel"). */
+  private Table sparksTimeTravel(Identifier ident, String version, Long micros) throws NoSuchTableException {
+    return version != null ? super.loadTable(ident, version) : super.loadTable(ident, (long) micros);
   }
 
   /** An INSERT's target (write privileges asked): hashed with the table's own version. */

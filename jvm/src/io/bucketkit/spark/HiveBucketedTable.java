@@ -244,7 +244,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   }
 
   /** {@code t} for reading, unlisted, or why the metastore's word or bucketkit's record forbids it. */
-  private static Vouched judged(SparkSession spark, CatalogTable t) throws IOException {
+  static Vouched judged(SparkSession spark, CatalogTable t) throws IOException {
     Configuration conf = spark.sessionState().newHadoopConf();
     String doubt = tableDoubt(spark, t, conf);
     if (doubt != null) {
@@ -352,8 +352,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       candidates = catalogParts;
       total = catalogParts.size();
     }
-    List<Located> kept = candidates.stream()
-        .filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
+    List<Located> kept = matching(candidates, partitionFilters);
     List<TablePartition> parts = new ArrayList<>();
     // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
     // (the table may have been re-bucketed since it was loaded, its files hashed into another count)
@@ -400,20 +399,24 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     String tz = spark.sessionState().conf().sessionLocalTimeZone();
     List<Located> all = new ArrayList<>();
     List<TablePartition> parts = new ArrayList<>();
-    List<List<Located>> kept = new ArrayList<>(List.of(List.of()));
     String doubt = TableListing.oneVersion(hadoopConf, directory, name(), marker -> {
       all.clear();
       partitionsIn(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(), tz, all);
-      kept.set(0, all.stream().filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList());
       String found = recordDisagreement(table, hadoopConf, buckets, version, dir);
-      return found != null ? found : listPartitions(hadoopConf, buckets, version, kept.get(0), parts);
+      return found != null ? found : listPartitions(hadoopConf, buckets, version, matching(all, partitionFilters), parts);
     });
     if (doubt != null) {
       PassThrough.log(LOG, table, doubt);
       parts.clear();
-      parts.addAll(SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept.get(0)));
+      parts.addAll(SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, matching(all, partitionFilters)));
     }
     return new Selection(parts, all.size(), doubt);
+  }
+
+  /** The partitions of {@code candidates} that may hold rows matching {@code partitionFilters}. */
+  private static List<Located> matching(List<Located> candidates,
+                                        List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) {
+    return candidates.stream().filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
   }
 
   /** The partition directories under {@code dir}, one level per partition column after those in {@code spec}. */

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -72,8 +71,6 @@ public final class KeptVersions {
     return out;
   }
 
-  private static final JsonMapper JSON = JsonMapper.builder().build();
-
   /** A committed version of a table, as its record in the store beside the table says (versions.Version). */
   record Version(int number, String writeId, double committed, Double removed) {}
 
@@ -99,12 +96,7 @@ public final class KeptVersions {
       if (!name.endsWith(".json") || name.startsWith(".") || s.isDirectory()) {
         continue;
       }
-      JsonNode r;
-      try (java.io.InputStream in = fs.open(s.getPath())) {
-        r = JSON.readTree(in);
-      } catch (java.io.FileNotFoundException | com.fasterxml.jackson.core.JacksonException e) {
-        continue;  // gone, or cut short by a kill before its rename: versions.read_json
-      }
+      JsonNode r = TableListing.readJson(fs, s.getPath());
       if (r == null || !r.path("committed").isNumber()) {
         continue;
       }

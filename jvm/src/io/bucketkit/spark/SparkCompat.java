@@ -210,27 +210,11 @@ final class SparkCompat {
   }
 
   /** Spark's least number of tasks for a file scan: one per core, or {@code spark.sql.files.minPartitionNum}. */
-  private static int minPartitions(SparkSession spark) {
+  static int minPartitions(SparkSession spark) {
     SQLConf conf = spark.sessionState().conf();
     return conf.filesMinPartitionNum().isDefined()
         ? (Integer) conf.filesMinPartitionNum().get() : spark.leafNodeDefaultParallelism();
   }
-
-  /**
-   * How many tasks a bucketed scan of {@code bytes} wants: at least one per core, and none reading more
-   * than {@code spark.bucketkit.groupBuckets.bytesPerTask} of files (default 4 MB). A bucketed scan
-   * feeds a join or an aggregate, whose hash maps and sorts per task are what cost, not the reading:
-   * Spark's file-scan sizing (128 MB a task) made the star join's hash maps (8M x 4M rows, 64 buckets,
-   * 4 tasks) miss the CPU caches, 1.74 s against 2.0 s with 16 tasks; a small table still gets few tasks
-   * (1M rows: 4 tasks, 0.44 s against 0.78 s with 64).
-   */
-  static int minTasks(SparkSession spark, long bytes) {
-    long target = Math.max(1, org.apache.spark.network.util.JavaUtils.byteStringAsBytes(
-        spark.sessionState().conf().getConfString(GROUP_BYTES, "4m")));
-    return (int) Math.max(minPartitions(spark), (bytes + target - 1) / target);
-  }
-
-  static final String GROUP_BYTES = "spark.bucketkit.groupBuckets.bytesPerTask";
 
   /** {@code scan} in place of {@code exec}'s scan, reporting no key-grouped partitioning and no ordering. */
   static BatchScanExec withScan(BatchScanExec exec, Scan scan) {

@@ -162,16 +162,24 @@ public final class TableListing {
       if (!name.startsWith(prefix) || !name.endsWith(".json") || s.isDirectory()) {
         continue;
       }
-      try (InputStream in = fs.open(s.getPath())) {
-        JsonNode journal = JSON.readTree(in);
-        if (journal != null && SWITCHING.equals(journal.path("state").asText(null))) {
-          return s.getPath().toString();
-        }
-      } catch (java.io.FileNotFoundException | com.fasterxml.jackson.core.JacksonException e) {
-        // gone (the commit finished and cleaned up), or cut short by a kill before its rename: versions.read_json
+      JsonNode journal = readJson(fs, s.getPath());  // gone: the commit finished and cleaned up
+      if (journal != null && SWITCHING.equals(journal.path("state").asText(null))) {
+        return s.getPath().toString();
       }
     }
     return null;
+  }
+
+  /**
+   * A JSON file of bucketkit's commit protocol (a journal, a version record), or null when it is gone
+   * or cut short by a kill before its rename: versions.read_json.
+   */
+  static JsonNode readJson(FileSystem fs, Path path) throws IOException {
+    try (InputStream in = fs.open(path)) {
+      return JSON.readTree(in);
+    } catch (java.io.FileNotFoundException | com.fasterxml.jackson.core.JacksonException e) {
+      return null;
+    }
   }
 
   /**
