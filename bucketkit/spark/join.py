@@ -342,8 +342,10 @@ def _worker_room(spark: Any) -> tuple[int, int] | None:
 
 def _jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
     """Why the JVM cannot join ``plan``'s sides bucket by bucket (:func:`_jvm_side`), or None."""
-    conf = spark.conf.get("spark.sql.catalog.spark_catalog", "")
-    if conf != "io.bucketkit.spark.BucketkitCatalog":
+    from bucketkit.spark.session import CATALOG_CONF
+
+    key = "spark.sql.catalog.spark_catalog"
+    if spark.conf.get(key, "") != CATALOG_CONF[key]:
         return "the session does not use bucketkit's catalog (bucketkit.get_session), which binds the bucket hash"
     for side, table, snapshot in (("left", plan.left, plan.left_snapshot), ("right", plan.right, plan.right_snapshot)):
         spec = table.spec
@@ -362,14 +364,15 @@ def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any
 
     from bucketkit.spark.filters import to_column
     from bucketkit.spark.scan import plan_and_predicates, spark_schema
+    from bucketkit.spark.types import CHAR_VARCHAR_METADATA_KEY
 
     plan, spark_filters = plan_and_predicates(spark, table, None, filters, None, {}, as_of=as_of)
     spec = plan.table.spec
-    schema = spark_schema(plan.table)
+    schema, hive_types = spark_schema(plan.table), dict(spec.columns)
     for field in schema.fields:  # char/varchar hash as Hive hashes them: the JVM reads the type from here
-        hive = dict(spec.columns).get(field.name, "")
+        hive = hive_types.get(field.name, "")
         if hive.startswith(("char", "varchar")):
-            field.metadata = {**field.metadata, "__CHAR_VARCHAR_TYPE_STRING": hive}
+            field.metadata = {**field.metadata, CHAR_VARCHAR_METADATA_KEY: hive}
     try:
         jdf = spark._jvm.io.bucketkit.spark.BucketDirectory.read(
             spark._jsparkSession, plan.root or table.location, table.name or table.location, schema.json(),
