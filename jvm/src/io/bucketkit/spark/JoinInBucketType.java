@@ -46,6 +46,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * casts exactly; one outside it can equal no INT, and {@code TRY_CAST} makes it NULL, which matches
  * nothing. Only top-level {@code =} conjuncts of a join condition are rewritten (never {@code <=>},
  * nor a comparison under {@code NOT} or {@code OR}, where NULL and false differ).
+ *
+ * <p>A key the other side computes in the bucket column's own type — Spark's widening of a narrower
+ * dimension key ({@code fact.k BIGINT = CAST(dim.k AS BIGINT)}), or an expression of the query's — is
+ * projected the same way, unchanged: the fact's bucket function hashes that value as the fact's files do.
  */
 public final class JoinInBucketType extends Rule<LogicalPlan> {
   static final String ENABLED = "spark.bucketkit.joinInBucketType";
@@ -79,13 +83,14 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
     List<NamedExpression> leftKeys = new ArrayList<>();
     List<NamedExpression> rightKeys = new ArrayList<>();
     for (int i = 0; i < conjuncts.size(); i++) {
-      EqualTo narrowed = narrowed(conjuncts.get(i), bucketColumns, join);
+      EqualTo narrowed = keyed(conjuncts.get(i), bucketColumns, join);
       if (narrowed == null) {
         continue;
       }
-      // the other side's key, cast, as a column of that side: the join's key is then an attribute, whose
-      // partitioning Spark can match with the bucketed side's (an expression key it cannot: AQE would keep
-      // the sort-merge join where HashJoinIntoBuckets asks for a hash join)
+      // the other side's key (cast, or any expression of that side) as a column of that side: the join's
+      // key is then an attribute, whose partitioning Spark can match with the bucketed side's (an
+      // expression key it cannot: AQE would keep the sort-merge join where HashJoinIntoBuckets asks for
+      // a hash join)
       Expression cast = narrowed.right();
       Alias key = Alias$.MODULE$.apply(cast, "bucketkit_join_key", NamedExpression$.MODULE$.newExprId(),
           scala.collection.immutable.Seq$.MODULE$.<String>empty(), scala.Option.empty(),
@@ -128,20 +133,30 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
     }
   }
 
-  /** {@code CAST(bucket AS wider) = other} (either way round) as {@code bucket = TRY_CAST(other AS type)}, or null. */
-  private static EqualTo narrowed(Expression e, Set<ExprId> bucketColumns, Join join) {
+  /**
+   * The conjunct {@code e} as {@code bucket = key}, {@code key} an expression of the other side's columns
+   * to compute as a column of that side, or null. Two forms (either way round):
+   * {@code CAST(bucket AS wider) = other} becomes {@code bucket = TRY_CAST(other AS type)}; and
+   * {@code bucket = expr}, a deterministic expression of the bucket column's own type — Spark's widening of
+   * a narrower key ({@code fact.k BIGINT = CAST(dim.k AS BIGINT)}) or the query's own — stays as it is.
+   */
+  private static EqualTo keyed(Expression e, Set<ExprId> bucketColumns, Join join) {
     if (!(e instanceof EqualTo eq)) {
       return null;
     }
     for (int side = 0; side < 2; side++) {
-      Expression widened = side == 0 ? eq.left() : eq.right();
+      Expression bucket = side == 0 ? eq.left() : eq.right();
       Expression other = side == 0 ? eq.right() : eq.left();
-      if (!(widened instanceof Cast cast) || !(cast.child() instanceof AttributeReference column)
-          || !bucketColumns.contains(column.exprId()) || !widens(column.dataType(), cast.dataType())
-          || !other.dataType().equals(cast.dataType()) || !onOtherSide(column, other, join)) {
-        continue;
+      if (bucket instanceof Cast cast && cast.child() instanceof AttributeReference column
+          && bucketColumns.contains(column.exprId()) && widens(column.dataType(), cast.dataType())
+          && other.dataType().equals(cast.dataType()) && onOtherSide(column, other, join)) {
+        return new EqualTo(column, SparkCompat.tryCast(other, column.dataType()));
       }
-      return new EqualTo(column, SparkCompat.tryCast(other, column.dataType()));
+      if (bucket instanceof AttributeReference column && bucketColumns.contains(column.exprId())
+          && !(other instanceof Attribute) && other.deterministic() && other.dataType().equals(column.dataType())
+          && onOtherSide(column, other, join)) {
+        return new EqualTo(column, other);
+      }
     }
     return null;
   }
