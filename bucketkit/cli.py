@@ -139,6 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "spark.hadoop.hive.metastore.uris=thrift://metastore:9083")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_rebucket)
+
+    p = sub.add_parser("spark-conf", help="the jar and settings a Spark server needs for bucketkit, as flags "
+                                          "(spark-submit, spark-sql, start-connect-server.sh, start-thriftserver.sh)")
+    p.add_argument("--properties", action="store_true", help="as spark-defaults.conf lines instead of flags")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_spark_conf)
     return parser
 
 
@@ -411,6 +417,24 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
     _emit(args, {"path": args.path, "removed": [v.to_dict() for v in result.removed],
                  "freed_bytes": result.freed_bytes, "kept": [v.to_dict() for v in result.kept], "dry_run": args.dry_run},
           ("would remove: " if args.dry_run else "") + str(result))
+    return EXIT_OK
+
+
+def cmd_spark_conf(args: argparse.Namespace) -> int:
+    import shlex
+
+    from bucketkit.spark.session import server_conf
+
+    conf = server_conf()
+    jar = shlex.quote(conf["spark.jars"])
+    if args.properties:
+        text = "\n".join(f"{k} {v}" for k, v in conf.items())
+    else:
+        flags = [f"--jars {jar}", f"--driver-class-path {jar}"]
+        flags += [f"--conf {shlex.quote(f'{k}={v}')}" for k, v in conf.items() if k not in ("spark.jars",
+                                                                                          "spark.driver.extraClassPath")]
+        text = " ".join(flags)  # one line: `spark-sql $(bucketkit spark-conf)` takes it as it is
+    _emit(args, conf, text)
     return EXIT_OK
 
 

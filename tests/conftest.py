@@ -38,3 +38,16 @@ def spark(tmp_path_factory):
 def hive(spark):
     """Hive 2.3.10's own classes from pyspark's jars, through py4j: the compatibility oracle."""
     return spark.sparkContext._jvm.org.apache.hadoop.hive
+
+
+@pytest.fixture(scope="session")
+def connect_port(spark):
+    """The port of a Spark Connect server over the tests' session's context, started once (its clients run in a
+    process of their own: a Connect session switches pyspark's API to Connect mode for the whole process)."""
+    jvm = spark.sparkContext._jvm
+    spark.sparkContext._jsc.sc().conf().set("spark.connect.grpc.binding.port", "0")  # any free port
+    jvm.org.apache.spark.sql.connect.service.SparkConnectService.start(spark.sparkContext._jsc.sc())
+    service = getattr(getattr(jvm.org.apache.spark.sql.connect.service, "SparkConnectService$"), "MODULE$")
+    yield service.localPort()
+    jvm.org.apache.spark.sql.connect.service.SparkConnectService.stop(
+        jvm.scala.Option.empty(), jvm.scala.Option.empty())

@@ -195,19 +195,6 @@ print(json.dumps(out), flush=True)
 """
 
 
-@pytest.fixture(scope="module")
-def connect_port(spark):
-    """The port of a Spark Connect server over the tests' session's context (its clients run in a process of
-    their own: a Connect session switches pyspark's API to Connect mode for the whole process)."""
-    jvm = spark.sparkContext._jvm
-    spark.sparkContext._jsc.sc().conf().set("spark.connect.grpc.binding.port", "0")  # any free port
-    jvm.org.apache.spark.sql.connect.service.SparkConnectService.start(spark.sparkContext._jsc.sc())
-    service = getattr(getattr(jvm.org.apache.spark.sql.connect.service, "SparkConnectService$"), "MODULE$")
-    yield service.localPort()
-    jvm.org.apache.spark.sql.connect.service.SparkConnectService.stop(
-        jvm.scala.Option.empty(), jvm.scala.Option.empty())
-
-
 def test_a_connect_client_cannot_choose_the_commit_program_nor_misplace_rows(spark, connect_port, tmp_path):
     import json
     import subprocess

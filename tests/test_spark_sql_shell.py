@@ -1,5 +1,5 @@
 """The ``spark-sql`` shell (no Python in the client): pyspark's own ``bin/spark-sql`` started with
-bucketkit's jar and settings, as docs/sql.md says, runs DDL, an ``INSERT`` through the catalog and a
+bucketkit's jar and settings as ``bucketkit spark-conf`` prints them (docs/sql.md), runs DDL, an ``INSERT`` through the catalog and a
 join on the bucket key without an ``Exchange``; the files it wrote are where Hive v2 puts each row
 (``bucketkit.validate``) and read back by Spark's own reader."""
 
@@ -12,10 +12,19 @@ import sys
 import pytest
 
 import bucketkit
-from bucketkit.jvmbuild import jar_path
-from bucketkit.spark.session import CATALOG_CONF, EXTENSIONS_CONF, PYTHON_CONF
+
 
 pytestmark = pytest.mark.spark
+
+
+def spark_conf_flags() -> list[str]:
+    """The flags ``bucketkit spark-conf`` prints, as a shell would split them."""
+    import shlex
+
+    proc = subprocess.run([sys.executable, "-c", "import sys; from bucketkit.cli import main; sys.exit(main())",
+                           "spark-conf"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return shlex.split(proc.stdout)
 
 SQL = """
 CREATE TABLE shell_a (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC
@@ -34,11 +43,9 @@ def test_the_spark_sql_shell_writes_and_joins_through_the_catalog(tmp_path):
     import pyspark
 
     shell = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-sql")
-    jar = str(jar_path())
-    conf = {**CATALOG_CONF, **EXTENSIONS_CONF, PYTHON_CONF: sys.executable, "spark.ui.enabled": "false",
-            "spark.sql.warehouse.dir": str(tmp_path / "wh"), "spark.sql.shuffle.partitions": "2"}
-    args = [shell, "--master", "local[2]", "--jars", jar, "--driver-class-path", jar]
-    for k, v in conf.items():
+    args = [shell, "--master", "local[2]", *spark_conf_flags()]
+    for k, v in {"spark.ui.enabled": "false", "spark.sql.warehouse.dir": str(tmp_path / "wh"),
+                 "spark.sql.shuffle.partitions": "2"}.items():
         args += ["--conf", f"{k}={v}"]
     a, b = tmp_path / "a", tmp_path / "b"
     proc = subprocess.run(args + ["-e", SQL.format(a=a, b=b)], cwd=tmp_path, capture_output=True, text=True,

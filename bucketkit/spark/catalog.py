@@ -23,6 +23,7 @@ from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.layout.naming import is_spark_hive_insert
 from bucketkit.layout.partitions import DEFAULT_PARTITION, partition_path
+from bucketkit.spark.driver import call, is_connect
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 
@@ -72,6 +73,8 @@ def _seq(scala_seq: Any) -> list[str]:
 
 def table_location(spark: Any, name: str) -> str:
     """Where the catalog keeps (or would keep) ``name``'s files, as a URI."""
+    if is_connect(spark):
+        return hadoop_to_uri(call(spark, "bucketkit_table_path", name)[0])
     if table_exists(spark, name):
         return hadoop_to_uri(_catalog_table(spark, name).location().toString())
     jvm = spark.sparkContext._jvm
@@ -124,7 +127,11 @@ def _check_partition_locations(spark: Any, ct: Any, name: str) -> None:
     Raises:
         LayoutError: a partition's location is not ``<table location>/<k=v path>``, naming both.
     """
-    misplaced = misplaced_partition(spark, ct)
+    _refuse_misplaced(name, misplaced_partition(spark, ct))
+
+
+def _refuse_misplaced(name: str, misplaced: Any) -> None:
+    """Raise :func:`_check_partition_locations`'s error for :func:`misplaced_partition`'s answer, if any."""
     if misplaced is not None:
         where, actual, expected, root = misplaced
         raise LayoutError(
@@ -178,6 +185,10 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
     """
     if not table_exists(spark, name):
         raise TableNotFoundError(f"table {name!r} is not in the session catalog")
+    if is_connect(spark):  # the JVM's description (AcidSnapshotTable.describe), held equal to this one by tests
+        d = json.loads(call(spark, "bucketkit_describe", name)[0])
+        _refuse_misplaced(name, d.pop("misplaced_partition"))
+        return d
     ct = _catalog_table(spark, name)
     _check_partition_locations(spark, ct, name)
     spec = ct.bucketSpec().get() if ct.bucketSpec().isDefined() else None

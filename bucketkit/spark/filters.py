@@ -144,13 +144,20 @@ def from_catalyst(spark: Any, predicate: str) -> tuple[DNF, bool]:
     Raises:
         InvalidArgumentError: Spark cannot parse the predicate.
     """
+    from bucketkit.spark.driver import call, is_connect
+
     try:
-        parsed = spark._jsparkSession.sessionState().sqlParser().parseExpression(predicate)
-    except Exception as exc:  # py4j wraps Spark's ParseException
+        if is_connect(spark):  # the server's parser, asked through SQL (io.bucketkit.spark.DriverCalls)
+            tree = call(spark, "bucketkit_parse", predicate)[0]
+        else:
+            tree = spark._jsparkSession.sessionState().sqlParser().parseExpression(predicate).toJSON()
+    except InvalidArgumentError:  # a server without bucketkit's extensions: that error says so
+        raise
+    except Exception as exc:  # py4j wraps Spark's ParseException; Connect's is a ServerError
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidArgumentError(f"filters={predicate!r}: not a SQL predicate Spark can parse: {first}") from None
     lost: list = []
-    dnf = _to_dnf(_tree(json.loads(parsed.toJSON()))[0], lost=lost)
+    dnf = _to_dnf(_tree(json.loads(tree))[0], lost=lost)
     return dnf, not lost
 
 

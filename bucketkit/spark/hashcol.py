@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing.hive import BucketFunction, check_bucketable
+from bucketkit.spark.driver import has_extensions, is_connect
 from bucketkit.spark.hashexpr import native_bucket_id_column
 
 __all__ = ["with_bucket_id", "bucket_id_column", "arrow_bucket_id_column", "jvm_column_class"]
@@ -125,6 +126,14 @@ def _jvm_bucket_column(spark: Any, columns: Sequence[Any], function: BucketFunct
     from pyspark.sql.classic.column import Column, _to_java_column
 
     spark = spark if spark is not None else SparkSession.getActiveSession()
+    if spark is not None and is_connect(spark):  # no py4j: the same expression, as bucketkit's SQL function
+        if not has_extensions(spark):
+            return None
+        from pyspark.sql import functions as F
+
+        cols = [F.col(c) if isinstance(c, str) else c for c in columns]
+        return F.call_function("bucketkit_hive_bucket", F.lit(function.version), F.lit(function.bucket_count),
+                               F.array(*[F.lit(str(t)) for t in function.hive_types]), *cols)
     cls = jvm_column_class(spark)
     if cls is None:
         return None

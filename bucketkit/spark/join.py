@@ -22,6 +22,7 @@ from bucketkit.joins.execute import build_exec, output_columns, select_output
 from bucketkit.joins.plan import JoinPlan, normalize_how, normalize_on
 from bucketkit.joins.plan import plan_join as core_plan_join
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
+from bucketkit.spark.driver import ServerError, is_connect, master, session_key, table_function
 from bucketkit.spark.filters import is_spark_filter
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind
 from bucketkit.trust import spec_doubt, transactional_kind
@@ -206,7 +207,7 @@ def _temp_root(spark: Any) -> str:
 
     base = spark.conf.get("spark.bucketkit.join.tempDir", None)
     if not base:
-        if not spark.sparkContext.master.startswith("local"):
+        if not master(spark).startswith("local"):
             raise InvalidArgumentError(
                 "bucketkit.join with a DataFrame side writes it into the table's buckets first: set "
                 "spark.bucketkit.join.tempDir to a directory every executor can write (e.g. s3://bucket/tmp)")
@@ -325,17 +326,22 @@ def _worker_room(spark: Any) -> tuple[int, int] | None:
     cap = spark.conf.get("spark.executor.pyspark.memory", None)
     if not cap:
         return None
-    key = (id(spark.sparkContext), cap)
+    key = (session_key(spark), cap)
     if key not in _ROOM:
-        def probe(_: Any) -> Any:
+        def probe(batches: Any) -> Any:
+            import pyarrow as pa
+
             import bucketkit.joins.execute  # noqa: F401  (what a join task imports)
             import bucketkit.spark.jointasks  # noqa: F401
             from bucketkit.joins.memory import room_under_cap
 
-            yield room_under_cap(TASK_THREADS) or (0, -1)
+            for _ in batches:
+                pass
+            limit, free = room_under_cap(TASK_THREADS) or (0, -1)
+            yield pa.record_batch([pa.array([limit], pa.int64()), pa.array([free], pa.int64())], ["limit", "free"])
 
-        limit, free = spark.sparkContext.parallelize([0], 1).mapPartitions(probe).collect()[0]
-        _ROOM[key] = (limit, free)
+        row = spark.range(1, numPartitions=1).mapInArrow(probe, "limit long, free long").collect()[0]
+        _ROOM[key] = (row["limit"], row["free"])
     limit, free = _ROOM[key]
     return None if free < 0 else (limit, free)
 
@@ -373,13 +379,16 @@ def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any
         hive = hive_types.get(field.name, "")
         if hive.startswith(("char", "varchar")):
             field.metadata = {**field.metadata, CHAR_VARCHAR_METADATA_KEY: hive}
+    args = (plan.root or table.location, table.name or table.location, schema.json(), list(spec.partitioned_by),
+            spec.bucketed_by[0], spec.bucket_count, spec.bucketing_version, spec.file_format)
     try:
-        jdf = spark._jvm.io.bucketkit.spark.BucketDirectory.read(
-            spark._jsparkSession, plan.root or table.location, table.name or table.location, schema.json(),
-            list(spec.partitioned_by), spec.bucketed_by[0], spec.bucket_count, spec.bucketing_version, spec.file_format)
-    except Py4JJavaError as exc:
-        raise LayoutError(f"{table}: reading it bucketed in the JVM failed: {exc.java_exception.getMessage()}") from None
-    df = DataFrame(jdf, spark)
+        if is_connect(spark):
+            df = table_function(spark, "bucketkit_directory", *args)
+        else:
+            df = DataFrame(spark._jvm.io.bucketkit.spark.BucketDirectory.read(spark._jsparkSession, *args), spark)
+    except (Py4JJavaError, ServerError) as exc:
+        reason = exc.java_exception.getMessage() if isinstance(exc, Py4JJavaError) else str(exc)
+        raise LayoutError(f"{table}: reading it bucketed in the JVM failed: {reason}") from None
     where = to_column(plan.filters)
     df = df.where(where) if where is not None else df
     for f in spark_filters:

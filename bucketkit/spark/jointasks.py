@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterator, Sequence
 
 from bucketkit.joins.execute import JoinExec, execute_group
+from bucketkit.spark.driver import default_parallelism
 from bucketkit.spark.tasks import JOIN_TASK_BYTES, pack, run_packs, task_count
 from bucketkit.joins.plan import BucketGroup
 
@@ -40,5 +41,5 @@ def read_groups(spark: Any, ex: JoinExec, groups: Sequence[BucketGroup]) -> Any:
     def decoded(g: BucketGroup) -> int:
         return int(ex.side_estimate(ex.left, g.left_files)[1] + ex.side_estimate(ex.right, g.right_files)[1])
 
-    packs = pack_groups(groups, spark.sparkContext.defaultParallelism, size=decoded)
+    packs = pack_groups(groups, default_parallelism(spark), size=decoded)
     return run_packs(spark, packs, lambda group: execute_group(ex, group), from_arrow_schema(ex.schema))

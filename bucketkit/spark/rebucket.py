@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 
 from bucketkit.errors import InvalidArgumentError
+from bucketkit.spark.driver import call, is_connect
 from bucketkit.table import TableRef, reference_kind
 
 if TYPE_CHECKING:
@@ -82,9 +83,13 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
         # kept for readers (the commit's grace), so no later query reuses a listing of files about to go.
         spark.catalog.refreshTable(table)
         new = result.spec
-        spark.sparkContext._jvm.io.bucketkit.spark.CatalogEdit.setBucketing(
-            spark._jsparkSession, table, _strings(spark, new.bucketed_by), new.bucket_count,
-            _strings(spark, [s.column for s in new.sorted_by]), new.bucketing_version)
+        if is_connect(spark):  # the same CatalogEdit, asked through SQL (io.bucketkit.spark.DriverCalls)
+            call(spark, "bucketkit_set_bucketing", table, list(new.bucketed_by), new.bucket_count,
+                 [s.column for s in new.sorted_by], new.bucketing_version)
+        else:
+            spark.sparkContext._jvm.io.bucketkit.spark.CatalogEdit.setBucketing(
+                spark._jsparkSession, table, _strings(spark, new.bucketed_by), new.bucket_count,
+                _strings(spark, [s.column for s in new.sorted_by]), new.bucketing_version)
     return result
 
 

@@ -35,6 +35,7 @@ from bucketkit.spark.tasks import SCAN_TASK_BYTES, pack, run_packs, task_count
 from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
+from bucketkit.spark.driver import default_parallelism
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import format_of_serde
 from bucketkit.units import ReadUnit, conform
@@ -316,5 +317,5 @@ def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row
         return spark.createDataFrame([], schema)
     read = unit_reader(table, arrow_schema(schema), row_id)
 
-    tasks = task_count(len(units), plan.bytes_selected, spark.sparkContext.defaultParallelism, SCAN_TASK_BYTES)
+    tasks = task_count(len(units), plan.bytes_selected, default_parallelism(spark), SCAN_TASK_BYTES)
     return run_packs(spark, pack(units, [1] * len(units), tasks), read, schema)

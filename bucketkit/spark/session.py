@@ -22,7 +22,7 @@ from bucketkit.jvmbuild import jar_path
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["get_session", "configure", "configure_builder", "BUCKETKIT_CONF", "CATALOG_CONF", "EXTENSIONS_CONF"]
+__all__ = ["get_session", "configure", "configure_builder", "server_conf", "BUCKETKIT_CONF", "CATALOG_CONF", "EXTENSIONS_CONF"]
 
 # Runtime settings bucketkit relies on; applied to user sessions too by configure().
 BUCKETKIT_CONF = {
@@ -88,17 +88,35 @@ def _append(builder: Any, key: str, value: str, sep: str = ",") -> Any:
     return builder.config(key, sep.join(items if value in items else [*items, value]))
 
 
-def _with_jar(builder: Any, jar: Any, catalog: bool) -> Any:
-    builder = _append(builder, "spark.jars", str(jar))
-    # and on the driver's own class path: threads that swap their context class loader (the Thrift
-    # server's Hive sessions) must still find the catalog and planner rules
-    builder = _append(builder, "spark.driver.extraClassPath", str(jar), os.pathsep)
+#: Settings whose value is a list bucketkit adds its item to (and the list's separator).
+_LISTS = {"spark.jars": ",", "spark.driver.extraClassPath": os.pathsep, **{k: "," for k in EXTENSIONS_CONF}}
+
+
+def server_conf(jar: Any = None, *, catalog: bool = True) -> dict[str, str]:
+    """Every setting a Spark application needs for bucketkit, as a server is started with them
+    (``spark-submit``, ``spark-sql``, ``start-connect-server.sh``, ``start-thriftserver.sh``: ``bucketkit
+    spark-conf`` prints them as flags): the jar, on the driver's class path too (threads that swap their
+    context class loader — the Thrift server's Hive sessions — must still find the catalog and rules), the
+    catalog, the extensions, the commit's Python (this one), the Python workers run (this one: bucketkit's
+    scans, joins and writes run there; on a cluster, a Python with bucketkit on every node) and bucketkit's
+    runtime settings."""
+    jar = str(jar if jar is not None else _required_jar())
+    conf = {"spark.jars": jar, "spark.driver.extraClassPath": jar}
     if catalog:
-        for key, value in CATALOG_CONF.items():
-            builder = builder.config(key, value)
-        for key, value in EXTENSIONS_CONF.items():
-            builder = _append(builder, key, value)
-        builder = builder.config(PYTHON_CONF, sys.executable)
+        conf.update({**CATALOG_CONF, **EXTENSIONS_CONF, PYTHON_CONF: sys.executable, **_SERVER_ONLY})
+    return conf
+
+
+#: What only a server started from the command line needs: a session built in Python has its workers' Python
+#: from PYSPARK_PYTHON (get_session sets it) and its runtime settings from configure().
+_SERVER_ONLY = {"spark.pyspark.python": sys.executable, **BUCKETKIT_CONF}
+
+
+def _with_jar(builder: Any, jar: Any, catalog: bool) -> Any:
+    for key, value in server_conf(jar, catalog=catalog).items():
+        if key in _SERVER_ONLY:
+            continue
+        builder = _append(builder, key, value, _LISTS[key]) if key in _LISTS else builder.config(key, value)
     return builder
 
 

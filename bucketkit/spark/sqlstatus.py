@@ -55,6 +55,7 @@ def sql_status(spark: SparkSession, table: str) -> SqlStatus:
     from py4j.protocol import Py4JJavaError
 
     from bucketkit.spark.catalog import table_exists
+    from bucketkit.spark.driver import ServerError, call, is_connect
     from bucketkit.spark.session import CATALOG_CONF
 
     if not table_exists(spark, table):
@@ -66,7 +67,11 @@ def sql_status(spark: SparkSession, table: str) -> SqlStatus:
     if spark.conf.get(_SWITCH, "true").strip().lower() == "false":
         return SqlStatus(table, False, f"{_SWITCH}=false in this session")
     try:
-        state, detail = spark._jvm.io.bucketkit.spark.PassThrough.status(spark._jsparkSession, table)
-    except Py4JJavaError as exc:
-        raise LayoutError(f"table {table!r}: listing its files failed: {exc.java_exception.getMessage()}") from None
+        if is_connect(spark):  # the same PassThrough.status, asked through SQL (io.bucketkit.spark.DriverCalls)
+            state, detail = call(spark, "bucketkit_status", table)
+        else:
+            state, detail = spark._jvm.io.bucketkit.spark.PassThrough.status(spark._jsparkSession, table)
+    except (Py4JJavaError, ServerError) as exc:
+        reason = exc.java_exception.getMessage() if isinstance(exc, Py4JJavaError) else str(exc)
+        raise LayoutError(f"table {table!r}: listing its files failed: {reason}") from None
     return SqlStatus(table, state == "bucketed", detail)

@@ -16,12 +16,16 @@ import scala.runtime.BoxedUnit;
  * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side),
  * {@link HashJoinIntoBuckets} (a join that moved only the plain side hashes it, leaving the bucketed side unsorted),
  * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows) and
- * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off).
+ * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off); and
+ * {@link DriverCalls}, the table functions through which the Python API asks the driver what it asks
+ * over py4j in a classic session (a Spark Connect client has no py4j).
  */
 public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     CommitCoordinator.registerStaticSettings();
+    DriverCalls.functions().forEach(extensions::injectTableFunction);
+    extensions.injectFunction(HiveBucketColumn.sqlFunction());
     extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
       @Override
       public ColumnarRule apply(SparkSession session) {

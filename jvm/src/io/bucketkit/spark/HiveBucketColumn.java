@@ -5,6 +5,7 @@ import java.util.List;
 
 import io.bucketkit.hive.HiveHash;
 import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -49,6 +50,43 @@ public final class HiveBucketColumn {
    * @throws UnsupportedOperationException a type Hive/Trino cannot bucket on
    */
   public static Column of(Column[] keys, String[] hiveTypes, int version, int numBuckets) {
+    Expression[] expressions = new Expression[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      expressions[i] = ExpressionUtils.expression(keys[i]);
+    }
+    return ExpressionUtils.column(expression(expressions, hiveTypes, version, numBuckets));
+  }
+
+  /**
+   * The SQL function {@code bucketkit_hive_bucket(version, buckets, array(hive types), key, ...)} of
+   * bucketkit's extensions: {@link #of}'s expression, for a client that has no py4j (Spark Connect).
+   */
+  static scala.Tuple3<org.apache.spark.sql.catalyst.FunctionIdentifier,
+      org.apache.spark.sql.catalyst.expressions.ExpressionInfo,
+      scala.Function1<scala.collection.immutable.Seq<Expression>, Expression>> sqlFunction() {
+    String name = "bucketkit_hive_bucket";
+    return new scala.Tuple3<>(org.apache.spark.sql.catalyst.FunctionIdentifier.apply(name),
+        new org.apache.spark.sql.catalyst.expressions.ExpressionInfo(HiveBucketColumn.class.getName(), name),
+        new scala.runtime.AbstractFunction1<>() {
+          @Override
+          public Expression apply(scala.collection.immutable.Seq<Expression> seq) {
+            List<Expression> args = CollectionConverters.asJava(seq);
+            if (args.size() < 4 || !args.get(0).foldable() || !args.get(1).foldable() || !args.get(2).foldable()) {
+              throw new IllegalArgumentException("bucketkit: " + name + "(version, buckets, array(hive types), key, "
+                  + "...) takes constant version, bucket count and types, then the key columns");
+            }
+            ArrayData types = (ArrayData) args.get(2).eval(null);
+            String[] hiveTypes = new String[types.numElements()];
+            for (int i = 0; i < hiveTypes.length; i++) {
+              hiveTypes[i] = types.getUTF8String(i).toString();
+            }
+            return expression(args.subList(3, args.size()).toArray(Expression[]::new), hiveTypes,
+                ((Number) args.get(0).eval(null)).intValue(), ((Number) args.get(1).eval(null)).intValue());
+          }
+        });
+  }
+
+  private static Expression expression(Expression[] keys, String[] hiveTypes, int version, int numBuckets) {
     HiveHash.checkVersion(version);
     HiveHash.bucketId(0, numBuckets);  // validates the count
     if (keys.length != hiveTypes.length || keys.length == 0) {
@@ -57,11 +95,11 @@ public final class HiveBucketColumn {
     Expression h = Literal.create(0, DataTypes.IntegerType);
     for (int i = 0; i < keys.length; i++) {
       HiveHash.Type type = HiveHash.Type.parse(hiveTypes[i]);
-      Expression key = ExpressionUtils.expression(keys[i].cast(type.sparkType()));
+      Expression key = new Cast(keys[i], type.sparkType(), Option.empty());  // as Column.cast: the session's eval mode
       Expression hash = new Coalesce(seq(invoke(new KeyHash(type, version), key), Literal.create(0, DataTypes.IntegerType)));
       h = staticInvoke("combine", h, hash);
     }
-    return ExpressionUtils.column(staticInvoke("bucketId", h, Literal.create(numBuckets, DataTypes.IntegerType)));
+    return staticInvoke("bucketId", h, Literal.create(numBuckets, DataTypes.IntegerType));
   }
 
   private static Expression invoke(KeyHash target, Expression key) {

@@ -1,0 +1,135 @@
+"""What bucketkit's Python API asks of the driver, from a classic session or a Spark Connect one.
+
+A classic session reaches the driver's JVM over py4j. A Spark Connect client has no JVM of its own: it
+asks through SQL, the one channel Connect offers, and bucketkit's extensions
+(``io.bucketkit.spark.DriverCalls``) answer as table functions evaluated on the server's driver in the
+client's own session, e.g. ``SELECT * FROM bucketkit_describe('db.t')``. The table functions call the
+same JVM code the classic path calls (or, where the classic path runs its rule in Python, tests hold
+the two equal: tests/test_connect.py), so a table gets one verdict whichever client asks.
+
+A Connect server without bucketkit's jar and extensions cannot answer: the error says how to start one
+(docs/sql.md, Spark Connect).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+from bucketkit.errors import BucketkitError, InvalidArgumentError
+
+__all__ = ["is_connect", "has_extensions", "call", "table_function", "default_parallelism", "master", "session_key",
+           "ServerError"]
+
+SERVER_SETUP = ("start the Spark Connect server with bucketkit's jar and settings (`bucketkit spark-conf` prints "
+                "them; docs/sql.md, Spark Connect)")
+
+
+#: Tasks a scan is packed for from a Connect server without bucketkit's extensions (its parallelism unknown).
+FALLBACK_PARALLELISM = 8
+
+
+class ServerError(BucketkitError):
+    """The driver refused a call: its message, as the server gave it (callers re-raise it as what it means)."""
+
+
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no py4j: ``sparkContext``, ``_jvm`` are not there)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def table_function(spark: Any, function: str, *args: Any) -> Any:
+    """The DataFrame of bucketkit's table function ``function`` for ``args`` (constants, passed as SQL
+    parameters: a name or a predicate is never spliced into the statement), analyzed: the function has
+    run on the driver.
+
+    Raises:
+        InvalidArgumentError: the session's server has no bucketkit extensions (the message says how to start one).
+        ServerError: the function refused (its message).
+    """
+    names = {f"bucketkit_arg{i}": a for i, a in enumerate(args)}
+    statement = f"SELECT * FROM {function}({', '.join(':' + n for n in names)})"
+    with _refusals(function):
+        df = spark.sql(statement, args=names)
+        df.schema  # noqa: B018  (analysis runs the function)
+    return df
+
+
+def call(spark: Any, function: str, *args: Any) -> Any:
+    """The one row :func:`table_function` ``function`` answers for ``args``."""
+    df = table_function(spark, function, *args)
+    with _refusals(function):
+        return df.collect()[0]
+
+
+@contextlib.contextmanager
+def _refusals(function: str) -> Iterator[None]:
+    from pyspark.errors import PySparkException
+
+    try:
+        yield
+    except PySparkException as exc:
+        message = str(exc)
+        if "UNRESOLVABLE_TABLE_VALUED_FUNCTION" in message or "UNRESOLVED_ROUTINE" in message:
+            raise InvalidArgumentError(f"this Spark session's server does not have bucketkit's extensions "
+                                       f"({function} is unknown there): {SERVER_SETUP}") from None
+        raise ServerError(_first_line(message)) from None
+
+
+def _first_line(message: str) -> str:
+    """The server's message without the JVM stack trace Connect appends."""
+    lines = [ln for ln in message.strip().splitlines() if ln.strip() and not ln.lstrip().startswith("at ")]
+    text = lines[0] if lines else message
+    return text.split("bucketkit: ", 1)[-1] if "bucketkit: " in text else text
+
+
+def default_parallelism(spark: Any) -> int:
+    """The session's default parallelism (Spark's ``sparkContext.defaultParallelism``)."""
+    if not is_connect(spark):
+        return int(spark.sparkContext.defaultParallelism)
+    if not has_extensions(spark):  # only packs tasks: Spark's setting if the server has one, else a few per core
+        return int(spark.conf.get("spark.default.parallelism", None) or FALLBACK_PARALLELISM)
+    return int(_session(spark)[0])
+
+
+def master(spark: Any) -> str:
+    """The session's master URL (``local[2]``, ``yarn``, ...)."""
+    if not is_connect(spark):
+        return str(spark.sparkContext.master)
+    return str(_session(spark)[1]) if has_extensions(spark) else ""  # unknown: not taken for a local one
+
+
+def session_key(spark: Any) -> str:
+    """A key for what is asked once per session: its Spark context (classic), its session id (Connect)."""
+    return f"connect:{spark.session_id}" if is_connect(spark) else f"classic:{id(spark.sparkContext)}"
+
+
+_SESSIONS: dict[str, tuple[str, str] | None] = {}
+
+
+def has_extensions(spark: Any) -> bool:
+    """Whether a Connect session's server has bucketkit's extensions (asked once per session)."""
+    try:
+        _session(spark)
+    except InvalidArgumentError:
+        return False
+    return True
+
+
+def _session(spark: Any) -> tuple[str, str]:
+    """``bucketkit_session()``'s answer, asked once per Connect session.
+
+    Raises:
+        InvalidArgumentError: the server has no bucketkit extensions (remembered for the session).
+    """
+    key = session_key(spark)
+    if key not in _SESSIONS:
+        try:
+            row = call(spark, "bucketkit_session")
+            _SESSIONS[key] = (row[0], row[1])
+        except InvalidArgumentError:
+            _SESSIONS[key] = None
+    found = _SESSIONS[key]
+    if found is None:
+        raise InvalidArgumentError(f"this Spark session's server does not have bucketkit's extensions: {SERVER_SETUP}")
+    return found

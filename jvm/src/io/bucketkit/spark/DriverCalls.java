@@ -1,0 +1,204 @@
+package io.bucketkit.spark;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * What bucketkit's Python API asks of the driver's JVM, as SQL table functions of bucketkit's
+ * extensions, so that a Spark Connect client (no py4j) asks the same as a classic session does:
+ * {@code SELECT * FROM bucketkit_describe('db.t')}. Each is evaluated once, on the driver, when the
+ * query is analyzed, in the session that runs it (a Connect client's own session on the server), and
+ * returns its answer as rows. The calls are the ones the classic path makes over py4j, never a second
+ * copy of their rules (tests/test_connect.py holds the two paths equal):
+ *
+ * <ul>
+ *   <li>{@code bucketkit_describe(name)}: the catalog table's metadata as JSON ({@link
+ *       AcidSnapshotTable#describe}), with {@code misplaced_partition} ({@link CatalogPartitions#misplaced});
+ *   <li>{@code bucketkit_table_path(name)}: where the catalog keeps, or would keep, the table's files;
+ *   <li>{@code bucketkit_status(name)}: how Spark SQL plans the table ({@link PassThrough#status});
+ *   <li>{@code bucketkit_parse(predicate)}: a SQL predicate parsed by the session's parser, as Catalyst's JSON;
+ *   <li>{@code bucketkit_session()}: the session's default parallelism and master;
+ *   <li>{@code bucketkit_set_bucketing(name, columns, buckets, sort_columns, version)}: {@link CatalogEdit#setBucketing};
+ *   <li>{@code bucketkit_directory(directory, name, schema_json, partition_columns, bucket_column, buckets,
+ *       version, format)}: a directory read bucketed ({@link BucketDirectory#read}).
+ * </ul>
+ */
+public final class DriverCalls {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private DriverCalls() {}
+
+  /** The function descriptions {@link BucketkitExtensions} injects. */
+  static List<scala.Tuple3<FunctionIdentifier, ExpressionInfo,
+      scala.Function1<scala.collection.immutable.Seq<Expression>, LogicalPlan>>> functions() {
+    List<scala.Tuple3<FunctionIdentifier, ExpressionInfo,
+        scala.Function1<scala.collection.immutable.Seq<Expression>, LogicalPlan>>> out = new ArrayList<>();
+    out.add(function("bucketkit_describe", 1, a -> rows(new String[] {"description"},
+        describe(SparkSession.active(), string(a, 0)))));
+    out.add(function("bucketkit_table_path", 1, a -> rows(new String[] {"location"},
+        tablePath(SparkSession.active(), string(a, 0)))));
+    out.add(function("bucketkit_status", 1, a -> {
+      try {
+        String[] status = PassThrough.status(SparkSession.active(), string(a, 0));
+        return rows(new String[] {"state", "detail"}, status[0], status[1]);
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("bucketkit: listing table " + string(a, 0) + " failed: " + e.getMessage(), e);
+      }
+    }));
+    out.add(function("bucketkit_parse", 1, a -> rows(new String[] {"tree"},
+        SparkSession.active().sessionState().sqlParser().parseExpression(string(a, 0)).toJSON())));
+    out.add(function("bucketkit_session", 0, a -> {
+      SparkSession spark = SparkSession.active();
+      return rows(new String[] {"default_parallelism", "master"},
+          Integer.toString(spark.sparkContext().defaultParallelism()), spark.sparkContext().master());
+    }));
+    out.add(function("bucketkit_set_bucketing", 5, a -> {
+      CatalogEdit.setBucketing(SparkSession.active(), string(a, 0), strings(a, 1), integer(a, 2), strings(a, 3),
+          integer(a, 4));
+      return rows(new String[] {"table"}, string(a, 0));
+    }));
+    out.add(function("bucketkit_directory", 8, a -> {
+      try {
+        return BucketDirectory.read(SparkSession.active(), string(a, 0), string(a, 1), string(a, 2),
+            Arrays.asList(strings(a, 3)), string(a, 4), integer(a, 5), integer(a, 6), string(a, 7)).logicalPlan();
+      } catch (java.io.IOException e) {
+        throw new IllegalStateException("bucketkit: listing directory " + string(a, 0) + " failed: " + e.getMessage(), e);
+      }
+    }));
+    return out;
+  }
+
+  /** The JSON {@code bucketkit_describe} answers: the table's description and its misplaced partition. */
+  public static String describe(SparkSession spark, String name) {
+    try {
+      TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+      CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
+      ObjectNode d = (ObjectNode) JSON.readTree(AcidSnapshotTable.describe(t));
+      d.put("name", name);
+      String[] misplaced = CatalogPartitions.misplaced(spark, t);
+      if (misplaced == null) {
+        d.putNull("misplaced_partition");
+      } else {
+        Arrays.stream(misplaced).forEach(d.putArray("misplaced_partition")::add);
+      }
+      return d.toString();
+    } catch (org.apache.spark.sql.AnalysisException | com.fasterxml.jackson.core.JacksonException e) {
+      throw new IllegalArgumentException("bucketkit: table " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Where the catalog keeps table {@code name}'s files, or would keep them if it were created now. */
+  public static String tablePath(SparkSession spark, String name) {
+    try {
+      TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+      if (spark.sessionState().catalog().tableExists(id)) {
+        return spark.sessionState().catalog().getTableMetadata(id).location().toString();
+      }
+      TableIdentifier qualified = new TableIdentifier(id.table(), scala.Option.apply(
+          id.database().isDefined() ? id.database().get() : spark.sessionState().catalog().getCurrentDatabase()));
+      return spark.sessionState().catalog().defaultTablePath(qualified).toString();
+    } catch (org.apache.spark.sql.AnalysisException e) {
+      throw new IllegalArgumentException("bucketkit: table " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  @FunctionalInterface
+  private interface Call {
+    LogicalPlan apply(List<Expression> args) throws Exception;
+  }
+
+  private static scala.Tuple3<FunctionIdentifier, ExpressionInfo,
+      scala.Function1<scala.collection.immutable.Seq<Expression>, LogicalPlan>> function(String name, int arity,
+                                                                                        Call call) {
+    scala.Function1<scala.collection.immutable.Seq<Expression>, LogicalPlan> builder =
+        new scala.runtime.AbstractFunction1<>() {
+          @Override
+          public LogicalPlan apply(scala.collection.immutable.Seq<Expression> seq) {
+            List<Expression> args = CollectionConverters.asJava(seq);
+            if (args.size() != arity) {
+              throw new IllegalArgumentException("bucketkit: " + name + " takes " + arity + " argument(s), got "
+                  + args.size());
+            }
+            for (Expression e : args) {
+              if (!e.foldable()) {
+                throw new IllegalArgumentException("bucketkit: " + name + "'s arguments must be constants, got "
+                    + e.sql());
+              }
+            }
+            try {
+              return call.apply(args);
+            } catch (RuntimeException e) {
+              throw e;
+            } catch (Exception e) {
+              throw new IllegalArgumentException("bucketkit: " + name + ": " + e.getMessage(), e);
+            }
+          }
+        };
+    return new scala.Tuple3<>(FunctionIdentifier.apply(name),
+        new ExpressionInfo(DriverCalls.class.getName(), name), builder);
+  }
+
+  /** One row of string columns. */
+  private static LogicalPlan rows(String[] names, String... values) {
+    List<StructField> fields = new ArrayList<>();
+    for (String n : names) {
+      fields.add(DataTypes.createStructField(n, DataTypes.StringType, true));
+    }
+    List<Attribute> output = new ArrayList<>(CollectionConverters.asJava(
+        org.apache.spark.sql.catalyst.types.DataTypeUtils.toAttributes(new StructType(fields.toArray(StructField[]::new)))));
+    Row row = RowFactory.create((Object[]) values);
+    return LocalRelation.fromExternalRows(CollectionConverters.asScala(output).toSeq(),
+        CollectionConverters.asScala(List.of(row)).toSeq());
+  }
+
+  private static Object value(List<Expression> args, int i) {
+    return args.get(i).eval(null);
+  }
+
+  private static String string(List<Expression> args, int i) {
+    Object v = value(args, i);
+    return v == null ? null : v.toString();
+  }
+
+  private static int integer(List<Expression> args, int i) {
+    Object v = value(args, i);
+    if (!(v instanceof Number n)) {
+      throw new IllegalArgumentException("bucketkit: argument " + (i + 1) + " must be an integer, got " + v);
+    }
+    return n.intValue();
+  }
+
+  private static String[] strings(List<Expression> args, int i) {
+    Object v = value(args, i);
+    if (!(v instanceof ArrayData a)) {
+      throw new IllegalArgumentException("bucketkit: argument " + (i + 1) + " must be an array of strings, got " + v);
+    }
+    String[] out = new String[a.numElements()];
+    for (int j = 0; j < out.length; j++) {
+      out[j] = a.getUTF8String(j).toString();
+    }
+    return out;
+  }
+}

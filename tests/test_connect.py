@@ -1,0 +1,345 @@
+"""Every public function from a Spark Connect client (issue 23), against catalog tables and directories.
+
+A Connect client has no py4j: what the Python API asks of the driver's JVM in a classic session it asks
+through SQL, as bucketkit's table functions (``io.bucketkit.spark.DriverCalls``, bucketkit/spark/driver.py).
+The client runs in a process of its own (a Connect session switches pyspark's API to Connect mode for its
+whole process) against a Connect server over the tests' session (``connect_port``, tests/conftest.py); its
+rows are compared with what the classic session returns for the same calls, and with Spark's own answers
+where Spark has one (SQL with the catalog off).
+
+In process, the Connect path of each driver call (``is_connect`` forced on, the table functions asked
+through ``spark.sql``) is held equal to the classic path (py4j), table by table: one verdict per table,
+whichever client asks.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import bucketkit
+from bucketkit.errors import InvalidArgumentError, LayoutError
+from bucketkit.spark import catalog as catalog_module
+from bucketkit.spark import driver
+
+pytestmark = pytest.mark.spark
+
+SRC = "SELECT CAST(id - 300 AS INT) AS k, CAST(id % 13 AS STRING) AS v, CAST(id % 3 AS STRING) AS d FROM range(900)"
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory):
+    base = tmp_path_factory.mktemp("connect")
+    for name in ("cn_a", "cn_b", "cn_p", "cn_new", "cn_app", "cn_r", "cn_spark", "cn_plain", "cn_moved"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+    src = spark.sql(SRC)
+    bucketkit.write(src.select("k", "v"), "k", 4, table="cn_a", bucketing_version=2)
+    bucketkit.write(src.select("k", "d"), "k", 8, table="cn_b", bucketing_version=2)
+    bucketkit.write(src, "k", 4, table="cn_p", partitioned_by=["d"], bucketing_version=1)
+    bucketkit.write(src.select("k", "v"), "k", 4, table="cn_app", bucketing_version=2)
+    bucketkit.write(src.select("k", "v"), "k", 4, table="cn_r", bucketing_version=2)
+    bucketkit.write(src.select("k", "v"), "k", 4, path=str(base / "dir_a"), bucketing_version=2)
+    src.write.bucketBy(4, "k").format("parquet").saveAsTable("cn_spark")
+    src.write.format("parquet").saveAsTable("cn_plain")
+    bucketkit.write(src, "k", 4, table="cn_moved", partitioned_by=["d"], bucketing_version=2)
+    elsewhere = base / "elsewhere"
+    spark.sql(f"ALTER TABLE cn_moved PARTITION (d='1') SET LOCATION '{elsewhere}'")
+    return base
+
+
+def rows(df, columns=None):
+    return sorted(tuple(r) for r in (df.select(*columns) if columns else df).collect())
+
+
+CLIENT = r"""
+import json, sys
+from pyspark.sql import SparkSession
+import bucketkit
+from bucketkit.spark.join import _jvm_side, _joined
+
+port, base = sys.argv[1:3]
+s = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
+out = {}
+
+def rows(df):
+    return sorted([list(r) for r in df.collect()])
+
+def error(fn):
+    try:
+        fn()
+    except Exception as exc:
+        return [type(exc).__name__, str(exc)]
+    return None
+
+out["connect"] = type(s).__module__
+out["scan"] = rows(bucketkit.scan(s, "cn_a"))
+out["scan_filtered"] = rows(bucketkit.scan(s, "cn_p", filters="d = '1' AND k IN (-7, 7, 8)"))
+out["scan_dir"] = rows(bucketkit.scan(s, base + "/dir_a", filters="k = 5"))
+plan = bucketkit.plan_scan("cn_a", spark=s, filters="k = 7")
+out["plan_scan"] = [sorted(plan.selected_buckets), plan.files_selected]
+out["join"] = rows(bucketkit.join(s, "cn_a", "cn_b", "k", columns=["k", "v", "d"]))
+jp = bucketkit.plan_join("cn_a", "cn_b", "k", spark=s)
+out["plan_join"] = [jp.strategy, jp.bucketed]
+out["join_dir"] = rows(bucketkit.join(s, "cn_a", base + "/dir_a", "k", how="left").select("k"))
+plain = s.sql("SELECT CAST(id * 7 - 300 AS INT) AS k, id AS w FROM range(200)")
+out["join_df"] = rows(bucketkit.join(s, "cn_a", plain, "k").select("k", "v", "w"))
+left = _jvm_side(s, jp.left, None, None)
+right = _jvm_side(s, jp.right, None, None)
+jvm = _joined(left, right, jp, ["k", "v", "d"])
+out["jvm_join"] = rows(jvm)
+import io, contextlib
+buf = io.StringIO()
+with contextlib.redirect_stdout(buf):
+    jvm.explain()
+out["jvm_plan"] = buf.getvalue()
+
+src = s.sql("SELECT CAST(id - 50 AS INT) AS k, CAST(id AS STRING) AS v FROM range(400)")
+w = bucketkit.write(src, "k", 4, table="cn_new", bucketing_version=2)
+out["write"] = [w.rows, w.files]
+bucketkit.write(src, "k", 4, table="cn_app", mode="append")
+bucketkit.write(src, "k", 4, path=base + "/dir_new", bucketing_version=1)
+v = bucketkit.validate(bucketkit.resolve_table(s, "cn_new"))
+out["validate"] = [v.ok, v.rows_checked]
+st = bucketkit.sql_status(s, "cn_a")
+out["status"] = [st.bucketed, st.detail]
+out["status_spark"] = [bucketkit.sql_status(s, "cn_spark").bucketed]
+out["history"] = [h.operation for h in bucketkit.history("cn_app", spark=s)]
+out["vacuum"] = [v.version for v in bucketkit.vacuum("cn_app", spark=s, dry_run=True).kept]
+out["rebucket"] = bucketkit.rebucket(s, "cn_r", bucket_count=8).spec.bucket_count
+out["after_rebucket"] = s.sql("DESCRIBE TABLE EXTENDED cn_r").where("col_name = 'Num Buckets'").collect()[0][1]
+out["missing"] = error(lambda: bucketkit.scan(s, "cn_nope"))
+out["bad_filter"] = error(lambda: bucketkit.scan(s, "cn_a", filters="k = = 7"))
+out["moved"] = error(lambda: bucketkit.scan(s, "cn_moved"))
+out["not_bucketed"] = error(lambda: bucketkit.scan(s, "cn_plain"))
+s.stop()
+print(json.dumps(out, default=str), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def client(spark, tables, connect_port):
+    """What the Connect client got from each call (run once, in a process of its own)."""
+    proc = subprocess.run([sys.executable, "-c", CLIENT, str(connect_port), str(tables)],
+                          capture_output=True, text=True, timeout=600)
+    lines = proc.stdout.strip().splitlines()
+    assert proc.returncode == 0 and lines, proc.stderr[-6000:]
+    return json.loads(lines[-1])
+
+
+def listed(values):
+    return sorted(tuple(v) for v in values)
+
+
+def test_the_client_is_a_connect_session(client):
+    assert client["connect"].startswith("pyspark.sql.connect")
+
+
+def test_scans_return_the_classic_sessions_rows(spark, tables, client):
+    assert listed(client["scan"]) == rows(bucketkit.scan(spark, "cn_a")) == rows(spark.table("cn_a"))
+    golden = rows(spark.sql("SELECT * FROM cn_p WHERE d = '1' AND k IN (-7, 7, 8)"))
+    assert listed(client["scan_filtered"]) == golden and golden
+    assert listed(client["scan_dir"]) == rows(bucketkit.scan(spark, str(tables / "dir_a"), filters="k = 5"))
+
+
+def test_plans_are_the_classic_sessions(spark, tables, client):
+    plan = bucketkit.plan_scan("cn_a", spark=spark, filters="k = 7")
+    assert client["plan_scan"] == [sorted(plan.selected_buckets), plan.files_selected] and len(plan.selected_buckets) == 1
+    classic = bucketkit.plan_join("cn_a", "cn_b", "k", spark=spark)
+    assert client["plan_join"] == [classic.strategy, classic.bucketed] and classic.bucketed
+
+
+def test_joins_return_sparks_rows(spark, client):
+    golden = rows(spark.sql("SELECT a.k, a.v, b.d FROM cn_a a JOIN cn_b b ON a.k = b.k"))
+    assert listed(client["join"]) == golden and golden
+    assert listed(client["jvm_join"]) == golden
+    assert "hashpartitioning" not in client["jvm_plan"] and "bucketkit cn_a" in client["jvm_plan"], client["jvm_plan"]
+    assert listed(client["join_dir"]) == rows(spark.table("cn_a").select("k"))
+    plain = spark.sql("SELECT CAST(id * 7 - 300 AS INT) AS k, id AS w FROM range(200)")
+    golden_df = rows(spark.table("cn_a").join(plain, "k").select("k", "v", "w"))
+    assert listed(client["join_df"]) == golden_df and golden_df
+
+
+def test_writes_land_as_the_classic_session_writes_them(spark, tables, client):
+    assert client["write"][0] == 400
+    assert client["validate"] == [True, 400]
+    src = rows(spark.sql("SELECT CAST(id - 50 AS INT) AS k, CAST(id AS STRING) AS v FROM range(400)"))
+    assert rows(spark.table("cn_new")) == src
+    assert bucketkit.validate(bucketkit.resolve_table(spark, "cn_app")).ok
+    assert spark.table("cn_app").count() == 900 + 400
+    check = bucketkit.validate(bucketkit.open_table(str(tables / "dir_new")))
+    assert check.ok and check.rows_checked == 400
+    assert client["history"] == [h.operation for h in bucketkit.history("cn_app", spark=spark)]
+    assert client["vacuum"] == [v.version for v in bucketkit.vacuum("cn_app", spark=spark, dry_run=True).kept]
+
+
+def test_status_and_rebucket_reach_the_server(spark, client):
+    status = bucketkit.sql_status(spark, "cn_a")
+    assert client["status"] == [status.bucketed, status.detail] and status.bucketed
+    assert client["status_spark"] == [bucketkit.sql_status(spark, "cn_spark").bucketed]
+    assert client["rebucket"] == 8 and client["after_rebucket"] == "8"
+    assert bucketkit.validate(bucketkit.resolve_table(spark, "cn_r")).ok
+
+
+def test_errors_are_bucketkits_not_the_servers(client):
+    assert client["missing"][0] == "TableNotFoundError" and "cn_nope" in client["missing"][1]
+    assert client["bad_filter"][0] == "InvalidArgumentError" and "k = = 7" in client["bad_filter"][1]
+    assert client["moved"][0] == "LayoutError" and "d=1" in client["moved"][1], client["moved"]
+    assert client["not_bucketed"][0] == "InvalidArgumentError" and "not bucketed" in client["not_bucketed"][1]
+
+
+# -- in process: the Connect path of each driver call equals the classic path --------------------------
+@pytest.fixture
+def as_connect(monkeypatch):
+    """``is_connect`` forced on: each driver call goes through bucketkit's table functions (spark.sql)."""
+    for module in (driver, catalog_module):
+        monkeypatch.setattr(module, "is_connect", lambda spark: True)
+
+
+def outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as exc:  # the error a caller sees, compared as type and message
+        return (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize("name", ["cn_a", "cn_p", "cn_spark", "cn_plain", "cn_moved", "default.cn_b"])
+def test_a_tables_description_is_the_same_through_sql(spark, tables, monkeypatch, name):
+    classic = outcome(lambda: catalog_module.describe_catalog_table(spark, name))
+    for module in (driver, catalog_module):
+        monkeypatch.setattr(module, "is_connect", lambda spark: True)
+    through_sql = outcome(lambda: catalog_module.describe_catalog_table(spark, name))
+    assert through_sql == classic
+    assert (classic[0] == "LayoutError") == (name == "cn_moved"), classic
+
+
+@pytest.mark.parametrize("name", ["cn_a", "cn_not_there", "default.cn_not_there"])
+def test_a_tables_location_is_the_same_through_sql(spark, tables, monkeypatch, name):
+    classic = catalog_module.table_location(spark, name)
+    monkeypatch.setattr(catalog_module, "is_connect", lambda spark: True)
+    assert catalog_module.table_location(spark, name) == classic
+
+
+@pytest.mark.parametrize("predicate", ["k = 7", "k IN (1, 2) AND v > 'a'", "NOT (k <=> 3) OR v IS NULL", "k = = 7"])
+def test_a_predicate_parses_the_same_through_sql(spark, monkeypatch, predicate):
+    from bucketkit.spark import filters
+
+    classic = outcome(lambda: filters.from_catalyst(spark, predicate))
+    monkeypatch.setattr(driver, "is_connect", lambda spark: True)
+    through_sql = outcome(lambda: filters.from_catalyst(spark, predicate))
+    assert through_sql[0] == classic[0]
+    if classic[0] == "ok":
+        assert through_sql == classic
+    else:
+        assert "k = = 7" in through_sql[1]
+
+
+def test_a_server_without_bucketkits_extensions_is_named(spark):
+    with pytest.raises(InvalidArgumentError, match="bucketkit's extensions.*spark-conf"):
+        driver.call(spark, "bucketkit_no_such_function", "x")
+
+
+def test_the_sessions_parallelism_and_master_are_the_same_through_sql(spark):
+    row = driver.call(spark, "bucketkit_session")
+    assert (int(row[0]), row[1]) == (spark.sparkContext.defaultParallelism, spark.sparkContext.master)
+
+
+def test_a_misplaced_partition_is_refused_either_way(spark, tables, as_connect):
+    with pytest.raises(LayoutError, match="partition d=1 is kept"):
+        catalog_module.describe_catalog_table(spark, "cn_moved")
+
+
+SERVER_CLIENT = r"""
+import json, sys
+from pyspark.sql import SparkSession
+import bucketkit
+
+port, base = sys.argv[1:3]
+s = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
+src = s.sql("SELECT CAST(id - 40 AS INT) AS k, CAST(id AS STRING) AS v FROM range(300)")
+bucketkit.write(src, "k", 4, table="srv_a", bucketing_version=2)
+bucketkit.write(src, "k", 8, table="srv_b", bucketing_version=2)
+s.sql("SET spark.sql.autoBroadcastJoinThreshold=-1").collect()
+query = "SELECT count(*) FROM srv_a a JOIN srv_b b ON a.k = b.k"
+out = {"count": s.sql(query).first()[0], "plan": s.sql("EXPLAIN " + query).first()[0],
+       "scan": bucketkit.scan(s, "srv_a", filters="k = 7").collect()[0]["v"],
+       "join": bucketkit.join(s, "srv_a", "srv_b", "k").count(),
+       "location": bucketkit.resolve_table(s, "srv_a").location}
+s.stop()
+print(json.dumps(out), flush=True)
+"""
+
+
+def test_a_connect_server_started_with_the_printed_settings_serves_every_call(tmp_path):
+    """pyspark's own ``sbin/start-connect-server.sh --wait`` with the flags ``bucketkit spark-conf`` prints
+    (docs/sql.md, Spark Connect): a client writes catalog tables, reads and joins them from Python, and SQL
+    joins them without an Exchange."""
+    import os
+    import socket
+    import time
+
+    import pyspark
+
+    from tests.test_spark_sql_shell import spark_conf_flags
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    home = os.path.dirname(pyspark.__file__)
+    args = [os.path.join(home, "sbin", "start-connect-server.sh"), "--wait", "--master", "local[2]",
+            *spark_conf_flags()]
+    for k, v in {"spark.connect.grpc.binding.port": str(port), "spark.ui.enabled": "false",
+                 "spark.sql.catalogImplementation": "hive", "spark.sql.warehouse.dir": str(tmp_path / "wh"),
+                 "spark.sql.shuffle.partitions": "2"}.items():
+        args += ["--conf", f"{k}={v}"]
+    # Connect runs Python UDFs with PYSPARK_PYTHON (not spark.pyspark.python): a Python with bucketkit
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_HOME": home, "SPARK_LOG_DIR": str(tmp_path / "logs"),
+           "SPARK_PID_DIR": str(tmp_path), "SPARK_IDENT_STRING": "bucketkit-test"}
+    log = tmp_path / "server.log"  # a file, not a pipe: a full pipe would stop the server
+    server = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert server.poll() is None, log.read_text()[-4000:]
+            time.sleep(1)
+        client = subprocess.run([sys.executable, "-c", SERVER_CLIENT, str(port), str(tmp_path)],
+                                capture_output=True, text=True, timeout=600)
+        lines = client.stdout.strip().splitlines()
+        assert client.returncode == 0 and lines, client.stderr[-6000:]
+        out = json.loads(lines[-1])
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    assert out["count"] == 300 and out["join"] == 300 and out["scan"] == "47"
+    assert "hashpartitioning" not in out["plan"] and "default.srv_a (Hive bucketing v2" in out["plan"], out["plan"]
+    assert out["location"].startswith(str(tmp_path / "wh"))
+    for name, rows in (("srv_a", 300), ("srv_b", 300)):
+        check = bucketkit.validate(bucketkit.open_table(str(tmp_path / "wh" / name)))
+        assert check.ok and check.rows_checked == rows
+
+
+def test_a_connect_write_hashes_in_the_jvm_as_the_classic_session_does(spark):
+    """``bucketkit_hive_bucket`` (the SQL function a Connect client's write hashes with) gives the ids of
+    Hive's own ObjectInspectorUtils (tests/test_hashcol_jvm.py holds the py4j column to them) for every type
+    the JVM column takes, several keys included."""
+    from bucketkit.spark.hashcol import bucket_id_column
+
+    df = spark.sql("SELECT CAST(id - 40 AS INT) AS i, CAST(id * 7919 - 1000 AS BIGINT) AS b, "
+                   "CONCAT('k', CAST(id AS STRING), CASE WHEN id % 5 = 0 THEN 'é' ELSE '' END) AS s, "
+                   "CAST(id / 7.0 AS DOUBLE) AS d, DATE_ADD(DATE'2020-01-01', CAST(id AS INT)) AS dt FROM range(300)")
+    for version in (1, 2):
+        for columns, types in ((["i"], ["int"]), (["b"], ["bigint"]), (["s"], ["string"]), (["s"], ["varchar(3)"]),
+                               (["d"], ["double"]), (["dt"], ["date"]), (["i", "s"], ["int", "string"])):
+            keys = ", ".join(columns)
+            quoted = ", ".join(f"'{t}'" for t in types)
+            through_sql = df.selectExpr(f"bucketkit_hive_bucket({version}, 13, array({quoted}), {keys}) AS id")
+            classic = df.select(bucket_id_column(columns, types, version, 13, spark=spark).alias("id"))
+            assert [r.id for r in through_sql.collect()] == [r.id for r in classic.collect()], (version, columns, types)
