@@ -35,6 +35,7 @@ def tables(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("connect")
     for name in ("cn_a", "cn_b", "cn_p", "cn_new", "cn_app", "cn_r", "cn_spark", "cn_plain", "cn_moved"):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql("DROP DATABASE IF EXISTS cn_db CASCADE")
     src = spark.sql(SRC)
     bucketkit.write(src.select("k", "v"), "k", 4, table="cn_a", bucketing_version=2)
     bucketkit.write(src.select("k", "d"), "k", 8, table="cn_b", bucketing_version=2)
@@ -58,7 +59,7 @@ CLIENT = r"""
 import json, sys
 from pyspark.sql import SparkSession
 import bucketkit
-from bucketkit.spark.join import _jvm_side, _joined
+from bucketkit.spark.join import _jvm_side, _joined, _probe_room
 
 port, base = sys.argv[1:3]
 s = SparkSession.builder.remote(f"sc://127.0.0.1:{port}").create()
@@ -90,6 +91,7 @@ left = _jvm_side(s, jp.left, None, None)
 right = _jvm_side(s, jp.right, None, None)
 jvm = _joined(left, right, jp, ["k", "v", "d"])
 out["jvm_join"] = rows(jvm)
+out["room"] = list(_probe_room(s))
 import io, contextlib
 buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
@@ -110,6 +112,12 @@ out["history"] = [h.operation for h in bucketkit.history("cn_app", spark=s)]
 out["vacuum"] = [v.version for v in bucketkit.vacuum("cn_app", spark=s, dry_run=True).kept]
 out["rebucket"] = bucketkit.rebucket(s, "cn_r", bucket_count=8).spec.bucket_count
 out["after_rebucket"] = s.sql("DESCRIBE TABLE EXTENDED cn_r").where("col_name = 'Num Buckets'").collect()[0][1]
+s.sql("CREATE DATABASE IF NOT EXISTS cn_db").collect()
+s.sql("USE cn_db").collect()  # the client's own session: its current database names the tables below
+bucketkit.write(src, "k", 4, table="cn_in_db", bucketing_version=2)
+out["in_db"] = [bucketkit.scan(s, "cn_in_db").count(), bucketkit.resolve_table(s, "cn_in_db").location,
+                bucketkit.sql_status(s, "cn_in_db").bucketed]
+s.sql("USE default").collect()
 out["missing"] = error(lambda: bucketkit.scan(s, "cn_nope"))
 out["bad_filter"] = error(lambda: bucketkit.scan(s, "cn_a", filters="k = = 7"))
 out["moved"] = error(lambda: bucketkit.scan(s, "cn_moved"))
@@ -155,6 +163,9 @@ def test_joins_return_sparks_rows(spark, client):
     golden = rows(spark.sql("SELECT a.k, a.v, b.d FROM cn_a a JOIN cn_b b ON a.k = b.k"))
     assert listed(client["join"]) == golden and golden
     assert listed(client["jvm_join"]) == golden
+    from bucketkit.spark.join import _probe_room
+
+    assert client["room"] == list(_probe_room(spark))  # the workers' room, asked without RDDs (no cap here)
     assert "hashpartitioning" not in client["jvm_plan"] and "bucketkit cn_a" in client["jvm_plan"], client["jvm_plan"]
     assert listed(client["join_dir"]) == rows(spark.table("cn_a").select("k"))
     plain = spark.sql("SELECT CAST(id * 7 - 300 AS INT) AS k, id AS w FROM range(200)")
@@ -181,6 +192,14 @@ def test_status_and_rebucket_reach_the_server(spark, client):
     assert client["status_spark"] == [bucketkit.sql_status(spark, "cn_spark").bucketed]
     assert client["rebucket"] == 8 and client["after_rebucket"] == "8"
     assert bucketkit.validate(bucketkit.resolve_table(spark, "cn_r")).ok
+
+
+def test_the_functions_run_in_the_clients_own_session(spark, client):
+    """The table functions answer in the client's session (its current database), not the server's."""
+    assert client["in_db"][0] == 400 and client["in_db"][2]
+    assert "cn_db.db" in client["in_db"][1], client["in_db"]
+    assert spark.catalog.currentDatabase() == "default"
+    assert spark.table("cn_db.cn_in_db").count() == 400
 
 
 def test_errors_are_bucketkits_not_the_servers(client):
@@ -298,7 +317,9 @@ def test_a_connect_server_started_with_the_printed_settings_serves_every_call(tm
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_HOME": home, "SPARK_LOG_DIR": str(tmp_path / "logs"),
            "SPARK_PID_DIR": str(tmp_path), "SPARK_IDENT_STRING": "bucketkit-test"}
     log = tmp_path / "server.log"  # a file, not a pipe: a full pipe would stop the server
-    server = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    # its own process group: spark-daemon.sh runs the server's JVM as a child, which must stop with it
+    server = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
+                              start_new_session=True)
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -313,11 +334,13 @@ def test_a_connect_server_started_with_the_printed_settings_serves_every_call(tm
         assert client.returncode == 0 and lines, client.stderr[-6000:]
         out = json.loads(lines[-1])
     finally:
-        server.terminate()
+        import signal
+
+        os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            server.kill()
+            os.killpg(server.pid, signal.SIGKILL)
     assert out["count"] == 300 and out["join"] == 300 and out["scan"] == "47"
     assert "hashpartitioning" not in out["plan"] and "default.srv_a (Hive bucketing v2" in out["plan"], out["plan"]
     assert out["location"].startswith(str(tmp_path / "wh"))

@@ -328,22 +328,31 @@ def _worker_room(spark: Any) -> tuple[int, int] | None:
         return None
     key = (session_key(spark), cap)
     if key not in _ROOM:
-        def probe(batches: Any) -> Any:
-            import pyarrow as pa
-
-            import bucketkit.joins.execute  # noqa: F401  (what a join task imports)
-            import bucketkit.spark.jointasks  # noqa: F401
-            from bucketkit.joins.memory import room_under_cap
-
-            for _ in batches:
-                pass
-            limit, free = room_under_cap(TASK_THREADS) or (0, -1)
-            yield pa.record_batch([pa.array([limit], pa.int64()), pa.array([free], pa.int64())], ["limit", "free"])
-
-        row = spark.range(1, numPartitions=1).mapInArrow(probe, "limit long, free long").collect()[0]
-        _ROOM[key] = (row["limit"], row["free"])
+        _ROOM[key] = _probe_room(spark)
     limit, free = _ROOM[key]
     return None if free < 0 else (limit, free)
+
+
+def _room(_: Any = None) -> tuple[int, int]:
+    """In a worker: ``(cap, room)`` a join task would have there, or ``(0, -1)`` when it is not capped."""
+    import bucketkit.joins.execute  # noqa: F401  (what a join task imports)
+    import bucketkit.spark.jointasks  # noqa: F401
+    from bucketkit.joins.memory import room_under_cap
+
+    return room_under_cap(TASK_THREADS) or (0, -1)
+
+
+def _probe_room(spark: Any) -> tuple[int, int]:
+    """:func:`_room` asked of one worker. No Arrow in the probe: Arrow's reader starts the threads a capped
+    worker can hang on. A classic session asks one RDD task; a Connect client (no RDDs) one pickled Python
+    UDF over one row."""
+    if not is_connect(spark):
+        return tuple(spark.sparkContext.parallelize([0], 1).map(_room).collect()[0])
+    from pyspark.sql import functions as F
+
+    probe = F.udf(_room, "struct<limit: long, free: long>", useArrow=False)
+    row = spark.range(1, numPartitions=1).select(probe(F.col("id")).alias("r")).collect()[0]["r"]
+    return (row["limit"], row["free"])
 
 
 def _jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
