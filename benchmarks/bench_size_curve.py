@@ -77,7 +77,7 @@ def _medians(name: str, ours: Callable[[], Any], theirs: Callable[[], Any], base
     first = time.perf_counter() - start
     if got is not None:
         want = theirs()
-        assert sorted(map(repr, got)) == sorted(map(repr, want)), (name, got[:5], want[:5])
+        assert sorted(map(tuple, got)) == sorted(map(tuple, want)), (name, got[:5], want[:5])
     runs = runs or (15 if first < 1.0 else 5)
     t_ours, t_theirs = times_interleaved([ours, theirs], repeat=runs, warmup=0 if got is None else 1)
     best = min(t_ours) / min(t_theirs)
