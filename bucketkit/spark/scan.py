@@ -247,7 +247,9 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     pairs = [x for name, b in sorted(by_name.items()) if b is not None for x in (F.lit(name), F.lit(b))]
     if not pairs:
         return df
-    file_bucket = F.element_at(F.create_map(*pairs), F.regexp_extract(F.input_file_name(), r"([^/]*)$", 1))
+    # the file name: substring_index is linear; a regex anchored at the end (([^/]*)$) backtracks over the
+    # whole path at every start position, which cost 20 us a row (a 156k-row bucket: 3 s of a 0.1 s read)
+    file_bucket = F.element_at(F.create_map(*pairs), F.substring_index(F.input_file_name(), "/", -1))
     row_bucket = bucket_id_column([F.col(f"`{c}`") for c in spec.bucketed_by], spec.bucket_types,
                                   spec.bucketing_version, spec.bucket_count, spark=spark)
     message = F.concat(
