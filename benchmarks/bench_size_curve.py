@@ -23,10 +23,9 @@ import statistics
 import time
 from typing import Any, Callable
 
-from benchmarks.common import BenchResult, bench_session, data_dir, print_results, scaled, times_interleaved, \
-    with_spark_memory
+from benchmarks.common import BenchResult, bench_session, catalog_rows, data_dir, print_results, scaled, \
+    times_interleaved, with_spark_memory
 
-SWITCH = "spark.bucketkit.catalog.enabled"
 SIZES = (100_000, 1_000_000, 10_000_000)
 BUCKETS = 64
 BASELINE = "Spark's own plan (catalog off), same files"
@@ -61,14 +60,6 @@ def prepare(spark: Any, n: int) -> tuple[str, str]:
     return a, b
 
 
-def _sql(spark: Any, text: str, catalog: bool) -> list:
-    spark.conf.set(SWITCH, str(catalog).lower())
-    try:
-        return spark.sql(text).collect()
-    finally:
-        spark.conf.unset(SWITCH)
-
-
 def _medians(name: str, ours: Callable[[], Any], theirs: Callable[[], Any], baseline: str, notes: str, n: int,
              goal: float, runs: int | None = None) -> BenchResult:
     """``ours`` against ``theirs``: rows equal, then medians of interleaved runs; best-of in the notes."""
@@ -90,19 +81,19 @@ def queries(spark: Any, n: int) -> list[BenchResult]:
     import bucketkit
 
     a, b = prepare(spark, n)
-    key = int(_sql(spark, f"SELECT k FROM {a} LIMIT 1", False)[0][0])
+    key = int(catalog_rows(spark, f"SELECT k FROM {a} LIMIT 1", False)[0][0])
     notes = f"{n:,} x {n // 2:,} rows, ORC, v2, {BUCKETS} buckets, 2 cores"
     join_sql = f"SELECT count(*), sum(b.w), max(a.s) FROM {a} a JOIN {b} b ON a.k = b.k"
     group_sql = f"SELECT count(*), sum(c) FROM (SELECT k, count(*) AS c FROM {a} GROUP BY k)"
     lookup_sql = f"SELECT * FROM {a} WHERE k = {key}"
     goal_join, goal_group = (0.5, 0.3) if n >= 10_000_000 else (1.0, 1.0)
     out = [
-        _medians(f"SQL join + agg ({n:,} rows)", lambda: _sql(spark, join_sql, True),
-                 lambda: _sql(spark, join_sql, False), BASELINE, notes, n, goal_join),
-        _medians(f"SQL GROUP BY k ({n:,} rows)", lambda: _sql(spark, group_sql, True),
-                 lambda: _sql(spark, group_sql, False), BASELINE, notes, n, goal_group),
-        _medians(f"SQL WHERE k = v ({n:,} rows)", lambda: _sql(spark, lookup_sql, True),
-                 lambda: _sql(spark, lookup_sql, False), BASELINE, notes, n, 1.0),
+        _medians(f"SQL join + agg ({n:,} rows)", lambda: catalog_rows(spark, join_sql, True),
+                 lambda: catalog_rows(spark, join_sql, False), BASELINE, notes, n, goal_join),
+        _medians(f"SQL GROUP BY k ({n:,} rows)", lambda: catalog_rows(spark, group_sql, True),
+                 lambda: catalog_rows(spark, group_sql, False), BASELINE, notes, n, goal_group),
+        _medians(f"SQL WHERE k = v ({n:,} rows)", lambda: catalog_rows(spark, lookup_sql, True),
+                 lambda: catalog_rows(spark, lookup_sql, False), BASELINE, notes, n, 1.0),
     ]
 
     def api_join() -> list:
@@ -117,11 +108,11 @@ def queries(spark: Any, n: int) -> list[BenchResult]:
             .selectExpr("count(*)", "sum(count)").collect()
 
     out += [
-        _medians(f"Python API bucketkit.join ({n:,} rows)", api_join, lambda: _sql(spark, join_sql, False),
+        _medians(f"Python API bucketkit.join ({n:,} rows)", api_join, lambda: catalog_rows(spark, join_sql, False),
                  BASELINE, notes, n, goal_join),
-        _medians(f"Python API scan + groupBy k ({n:,} rows)", api_group, lambda: _sql(spark, group_sql, False),
+        _medians(f"Python API scan + groupBy k ({n:,} rows)", api_group, lambda: catalog_rows(spark, group_sql, False),
                  BASELINE, notes, n, goal_group),
-        _medians(f"Python API scan k = v ({n:,} rows)", api_lookup, lambda: _sql(spark, lookup_sql, False),
+        _medians(f"Python API scan k = v ({n:,} rows)", api_lookup, lambda: catalog_rows(spark, lookup_sql, False),
                  BASELINE, notes, n, 1.0),
     ]
     return out

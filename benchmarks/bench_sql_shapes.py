@@ -29,10 +29,9 @@ import statistics
 import time
 from typing import Any
 
-from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, times_interleaved,
-                               with_spark_memory)
+from benchmarks.common import (CATALOG_SWITCH, BenchResult, bench_session, catalog_rows, data_dir, print_results,
+                               scaled, times_interleaved, with_spark_memory)
 
-SWITCH = "spark.bucketkit.catalog.enabled"
 SIZES = (1_000_000, 8_000_000, 20_000_000)
 BUCKET_COUNTS = {8_000_000: (8, 64, 256)}  # other sizes: 64 buckets
 SHAPES = {
@@ -58,11 +57,11 @@ def _table(spark: Any, name: str, path: str, columns: str, buckets: int | None, 
     spark.sql(f"CREATE EXTERNAL TABLE {name} ({columns}) {'PARTITIONED BY (d INT) ' if partitioned else ''}"
               f"{bucketing}STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
     if partitioned:  # partition DDL runs on Spark's own table (docs/sql.md, Limits)
-        spark.conf.set(SWITCH, "false")
+        spark.conf.set(CATALOG_SWITCH, "false")
         try:
             spark.sql(f"MSCK REPAIR TABLE {name}")
         finally:
-            spark.conf.unset(SWITCH)
+            spark.conf.unset(CATALOG_SWITCH)
 
 
 def prepare(spark: Any, n: int, counts: tuple[int, ...]) -> dict[Any, str]:
@@ -122,7 +121,7 @@ def _python_star(spark: Any, fact: str, plain: str, n: int) -> BenchResult:
             .selectExpr("count(*)", "sum(w)").collect()
 
     def theirs() -> list:
-        return _collect(spark, f"SELECT count(*), sum(p.w) FROM {fact} f JOIN {plain} p ON f.k = p.k", False)
+        return catalog_rows(spark, f"SELECT count(*), sum(p.w) FROM {fact} f JOIN {plain} p ON f.k = p.k", False)
 
     assert [tuple(r) for r in ours()] == [tuple(r) for r in theirs()]
     return _medians(f"bucketkit.join, table x plain DataFrame ({n:,} x {n // 2:,} rows, 64 buckets)", ours, theirs, 5,
@@ -137,14 +136,6 @@ def _keys(spark: Any, n: int) -> str:
                               "IF(id % 2 = 0, 'pick', 'other') AS name").write.mode("overwrite").orc(path)
     _table(spark, name, path, "k BIGINT, name STRING", None)
     return name
-
-
-def _collect(spark: Any, text: str, catalog: bool) -> list:
-    spark.conf.set(SWITCH, str(catalog).lower())
-    try:
-        return spark.sql(text).collect()
-    finally:
-        spark.conf.unset(SWITCH)
 
 
 def _repeats(seconds: float) -> int:
@@ -164,11 +155,11 @@ def _medians(name: str, ours: Any, theirs: Any, runs: int, baseline: str, notes:
 
 def _compare(spark: Any, name: str, text: str, notes: str, n: int) -> BenchResult:
     start = time.perf_counter()
-    ours = _collect(spark, text, True)
+    ours = catalog_rows(spark, text, True)
     first = time.perf_counter() - start
-    theirs = _collect(spark, text, False)
+    theirs = catalog_rows(spark, text, False)
     assert sorted(map(repr, ours)) == sorted(map(repr, theirs)), (text, ours[:5], theirs[:5])
-    return _medians(name, lambda: _collect(spark, text, True), lambda: _collect(spark, text, False),
+    return _medians(name, lambda: catalog_rows(spark, text, True), lambda: catalog_rows(spark, text, False),
                     _repeats(first), "Spark's own plan (catalog off), same files", notes, n)
 
 
@@ -188,11 +179,11 @@ def many_partitions(spark: Any, scale: float) -> list[BenchResult]:
     spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql(f"CREATE EXTERNAL TABLE {name} (k BIGINT, v INT) PARTITIONED BY (p INT) CLUSTERED BY (k) INTO 4 BUCKETS "
               f"STORED AS ORC LOCATION '{root / 't'}' TBLPROPERTIES ('bucketing_version'='2')")
-    spark.conf.set(SWITCH, "false")
+    spark.conf.set(CATALOG_SWITCH, "false")
     try:
         spark.sql(f"MSCK REPAIR TABLE {name}")
     finally:
-        spark.conf.unset(SWITCH)
+        spark.conf.unset(CATALOG_SWITCH)
     notes = f"{n:,} rows, {parts} partitions x 4 buckets, 2 cores"
     return [_compare(spark, f"partition filter p = 3, {parts} partitions ({n:,} rows, 4 buckets)",
                      f"SELECT count(*), max(v) FROM {name} WHERE p = 3", notes, n),

@@ -151,6 +151,20 @@ def timed(fn: Callable[[], Any], repeat: int = 3, warmup: int = 1, *,
     return best
 
 
+#: Turns bucketkit's catalog off (Spark's own plan of the same SQL over the same files) for one session.
+CATALOG_SWITCH = "spark.bucketkit.catalog.enabled"
+
+
+def catalog_rows(spark: Any, text: str, catalog: bool) -> list:
+    """The rows of SQL ``text`` with bucketkit's catalog on (``catalog=True``) or off: the comparison of the
+    SQL benchmarks, catalog on against Spark's own plan."""
+    spark.conf.set(CATALOG_SWITCH, str(catalog).lower())
+    try:
+        return spark.sql(text).collect()
+    finally:
+        spark.conf.unset(CATALOG_SWITCH)
+
+
 def data_dir(name: str) -> Path:
     """``benchmarks/.data/<name>`` (created; gitignored) for a benchmark's generated data."""
     path = BENCH_ROOT / name

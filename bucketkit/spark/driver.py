@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from bucketkit.errors import BucketkitError, InvalidArgumentError
 
 __all__ = ["is_connect", "has_extensions", "call", "table_function", "default_parallelism", "master", "session_key",
-           "ServerError"]
+           "refusal", "ServerError"]
 
 SERVER_SETUP = ("start the Spark Connect server with bucketkit's jar and settings (`bucketkit spark-conf` prints "
                 "them; docs/sql.md, Spark Connect)")
@@ -87,16 +87,18 @@ def default_parallelism(spark: Any) -> int:
     """The session's default parallelism (Spark's ``sparkContext.defaultParallelism``)."""
     if not is_connect(spark):
         return int(spark.sparkContext.defaultParallelism)
-    if not has_extensions(spark):  # only packs tasks: Spark's setting if the server has one, else a few per core
+    answer = _session(spark)
+    if answer is None:  # only packs tasks: Spark's setting if the server has one, else a few per core
         return int(spark.conf.get("spark.default.parallelism", None) or FALLBACK_PARALLELISM)
-    return int(_session(spark)[0])
+    return int(answer[0])
 
 
 def master(spark: Any) -> str:
     """The session's master URL (``local[2]``, ``yarn``, ...)."""
     if not is_connect(spark):
         return str(spark.sparkContext.master)
-    return str(_session(spark)[1]) if has_extensions(spark) else ""  # unknown: not taken for a local one
+    answer = _session(spark)
+    return str(answer[1]) if answer is not None else ""  # unknown: not taken for a local one
 
 
 def session_key(spark: Any) -> str:
@@ -109,27 +111,24 @@ _SESSIONS: dict[str, tuple[str, str] | None] = {}
 
 def has_extensions(spark: Any) -> bool:
     """Whether a Connect session's server has bucketkit's extensions (asked once per session)."""
-    try:
-        _session(spark)
-    except InvalidArgumentError:
-        return False
-    return True
+    return _session(spark) is not None
 
 
-def _session(spark: Any) -> tuple[str, str]:
-    """``bucketkit_session()``'s answer, asked once per Connect session.
-
-    Raises:
-        InvalidArgumentError: the server has no bucketkit extensions (remembered for the session).
-    """
+def _session(spark: Any) -> tuple[str, str] | None:
+    """``bucketkit_session()``'s answer (default parallelism, master), asked once per Connect session;
+    None when the server has no bucketkit extensions."""
     key = session_key(spark)
     if key not in _SESSIONS:
         try:
             row = call(spark, "bucketkit_session")
             _SESSIONS[key] = (row[0], row[1])
-        except InvalidArgumentError:
+        except InvalidArgumentError:  # call's error for a server without the extensions
             _SESSIONS[key] = None
-    found = _SESSIONS[key]
-    if found is None:
-        raise InvalidArgumentError(f"this Spark session's server does not have bucketkit's extensions: {SERVER_SETUP}")
-    return found
+    return _SESSIONS[key]
+
+
+def refusal(exc: Exception) -> str:
+    """What the driver said when it refused: a py4j error's Java message (classic), a :class:`ServerError`'s
+    text (Connect)."""
+    java = getattr(exc, "java_exception", None)
+    return str(java.getMessage()) if java is not None else str(exc)

@@ -22,7 +22,7 @@ from bucketkit.joins.execute import build_exec, output_columns, select_output
 from bucketkit.joins.plan import JoinPlan, normalize_how, normalize_on
 from bucketkit.joins.plan import plan_join as core_plan_join
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
-from bucketkit.spark.driver import ServerError, is_connect, master, session_key, table_function
+from bucketkit.spark.driver import ServerError, is_connect, master, refusal, session_key, table_function
 from bucketkit.spark.filters import is_spark_filter
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind
 from bucketkit.trust import spec_doubt, transactional_kind
@@ -396,8 +396,7 @@ def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any
         else:
             df = DataFrame(spark._jvm.io.bucketkit.spark.BucketDirectory.read(spark._jsparkSession, *args), spark)
     except (Py4JJavaError, ServerError) as exc:
-        reason = exc.java_exception.getMessage() if isinstance(exc, Py4JJavaError) else str(exc)
-        raise LayoutError(f"{table}: reading it bucketed in the JVM failed: {reason}") from None
+        raise LayoutError(f"{table}: reading it bucketed in the JVM failed: {refusal(exc)}") from None
     where = to_column(plan.filters)
     df = df.where(where) if where is not None else df
     for f in spark_filters:

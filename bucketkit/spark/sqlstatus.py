@@ -55,7 +55,7 @@ def sql_status(spark: SparkSession, table: str) -> SqlStatus:
     from py4j.protocol import Py4JJavaError
 
     from bucketkit.spark.catalog import table_exists
-    from bucketkit.spark.driver import ServerError, call, is_connect
+    from bucketkit.spark.driver import ServerError, call, is_connect, refusal
     from bucketkit.spark.session import CATALOG_CONF
 
     if not table_exists(spark, table):
@@ -72,6 +72,5 @@ def sql_status(spark: SparkSession, table: str) -> SqlStatus:
         else:
             state, detail = spark._jvm.io.bucketkit.spark.PassThrough.status(spark._jsparkSession, table)
     except (Py4JJavaError, ServerError) as exc:
-        reason = exc.java_exception.getMessage() if isinstance(exc, Py4JJavaError) else str(exc)
-        raise LayoutError(f"table {table!r}: listing its files failed: {reason}") from None
+        raise LayoutError(f"table {table!r}: listing its files failed: {refusal(exc)}") from None
     return SqlStatus(table, state == "bucketed", detail)

@@ -88,6 +88,11 @@ public final class AcidSnapshotTable implements SupportsRead {
    * describe_catalog_table} gives the same from Python; tests/test_sql_acid.py holds them equal).
    */
   public static String describe(CatalogTable t) {
+    return description(t).toString();
+  }
+
+  /** {@link #describe}'s JSON object, for callers that add to it ({@link DriverCalls#describe}). */
+  static ObjectNode description(CatalogTable t) {
     ObjectNode d = JSON.createObjectNode();
     d.put("name", t.identifier().unquotedString());
     d.put("provider", t.provider().isDefined() ? t.provider().get() : null);
@@ -109,7 +114,7 @@ public final class AcidSnapshotTable implements SupportsRead {
     }
     strings(d, "sort_columns", spec == null ? List.of() : CollectionConverters.asJava(spec.sortColumnNames()));
     d.put("location", t.location().toString());
-    return d.toString();
+    return d;
   }
 
   private static void strings(ObjectNode d, String key, List<String> values) {

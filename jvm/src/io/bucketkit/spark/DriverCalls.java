@@ -22,7 +22,6 @@ import org.apache.spark.sql.types.StructType;
 
 import scala.jdk.javaapi.CollectionConverters;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
 /**
@@ -46,8 +45,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  * </ul>
  */
 public final class DriverCalls {
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private DriverCalls() {}
 
   /** The function descriptions {@link BucketkitExtensions} injects. */
@@ -95,7 +92,7 @@ public final class DriverCalls {
     try {
       TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
       CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
-      ObjectNode d = (ObjectNode) JSON.readTree(AcidSnapshotTable.describe(t));
+      ObjectNode d = AcidSnapshotTable.description(t);
       d.put("name", name);
       String[] misplaced = CatalogPartitions.misplaced(spark, t);
       if (misplaced == null) {
@@ -104,7 +101,7 @@ public final class DriverCalls {
         Arrays.stream(misplaced).forEach(d.putArray("misplaced_partition")::add);
       }
       return d.toString();
-    } catch (org.apache.spark.sql.AnalysisException | com.fasterxml.jackson.core.JacksonException e) {
+    } catch (org.apache.spark.sql.AnalysisException e) {
       throw new IllegalArgumentException("bucketkit: table " + name + ": " + e.getMessage(), e);
     }
   }
@@ -173,16 +170,17 @@ public final class DriverCalls {
         CollectionConverters.asScala(List.of(row)).toSeq());
   }
 
-  private static Object value(List<Expression> args, int i) {
+  /** The constant argument {@code i} of a function call: evaluated, as a string, an integer, a string array. */
+  static Object value(List<Expression> args, int i) {
     return args.get(i).eval(null);
   }
 
-  private static String string(List<Expression> args, int i) {
+  static String string(List<Expression> args, int i) {
     Object v = value(args, i);
     return v == null ? null : v.toString();
   }
 
-  private static int integer(List<Expression> args, int i) {
+  static int integer(List<Expression> args, int i) {
     Object v = value(args, i);
     if (!(v instanceof Number n)) {
       throw new IllegalArgumentException("bucketkit: argument " + (i + 1) + " must be an integer, got " + v);
@@ -190,7 +188,7 @@ public final class DriverCalls {
     return n.intValue();
   }
 
-  private static String[] strings(List<Expression> args, int i) {
+  static String[] strings(List<Expression> args, int i) {
     Object v = value(args, i);
     if (!(v instanceof ArrayData a)) {
       throw new IllegalArgumentException("bucketkit: argument " + (i + 1) + " must be an array of strings, got " + v);

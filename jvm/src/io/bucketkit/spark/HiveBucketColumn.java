@@ -75,13 +75,8 @@ public final class HiveBucketColumn {
               throw new IllegalArgumentException("bucketkit: " + name + "(version, buckets, array(hive types), key, "
                   + "...) takes constant version, bucket count and types, then the key columns");
             }
-            ArrayData types = (ArrayData) args.get(2).eval(null);
-            String[] hiveTypes = new String[types.numElements()];
-            for (int i = 0; i < hiveTypes.length; i++) {
-              hiveTypes[i] = types.getUTF8String(i).toString();
-            }
-            return expression(args.subList(3, args.size()).toArray(Expression[]::new), hiveTypes,
-                ((Number) args.get(0).eval(null)).intValue(), ((Number) args.get(1).eval(null)).intValue());
+            return expression(args.subList(3, args.size()).toArray(Expression[]::new), DriverCalls.strings(args, 2),
+                DriverCalls.integer(args, 0), DriverCalls.integer(args, 1));
           }
         });
   }

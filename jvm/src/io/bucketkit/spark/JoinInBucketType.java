@@ -91,11 +91,11 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
       // key is then an attribute, whose partitioning Spark can match with the bucketed side's (an
       // expression key it cannot: AQE would keep the sort-merge join where HashJoinIntoBuckets asks for
       // a hash join)
-      Expression cast = narrowed.right();
-      Alias key = Alias$.MODULE$.apply(cast, "bucketkit_join_key", NamedExpression$.MODULE$.newExprId(),
+      Expression computed = narrowed.right();
+      Alias key = Alias$.MODULE$.apply(computed, "bucketkit_join_key", NamedExpression$.MODULE$.newExprId(),
           scala.collection.immutable.Seq$.MODULE$.<String>empty(), scala.Option.empty(),
           scala.collection.immutable.Seq$.MODULE$.<String>empty());
-      (cast.references().subsetOf(join.left().outputSet()) ? leftKeys : rightKeys).add(key);
+      (computed.references().subsetOf(join.left().outputSet()) ? leftKeys : rightKeys).add(key);
       conjuncts.set(i, new EqualTo(narrowed.left(), key.toAttribute()));
     }
     if (leftKeys.isEmpty() && rightKeys.isEmpty()) {
