@@ -472,10 +472,50 @@ class SparkBucketBy(HashFamily):
         return spark_hash_class(hive_type)
 
 
+@dataclass(frozen=True)
+class HudiBucketIndex(HashFamily):
+    """Apache Hudi's bucket index: ``(List<String>.hashCode() & Integer.MAX_VALUE) % n`` of the hash
+    fields as the record key spells them (:mod:`bucketkit.hashing.hudi`)."""
+
+    name: str = "hudi"
+
+    def describe(self) -> str:
+        return "Hudi's bucket index (Java List<String>.hashCode of the record key fields)"
+
+    def short(self) -> str:
+        return "Hudi's hash"
+
+    def check_types(self, types: Sequence[str]) -> tuple[Any, ...]:
+        from bucketkit.hashing.hudi import check_hudi_bucketable
+
+        return tuple(check_hudi_bucketable(f"#{i}", t) for i, t in enumerate(types))
+
+    def hash(self, values: Any, types: Sequence[str]) -> int:
+        from bucketkit.hashing.hudi import hudi_hash
+
+        return hudi_hash(values, types)
+
+    def bucket(self, hash_value: int, count: int) -> int:
+        from bucketkit.hashing.hudi import hudi_bucket
+
+        return hudi_bucket(hash_value, count)
+
+    def bucket_ids(self, arrays: Any, types: Sequence[str], count: int) -> np.ndarray:
+        from bucketkit.hashing.hudi import hudi_bucket_ids
+
+        return hudi_bucket_ids(arrays, types, count)
+
+    def hash_class(self, hive_type: str) -> str:
+        from bucketkit.hashing.hudi import hudi_hash_class
+
+        return hudi_hash_class(hive_type)
+
+
 #: The hash families by ``TableSpec.hash_family`` name: each makes its :class:`HashFamily` from a
 #: Hive bucketing version (which only Hive's uses).
 HASH_FAMILIES: dict[str, Any] = {"hive": lambda version: HiveBucketing(check_version(version)),
-                                 "spark": lambda version: SparkBucketBy()}
+                                 "spark": lambda version: SparkBucketBy(),
+                                 "hudi": lambda version: HudiBucketIndex()}
 
 
 def hash_family(name: str, version: int = 2) -> HashFamily:
