@@ -210,8 +210,12 @@ def _emit(args: argparse.Namespace, data: dict[str, Any], text: str) -> None:
 
 # -- inspect ------------------------------------------------------------------------------------
 def cmd_inspect(args: argparse.Namespace) -> int:
+    from bucketkit.hudi.table import is_hudi_dir
+    from bucketkit.io import resolve_filesystem
     from bucketkit.layout.discovery import discover
 
+    if is_hudi_dir(*resolve_filesystem(args.path)):
+        return _inspect_hudi(args)
     table, bucket_count, partitioned_by, source = _resolve(args)
     layout = discover(args.path if table is None else table.location, bucket_count,
                       filesystem=None if table is None else table.filesystem,
@@ -246,6 +250,39 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     if args.plot:
         _plot(parts, bucket_count, args.plot, layout.root)
     _emit(args, data, _inspect_text(data))
+    return EXIT_OK
+
+
+def _inspect_hudi(args: argparse.Namespace) -> int:
+    """An Apache Hudi table: its file groups, latest file slices (base and log files) and, with
+    ``--bucket-count``, the bucket of each (Hudi's bucket index), as the scan plan lists them."""
+    from bucketkit.pruning.plan import plan_scan
+
+    plan = plan_scan(args.path, bucket_count=args.bucket_count, partition_filter=_partition_filter(args.partition))
+    kind, fs, root = plan.kind, plan.table.filesystem, plan.table.location
+    parts = []
+    for p in plan.partitions:
+        slices = [{"file_group": s.file_id, "bucket": s.bucket if plan.table.spec.bucketed else None,
+                   "base_file": s.base or None, "log_files": list(s.logs), "bytes": s.size,
+                   "base_rows": None if args.no_rows or not s.base else _row_count(fs, f"{root}/{s.base}", 1),
+                   "instant": s.instant} for s in p.snapshot]
+        parts.append({"values": dict(p.values), "path": p.path, "file_slices": slices})
+    data = {"root": plan.table.location, "hudi": {"table_type": kind.table_type, "table_version": kind.version,
+                                                  "instant": kind.instant},
+            "bucket_count": plan.table.spec.bucket_count or None, "unbucketed": plan.unbucketed,
+            "partitions": parts}
+    lines = [f"{data['root']}: {kind.name}, {kind.versions()}, {len(parts)} partition(s)"]
+    if plan.unbucketed:
+        lines.append(f"  read unbucketed: {plan.unbucketed}")
+    for part in parts:
+        name = "/".join(f"{k}={v}" for k, v in part["values"].items()) or part["path"]
+        lines.append(f"  {name}: {len(part['file_slices'])} file group(s)")
+        for s in part["file_slices"]:
+            bucket = "" if s["bucket"] is None else f"bucket {s['bucket']}: "
+            rows = "" if s["base_rows"] is None else f", {s['base_rows']} base rows"
+            lines.append(f"    {bucket}{s['file_group']}: base {s['base_file'] or 'none'} + {len(s['log_files'])} "
+                         f"log file(s), {s['bytes']} bytes{rows}")
+    _emit(args, data, "\n".join(lines))
     return EXIT_OK
 
 

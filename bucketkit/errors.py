@@ -19,6 +19,7 @@ __all__ = [
     "SpecMismatchError",
     "TableExistsError",
     "TableNotFoundError",
+    "UnsupportedTableError",
     "CommitError",
     "ConcurrentModificationError",
     "UnfinishedCommitError",
@@ -72,6 +73,12 @@ class TableExistsError(BucketkitError):
 
 class TableNotFoundError(BucketkitError):
     """The table (path or catalog name) does not exist or has no bucketkit metadata."""
+
+
+class UnsupportedTableError(BucketkitError):
+    """A table of a kind bucketkit recognises but cannot read as its engine does: an Apache Hudi table
+    version other than 6, 8 or 9, a Hudi feature its reader (hudi-rs) refuses, or the optional reader
+    itself not installed (the message names the table, the version or feature, and what to install)."""
 
 
 class CommitError(BucketkitError):

@@ -133,6 +133,13 @@ def open_table(
     path = os.path.expanduser(os.fspath(path))
     fs, root = resolve_filesystem(path, filesystem)
     check_table_dir(path, fs, root)  # a file or missing path is not "a table without metadata"
+    from bucketkit.hudi import table as hudi
+
+    if hudi.is_hudi_dir(fs, root):
+        return _open_hudi(path, fs, root, dict(
+            bucketed_by=bucketed_by, bucket_count=bucket_count, bucketing_version=bucketing_version,
+            bucket_types=bucket_types, partitioned_by=partitioned_by, partition_types=partition_types,
+            table_columns=table_columns, file_format=file_format, sorted_by=sorted_by, hash_family=hash_family))
     given = {k: v for k, v in dict(bucketed_by=bucketed_by, bucket_count=bucket_count,
                                     bucketing_version=bucketing_version, hash_family=hash_family).items()
              if v is not None}
@@ -174,6 +181,26 @@ def open_table(
         raise InvalidArgumentError(f"{path}: arguments disagree with the table's bucketkit metadata: "
                                    + ", ".join(clashes))
     return BucketedTable(root, spec, fs)
+
+
+def _open_hudi(path: str, fs: pafs.FileSystem, root: str, given: dict[str, Any]) -> BucketedTable:
+    """An Apache Hudi table directory (``.hoodie/``): spec from its properties and hudi-rs's schema,
+    bucketed by Hudi's bucket index when ``bucket_count`` is given (:mod:`bucketkit.hudi.table`)."""
+    from bucketkit.hudi import table as hudi
+
+    foreign = sorted(k for k in ("bucketing_version", "bucket_types", "partitioned_by", "partition_types",
+                                 "table_columns", "file_format", "sorted_by") if given.get(k) is not None)
+    if given.get("hash_family") not in (None, "hudi"):
+        foreign.append("hash_family")
+    if foreign:
+        raise InvalidArgumentError(f"{path} is an Apache Hudi table: {', '.join(foreign)} do not apply (its columns, "
+                                   "partitions and format are Hudi's; its bucket index hashes by Hudi's own rule: "
+                                   "give bucket_count= and, if not the record key, bucketed_by=)")
+    properties = hudi.read_properties(fs, root)
+    spec = hudi.hudi_spec(fs, root, properties, bucketed_by=given.get("bucketed_by"),
+                          bucket_count=given.get("bucket_count"))
+    reason = hudi.UNBUCKETED if not spec.bucketed else hudi.pinned_by_key(properties, spec.bucketed_by)
+    return BucketedTable(root, spec, fs, unbucketed_reason=reason)
 
 
 _SPEC_OPTIONS = tuple(p for p in inspect.signature(open_table).parameters if p != "path")

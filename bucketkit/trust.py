@@ -27,7 +27,7 @@ from bucketkit.hashing.hive import check_bucketable
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.layout.naming import is_spark_hive_insert
 
-__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict", "format_of_serde", "LAYOUT_FIELDS",
+__all__ = ["spec_doubt", "layout_doubt", "bucketing_doubt", "CatalogVerdict", "catalog_verdict", "format_of_serde", "LAYOUT_FIELDS", "HUDI_REASON", "is_hudi_catalog_table",
            "record_disagreement"]
 
 # What decides where a row lands: bucketkit's record and the catalog must agree on these.
@@ -39,7 +39,8 @@ class CatalogVerdict:
     """What a catalog table's metadata says of its bucketing (see :func:`catalog_verdict`).
 
     Attributes:
-        kind: ``"spark"`` (a data source table: Spark's own ``bucketBy``), ``"acid"`` (a Hive
+        kind: ``"hudi"`` (an Apache Hudi table, read from its location as Hudi's: :mod:`bucketkit.hudi`),
+            ``"spark"`` (a data source table: Spark's own ``bucketBy``), ``"acid"`` (a Hive
             transactional table), ``"not-bucketed"``, ``"unbucketed"`` (a Hive bucketed table whose
             hash or layout cannot be known: read it unbucketed, for ``reason``) or ``"bucketed"``.
         version: the Hive bucketing version (``"bucketed"``; 1 for ``"spark"``), else 0.
@@ -64,6 +65,20 @@ def format_of_serde(serde: str | None) -> str | None:
     return "orc" if "orc" in s else "parquet" if "parquet" in s else "text" if s.strip() == TEXT_SERDE.lower() else None
 
 
+#: Why a Hudi table in the catalog is never read with Hive's or Spark's hash (the JVM's ``TableVerdict.HUDI_REASON``).
+HUDI_REASON = ("an Apache Hudi table: its rows are placed by Hudi's bucket index, not by Hive's or Spark's hash, "
+               "whatever CLUSTERED BY its Hive sync declared; bucketkit reads it from its location (bucketkit.scan, "
+               "docs/hudi.md)")
+
+
+def is_hudi_catalog_table(provider: str | None, properties: Mapping[str, str]) -> bool:
+    """Whether a catalog table is Hudi's: provider ``hudi``, or what Hudi's Hive sync leaves in its properties
+    (``spark.sql.sources.provider=hudi``, ``last_commit_time_sync``, ``hoodie.*`` keys)."""
+    if (provider or "").lower() == "hudi" or properties.get("spark.sql.sources.provider", "").lower() == "hudi":
+        return True
+    return any(k == "last_commit_time_sync" or k.startswith("hoodie.") for k in properties)
+
+
 def catalog_verdict(provider: str | None, bucket_columns: Sequence[str], properties: Mapping[str, str],
                     serde: str | None, bucket_types: Sequence[str | None]) -> CatalogVerdict:
     """What a catalog table's metadata says of its bucketing, by Hive's and Trino's rules (pure).
@@ -81,6 +96,8 @@ def catalog_verdict(provider: str | None, bucket_columns: Sequence[str], propert
         bucket_types: each bucket column's Hive type, None for a name that is not a data column.
     """
     p = (provider or "hive").lower()
+    if is_hudi_catalog_table(p, properties):
+        return CatalogVerdict("hudi", 0, "parquet", HUDI_REASON)
     if p != "hive":
         return CatalogVerdict("spark", 1, p, f"provider {p} (Spark plans its own bucketBy tables)")
     declared = properties.get("bucketing_version")

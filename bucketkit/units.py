@@ -58,6 +58,10 @@ class UnitSource(Protocol):
         """The unit's rows: ``columns`` of the table's data columns ``target``, named as the table names
         them (a column no file has may be left out: :func:`conform` adds it as NULLs)."""
 
+    def plain_file(self, unit: ReadUnit) -> str | None:
+        """The one data file that holds exactly the unit's rows, as written, if there is one (a Hudi file slice
+        without log files): readers may then read it as a plain file (Spark's own reader); else None."""
+
     def describe(self, unit: ReadUnit) -> str:
         """The unit in words, for errors: e.g. ``a file of ACID bucket 3 in <dir>``."""
 
@@ -138,6 +142,12 @@ class ReadUnit:
         return self.source.files(self)[1] if self.source is not None else ()
 
     @property
+    def plain_file(self) -> str | None:
+        """The one data file holding exactly the unit's rows as written (a plain unit's own; a kind's where it has
+        one: :meth:`UnitSource.plain_file`), or None: the unit's rows are made from several files."""
+        return self.path if self.source is None else self.source.plain_file(self)
+
+    @property
     def empty(self) -> bool:
         """Whether there is nothing to read (a zero-byte data file: an empty bucket, never opened)."""
         return self.size <= 0 and self.source is None
@@ -176,10 +186,11 @@ class ReadUnit:
         (:func:`conform` adds it). Raises FileNotFoundError when a file is gone."""
         if self.empty:
             return
-        if self.source is not None:
+        path = self.plain_file
+        if path is None:
             yield from self.source.batches(filesystem, self, columns, target, file_format, batch_rows)
             return
-        with open_data_file(filesystem, self.path, file_format) as data:
+        with open_data_file(filesystem, path, file_format) as data:
             by_table = file_columns(data.schema.names, target.names)
             found = [c for c in columns if c in by_table]
             for batch in data.batches([by_table[c] for c in found], batch_rows):

@@ -47,7 +47,12 @@ def tables(draw):
         value = draw(maybe(values))
         if value is not None:
             props[key] = value
-    return dict(provider=draw(maybe(["hive", "HIVE", "parquet", "orc", "csv"])),
+    hudi = draw(st.sampled_from([None] * 6 + [("spark.sql.sources.provider", "hudi"), ("spark.sql.sources.provider",
+                "HUDI"), ("spark.sql.sources.provider", "parquet"), ("last_commit_time_sync", "20240418173550988"),
+                ("hoodie.table.name", "t")]))  # what Hudi's Hive sync leaves in a table's properties
+    if hudi is not None:
+        props[hudi[0]] = hudi[1]
+    return dict(provider=draw(maybe(["hive", "HIVE", "parquet", "orc", "csv", "hive", "hudi"])),
                 columns=draw(st.sampled_from([[], ["k"], ["K"], ["k", "v"], ["missing"]])),
                 props=props, serde=draw(st.sampled_from([ORC, PARQUET, TEXT, "", "org.example.AvroSerDe"])),
                 field=field(draw(st.sampled_from(TYPES + CHARS))))

@@ -388,6 +388,9 @@ class AcidBucket:
             table = self.read(fs, unit, file_format=file_format, columns=columns)
         yield from table.to_batches(max_chunksize=batch_rows)
 
+    def plain_file(self, unit: Any) -> str | None:
+        return None  # a bucket's rows are always its files merged (or, insert-only, several files conformed)
+
     def describe(self, unit: Any) -> str:
         return f"a file of ACID bucket {unit.bucket} in {unit.path}"
 

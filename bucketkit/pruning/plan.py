@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from bucketkit.acid import plan as acidplan
+from bucketkit.hudi import plan as hudiplan
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.io import HIVE_DEFAULT_PARTITION
 from bucketkit.pruning.filters import DNF, UNKNOWN, Term, coerce_literal, evaluate, normalize, to_text
@@ -160,7 +161,10 @@ def buckets_for(spec, dnf: DNF) -> tuple[frozenset[int] | None, str]:
     if combos > bound:
         return None, f"{combos} value combinations exceed the enumeration bound {bound} (max(4 x {n}, 1000))"
     fn = spec.bucket_function()
-    selected = {fn.bucket_of(list(combo)) for cols in per_conj for combo in itertools.product(*cols)}
+    try:
+        selected = {fn.bucket_of(list(combo)) for cols in per_conj for combo in itertools.product(*cols)}
+    except InvalidArgumentError as exc:  # a value the family cannot hash for sure (Hudi: an empty key)
+        return None, f"cannot hash {exc}"
     how = f"hashed with {spec.hashing} as {', '.join(spec.bucket_types)}"
     if len(selected) == n:
         return None, f"the {combos} value combination(s) hit all {n} buckets ({how})"
@@ -345,7 +349,7 @@ class ScanPlan:
 def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Sequence[str] | None = None,
               write_ids: ValidWriteIdList | str | None = None,
               partition_filter: Callable[[dict[str, str]], bool] | None = None, as_of: Any = None,
-              **table_options: Any) -> ScanPlan:
+              query_type: str | None = None, begin: Any = None, end: Any = None, **table_options: Any) -> ScanPlan:
     """Plan a scan: the partitions, buckets and files that rows matching ``filters`` can lie in.
 
     Args:
@@ -367,11 +371,18 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         not), plus, for a Hive ACID table, one data file's footer to tell full-ACID from insert-only.
     """
     table = open_table(table, **table_options) if not isinstance(table, BucketedTable) else table
-    version = None
-    if as_of is not None:
+    version, hudi = None, None
+    if hudiplan.is_hudi_table(table):
+        hudi = hudiplan.table_kind(table, hudiplan.HudiQuery(query_type or "snapshot", as_of, begin, end))
+    else:
+        hudiplan.hudi_refused(table, query_type=query_type, begin=begin, end=end)
+    if as_of is not None and hudi is None:
         version = find_version(table.filesystem, TablePaths(table.location), as_of, str(table))
         table = _as_it_was(table, version)
     spec = table.spec
+    # the columns partition directories are values of: a Hudi table's partition fields live in its files too
+    pspec = spec if hudi is None else spec.with_(partitioned_by=hudi.fields, partition_types=tuple(
+        dict(spec.columns)[f] for f in hudi.fields))
     dnf = _resolve_columns(normalize(filters), table)
     if columns is not None:
         columns = tuple(columns)
@@ -380,18 +391,26 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         if missing:
             raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
     seen: dict[tuple, bool] = {}  # every partition discover() offers the filter (it may list twice)
-    by_filters = partition_predicate(spec, dnf)
+    by_filters = partition_predicate(pspec, dnf)
     keep = by_filters if partition_filter is None else (lambda v: by_filters(v) and partition_filter(v))
-    layout = table.layout(partition_filter=(lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v)))
-                          if spec.partitioned_by else None, unvouched=True, pinned=True,
-                          version=version.write_id if version else None)
+    counted = (lambda v: seen.setdefault(tuple(sorted(v.items())), keep(v))) if pspec.partitioned_by else None
+    if hudi is not None:
+        layout = hudi.layout(table, counted)
+    else:
+        layout = table.layout(partition_filter=counted, unvouched=True, pinned=True,
+                              version=version.write_id if version else None)
     doubt = bucketing_doubt(table, layout)
     selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
     cache: dict[tuple[int, ...], frozenset[int] | None] = {}
     scans, listed, listed_bytes = [], 0, 0
-    kind = acidplan.table_kind(table, layout, write_ids)  # Hudi file slices would be another kind
+    if hudi is not None:
+        if write_ids is not None:
+            raise InvalidArgumentError(f"write_ids={write_ids!r}: {table} is an Apache Hudi table, not Hive ACID")
+        kind: TableKind | None = hudi
+    else:
+        kind = acidplan.table_kind(table, layout, write_ids)
     for part in layout.partition_layouts:
-        survivors = _surviving(spec, dnf, part.values) if spec.partitioned_by and dnf else tuple(range(len(dnf)))
+        survivors = _surviving(pspec, dnf, part.values) if pspec.partitioned_by and dnf else tuple(range(len(dnf)))
         if dnf and not survivors:
             continue
         if survivors not in cache:
@@ -415,19 +434,29 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         scans.append(PartitionScan(dict(part.values), part.path,
                                    {b: tuple(f.path for f in fs) for b, fs in sorted(chosen.items())},
                                    {f.path: f.size for fs in chosen.values() for f in fs}, scheme=part.scheme))
-    total = len(seen) if spec.partitioned_by else 1
-    if not spec.partitioned_by:
+    total = len(seen) if pspec.partitioned_by else len(layout.partition_layouts) if hudi is not None else 1
+    if hudi is not None and not pspec.partitioned_by:
+        preason = ("unpartitioned table" if not partition_fields_of(table) else
+                   "the table's partition paths are not its partition fields' values (its key generator formats them)")
+    elif not pspec.partitioned_by:
         preason = "unpartitioned table"
     elif len(scans) == total:
         preason = "no filter excludes a partition" if dnf else "no filter"
     else:
-        cols = sorted({t[0] for conj in dnf for t in conj if t[0] in spec.partitioned_by})
+        cols = sorted({t[0] for conj in dnf for t in conj if t[0] in pspec.partitioned_by})
         preason = (f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}" if cols
                    else f"the partition filter excludes {total - len(scans)}")
     if kind is not None:
         kind = kind.settled(table.filesystem, scans, spec.file_format)
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
                     doubt, kind, layout.root, version)
+
+
+def partition_fields_of(table: BucketedTable) -> tuple[str, ...]:
+    """A Hudi table's partition fields (``hoodie.table.partition.fields``), else the spec's partition columns."""
+    from bucketkit.hudi.table import partition_fields
+
+    return partition_fields(dict(table.spec.properties)) if hudiplan.is_hudi_table(table) else table.spec.partitioned_by
 
 
 def _as_it_was(table: BucketedTable, version: Version) -> BucketedTable:

@@ -13,6 +13,8 @@ Spark's own ``INSERT`` into a Hive bucketed table always places rows by the v1 h
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import posixpath
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
@@ -245,6 +247,8 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
     verdict = catalog_verdict(d["provider"], declared, props, d["serde"],
                               [types[lowered[c.lower()]] if c.lower() in lowered else None for c in declared])
     acid = transactional_kind(props)
+    if verdict.kind == "hudi":  # Hudi's table, whatever CLUSTERED BY its sync declared: read as Hudi reads it
+        return dataclasses.replace(open_table(hadoop_to_uri(d["location"])), name=name)
     if verdict.kind == "not-bucketed" or (not declared and acid is None):  # a data source table without bucketBy too
         raise InvalidArgumentError(f"table {name!r} is not bucketed (no CLUSTERED BY ... INTO n BUCKETS)")
     fmt = verdict.format if verdict.format in FILE_FORMATS else None

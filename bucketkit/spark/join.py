@@ -135,7 +135,7 @@ def _why_not_moved(table: BucketedTable, keys: tuple, df: Any, df_keys: tuple) -
     if doubt:
         return f"the table {table} is read unbucketed: {doubt}"
     if spec.hash_family != "hive":
-        return f"the table {table} is placed by Spark's own hash (bucketBy), which bucketkit does not write"
+        return f"the table {table} is placed by {spec.hashing}, which bucketkit does not write"
     if not set(spec.bucketed_by) <= set(keys):
         return f"the join keys {list(keys)} of {table} do not include its bucket columns {list(spec.bucketed_by)}"
     fields = {f.name: f for f in df.schema.fields}

@@ -89,7 +89,8 @@ def with_columns_from_files(table: BucketedTable, plan_files: Sequence[str]) -> 
 
 # -- entry points -------------------------------------------------------------------------------------
 def plan_and_predicates(spark: Any, table: Any, path: Any, filters: Any, columns: Sequence[str] | None,
-          spec_options: dict, write_ids: Any = None, as_of: Any = None) -> tuple[ScanPlan, list[Any]]:
+          spec_options: dict, write_ids: Any = None, as_of: Any = None,
+          **hudi_options: Any) -> tuple[ScanPlan, list[Any]]:
     """(the scan's plan, predicates Spark applies besides it)."""
     if (path is None) == (table is None):
         raise InvalidArgumentError(f"pass exactly one of table= (a table reference) or path= (a directory); "
@@ -100,24 +101,27 @@ def plan_and_predicates(spark: Any, table: Any, path: Any, filters: Any, columns
         raise InvalidArgumentError(f"filters={filters!r}: a SQL predicate or Column needs Spark; pass spark=")
     dnf, predicates = spark_filters.split(spark, filters, bt.spec)
     plan = pruning.plan_scan(bt, [list(c) for c in dnf] if dnf else None, columns=columns, write_ids=write_ids,
-                             as_of=as_of)
+                             as_of=as_of, **hudi_options)
     return plan, predicates
 
 
 def plan_scan(table: TableRef | None = None, filters: SparkFilters = None, *, columns: Sequence[str] | None = None,
               spark: SparkSession | None = None, path: str | None = None, write_ids: str | None = None,
-              as_of: Any = None, **spec_options: Any) -> ScanPlan:
+              as_of: Any = None, query_type: str | None = None, begin: Any = None, end: Any = None,
+              **spec_options: Any) -> ScanPlan:
     """What :func:`scan` reads, without reading: partitions, buckets and files, and why.
 
     Arguments as for :func:`scan`; ``spark`` is needed only for a catalog table name or a SQL
     predicate / Column filter. Returns plain data (print ``.explain()``); only directories are listed.
     """
-    return plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of)[0]
+    return plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of,
+                               query_type=query_type, begin=begin, end=end)[0]
 
 
 def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None = None,
          filters: SparkFilters = None, columns: Sequence[str] | None = None, write_ids: str | None = None,
-         row_id: bool = False, as_of: Any = None, **spec_options: Any) -> DataFrame:
+         row_id: bool = False, as_of: Any = None, query_type: str | None = None, begin: Any = None,
+         end: Any = None, **spec_options: Any) -> DataFrame:
     """Read a bucketed table as a Spark DataFrame, reading only the files ``filters`` can hit.
 
     Args:
@@ -143,7 +147,13 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             ISO string; naive = UTC) -- the version live then (see :func:`bucketkit.history`). Without
             it the live version is read, from where its files stay after later commits: a DataFrame
             planned now reads these rows when it runs, whatever was committed since (for the
-            retention period, 7 days by default).
+            retention period, 7 days by default). On an Apache Hudi table: an instant
+            (``"20240418173550988"``), the snapshot Hudi's time travel reads.
+        query_type: on an Apache Hudi table (a directory with a ``.hoodie/`` timeline, read with the
+            ``bucketkit[hudi]`` extra): ``"snapshot"`` (default: base files merged with their log files),
+            ``"read_optimized"`` (base files only) or ``"incremental"`` (the rows the commits after
+            ``begin`` up to ``end``, inclusive, wrote; ``end`` None: up to the latest; completion times on
+            table versions 8 and 9, as Hudi 1.x reads them). See docs/hudi.md.
 
     Returns:
         A DataFrame with exactly the rows of the table matching ``filters`` (of a Hive ACID table:
@@ -162,7 +172,8 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             return _read_through_sql(spark, table, filters, columns, write_ids, row_id, spec_options)
         if described is not None and not spec_options_given(spec_options):
             table = table_from_description(described)  # the catalog asked once, as load_table would
-    plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of)
+    plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of,
+                                           query_type=query_type, begin=begin, end=end)
     return read_plan(spark, plan, predicates, row_id=row_id)
 
 
@@ -318,6 +329,14 @@ def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row
     if not units:
         return spark.createDataFrame([], schema)
     read = unit_reader(table, arrow_schema(schema), row_id)
-
-    tasks = task_count(len(units), plan.bytes_selected, default_parallelism(spark), SCAN_TASK_BYTES)
-    return run_packs(spark, pack(units, [1] * len(units), tasks), read, schema)
+    plain = [u.plain_file for u in units if u.plain_file is not None] if not row_id else []
+    units = [u for u in units if row_id or u.plain_file is None]
+    frames = []
+    if plain:  # units that are one file as written (a Hudi slice without log files): Spark's own reader
+        fs, spec = table.filesystem, table.spec
+        frames.append(spark.read.format(spec.file_format).schema(spark_ddl(table))
+                      .load([spark_uri(fs, f) for f in plain]))
+    if units:
+        tasks = task_count(len(units), sum(u.size for u in units), default_parallelism(spark), SCAN_TASK_BYTES)
+        frames.append(run_packs(spark, pack(units, [1] * len(units), tasks), read, schema))
+    return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])

@@ -19,6 +19,11 @@ import org.apache.spark.sql.types.StructField;
  */
 public record TableVerdict(String kind, int version, String format, String reason) {
   public static final String SPARK = "spark";
+  public static final String HUDI = "hudi";
+  /** Python's {@code trust.HUDI_REASON}. */
+  public static final String HUDI_REASON = "an Apache Hudi table: its rows are placed by Hudi's bucket index, not by "
+      + "Hive's or Spark's hash, whatever CLUSTERED BY its Hive sync declared; bucketkit reads it from its location "
+      + "(bucketkit.scan, docs/hudi.md)";
   public static final String ACID = "acid";
   public static final String NOT_BUCKETED = "not-bucketed";
   public static final String UNBUCKETED = "unbucketed";
@@ -34,6 +39,9 @@ public record TableVerdict(String kind, int version, String format, String reaso
   public static TableVerdict of(String provider, List<String> bucketColumns, Map<String, String> properties,
                                 String serde, StructField bucketField) {
     String p = provider == null ? "hive" : provider.toLowerCase(Locale.ROOT);
+    if (isHudi(p, properties)) {
+      return new TableVerdict(HUDI, 0, "parquet", HUDI_REASON);
+    }
     if (!p.equals("hive")) {
       return new TableVerdict(SPARK, 1, p, "provider " + p + " (Spark plans its own bucketBy tables)");
     }
@@ -71,6 +79,20 @@ public record TableVerdict(String kind, int version, String format, String reaso
 
   private static TableVerdict unbucketed(String reason) {
     return new TableVerdict(UNBUCKETED, 0, null, reason);
+  }
+
+  /** Python's {@code trust.is_hudi_catalog_table}: provider hudi, or what Hudi's Hive sync leaves in the properties. */
+  static boolean isHudi(String provider, Map<String, String> properties) {
+    String synced = properties.get("spark.sql.sources.provider");
+    if (provider.equals("hudi") || (synced != null && synced.toLowerCase(Locale.ROOT).equals("hudi"))) {
+      return true;
+    }
+    for (String key : properties.keySet()) {
+      if (key.equals("last_commit_time_sync") || key.startsWith("hoodie.")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Hive's {@code AcidUtils.isTransactionalTable}. */
