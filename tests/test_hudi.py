@@ -358,3 +358,23 @@ def test_a_hudi_table_in_the_catalog_is_never_read_with_hives_hash(spark, tables
         assert plan.selected_buckets is None and plan.kind.name.startswith("Apache Hudi")
     finally:
         spark.sql("DROP TABLE IF EXISTS hudi_synced")
+
+
+@needs_hudi
+@needs_hudi_rs
+def test_inspect_shows_file_groups_slices_and_buckets(tables, bucket_tables, capsys):
+    import json
+
+    from bucketkit.cli import main
+
+    assert main(["inspect", tables("quickstart_trips_table/mor/avro/v8_trips_8i3u1d"), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["hudi"]["table_type"] == "MERGE_ON_READ" and data["hudi"]["table_version"] == 8
+    slices = {p["values"]["city"]: p["file_slices"] for p in data["partitions"]}
+    assert sorted(slices) == ["chennai", "san_francisco", "sao_paulo"]
+    assert [len(s["log_files"]) for s in slices["sao_paulo"]] == [1]  # the updates of rider-G, in a log file
+    left = bucket_tables[0]
+    assert main(["inspect", left, "--bucket-count", "8", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    buckets = [s["bucket"] for p in data["partitions"] for s in p["file_slices"]]
+    assert sorted(buckets) == list(range(8)) and data["unbucketed"] is None
