@@ -25,7 +25,7 @@ from typing import Sequence
 from benchmarks.common import BenchResult, format_results, jvm_pid, machine_info, peak_rss_mb
 
 TOPICS = ("hashing", "planning", "write", "scan", "join", "join_memory", "acid", "sql", "sql_shapes", "size_curve",
-          "rebucket")
+          "rebucket", "hudi")
 
 # What each issue asks of its benchmark, quoted in RESULTS.md next to the figures.
 GOALS = {
@@ -60,6 +60,10 @@ GOALS = {
                   "through the catalog, and the Python API's join, scan + groupBy and lookup, <= 1.0x Spark's own plan "
                   "at every size (<= 0.5x join, <= 0.3x GROUP BY at 10M); SQL INSERT and bucketkit.write <= 1.2x "
                   "Spark's Hive INSERT at 100k-2M rows, <= 0.8x at 10M.",
+    "hudi": "Apache Hudi tables (issue 24): a snapshot read of a MOR table (log files merged by hudi-rs) vs Spark's "
+            "Parquet reader of its base files; a bucket-index lookup (one file slice) and a join of two bucket-index "
+            "tables (16 x 32 buckets, bucket by bucket) vs Spark's filter and shuffle join of the same base files, at "
+            "100k and 2M rows.",
     "rebucket": "Re-bucketing a catalog table 64 <-> 256 buckets at 1M and 8M rows: bucketkit.rebucket (atomic, in "
                 "place, metastore updated) <= 1.0x the manual way, a Spark CTAS + DROP + RENAME (v1); to v2 reported.",
 }
