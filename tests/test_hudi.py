@@ -378,3 +378,12 @@ def test_inspect_shows_file_groups_slices_and_buckets(tables, bucket_tables, cap
     data = json.loads(capsys.readouterr().out)
     buckets = [s["bucket"] for p in data["partitions"] for s in p["file_slices"]]
     assert sorted(buckets) == list(range(8)) and data["unbucketed"] is None
+
+
+@needs_hudi
+@needs_hudi_rs
+def test_the_bucketkit_data_source_reads_the_snapshot(spark, tables):
+    path = tables("quickstart_trips_table/mor/avro/v8_trips_8i3u1d")
+    df = spark.read.format("bucketkit").load(path)
+    assert sorted((r["rider"], r["fare"]) for r in df.select("rider", "fare").collect()) == [
+        ("rider-A", 0.0), ("rider-C", 27.7), ("rider-D", 33.9), ("rider-E", 93.5), ("rider-G", 0.0), ("rider-I", 41.06)]
