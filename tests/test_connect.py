@@ -226,7 +226,7 @@ def outcome(fn):
 
 @pytest.mark.parametrize("name", ["cn_a", "cn_p", "cn_spark", "cn_plain", "cn_moved", "default.cn_b"])
 def test_a_tables_description_is_the_same_through_sql(spark, tables, monkeypatch, name):
-    classic = outcome(lambda: catalog_module.describe_catalog_table(spark, name))
+    classic = outcome(lambda: catalog_module.describe_with_py4j(spark, name))
     for module in (driver, catalog_module):
         monkeypatch.setattr(module, "is_connect", lambda spark: True)
     through_sql = outcome(lambda: catalog_module.describe_catalog_table(spark, name))

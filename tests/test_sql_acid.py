@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import bucketkit
-from bucketkit.spark.catalog import describe_catalog_table
+from bucketkit.spark.catalog import describe_catalog_table, describe_with_py4j
 from bucketkit.acid.writeids import for_table
 from support.engine import engine, needs_engine
 from support.sparkown import catalog_off, final_plan
@@ -142,7 +142,8 @@ def test_jvm_and_python_describe_a_table_alike(spark, acid_table, tmp_path):
     jvm = spark.sparkContext._jvm
     try:
         for name in ("acid_built", "described_p", "described_s"):
-            python = describe_catalog_table(spark, name)
+            python = describe_with_py4j(spark, name)
+            assert describe_catalog_table(spark, name) == {**python, "name": name}  # the JVM's, in one call
             ct = spark._jsparkSession.sessionState().catalog().getTableMetadata(
                 jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name))
             java = json.loads(jvm.io.bucketkit.spark.AcidSnapshotTable.describe(ct))

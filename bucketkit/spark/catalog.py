@@ -32,7 +32,7 @@ from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["resolve_table", "load_table", "describe_catalog_table", "table_from_description", "create_table", "add_partitions", "drop_partitions", "table_exists",
+__all__ = ["describe_with_py4j", "resolve_table", "load_table", "describe_catalog_table", "table_from_description", "create_table", "add_partitions", "drop_partitions", "table_exists",
            "table_location", "spark_written_files", "MANAGED_PROPERTY"]
 
 MANAGED_PROPERTY = "bucketkit.managed"
@@ -185,12 +185,30 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
         TableNotFoundError: no such table.
         LayoutError: a partition kept outside the table's directory (bucketkit's Python readers would miss it).
     """
-    if not table_exists(spark, name):
-        raise TableNotFoundError(f"table {name!r} is not in the session catalog")
     if is_connect(spark):  # the JVM's description (AcidSnapshotTable.describe), held equal to this one by tests
+        if not table_exists(spark, name):
+            raise TableNotFoundError(f"table {name!r} is not in the session catalog")
         d = json.loads(call(spark, "bucketkit_describe", name)[0])
         _refuse_misplaced(name, d.pop("misplaced_partition"))
         return d
+    calls = _driver_calls(spark)
+    if calls is not None:  # bucketkit's jar on the driver: the JVM's description in one py4j call, not ~200
+        try:
+            d = json.loads(calls.describe(spark._jsparkSession, name))
+        except Exception:  # py4j's error, as pyspark converts it: a missing table is bucketkit's error
+            if not table_exists(spark, name):
+                raise TableNotFoundError(f"table {name!r} is not in the session catalog") from None
+            raise
+        _refuse_misplaced(name, d.pop("misplaced_partition"))
+        return d
+    return describe_with_py4j(spark, name)
+
+
+def describe_with_py4j(spark: SparkSession, name: str) -> dict[str, Any]:
+    """:func:`describe_catalog_table` built in Python from the JVM's ``CatalogTable`` over py4j, for a driver
+    without bucketkit's jar (tests hold it equal to the JVM's ``DriverCalls.describe``)."""
+    if not table_exists(spark, name):
+        raise TableNotFoundError(f"table {name!r} is not in the session catalog")
     ct = _catalog_table(spark, name)
     _check_partition_locations(spark, ct, name)
     spec = ct.bucketSpec().get() if ct.bucketSpec().isDefined() else None
@@ -206,6 +224,20 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
         "sort_columns": _seq(spec.sortColumnNames()) if spec is not None else [],
         "location": ct.location().toString(),
     }
+
+
+_DRIVER_CALLS: dict[int, Any] = {}
+
+
+def _driver_calls(spark: Any) -> Any:
+    """``io.bucketkit.spark.DriverCalls`` in the driver's JVM (bucketkit's jar on its class path), or None."""
+    from py4j.java_gateway import JavaClass
+
+    key = id(spark.sparkContext._jsc)
+    if key not in _DRIVER_CALLS:
+        found = getattr(spark.sparkContext._jvm.io.bucketkit.spark, "DriverCalls")
+        _DRIVER_CALLS[key] = found if isinstance(found, JavaClass) else None
+    return _DRIVER_CALLS[key]
 
 
 def load_table(spark: SparkSession, name: str) -> BucketedTable:
