@@ -318,3 +318,42 @@ def test_join_in_bucket_type_can_be_switched_off(spark, mixed_types):
         spark.conf.unset("spark.bucketkit.joinInBucketType")
     assert rows == golden and rows
     assert plan.count("Exchange") == 2, plan
+
+
+PAIR_BUILDS = {"INNER": "Build", "LEFT OUTER": "BuildRight", "RIGHT OUTER": "BuildLeft", "FULL OUTER": "Build",
+               "LEFT SEMI": "BuildRight", "LEFT ANTI": "BuildRight"}
+
+
+@pytest.mark.parametrize("how", list(PAIR_BUILDS))
+def test_two_bucketed_tables_join_by_hash_unsorted(spark, shapes, how):
+    """HashJoinBucketPairs: two tables joined bucket by bucket hash the side with the smaller task share, and
+    neither side is sorted; rows equal Spark's own plan (a sort-merge join after shuffling both)."""
+    columns = "a.k, a.v" if "SEMI" in how or "ANTI" in how else "a.k, a.v, b.v AS w"
+    rows, plan, golden, golden_plan = run(spark, f"SELECT {columns} FROM shp_fact a {how} JOIN shp_fact2 b "
+                                                 "ON a.k = b.k AND a.v < b.v - 500")
+    assert rows == golden and rows
+    assert "Exchange hashpartitioning" in golden_plan and "Exchange hashpartitioning" not in plan, plan
+    assert re.search(rf"ShuffledHashJoin .*{PAIR_BUILDS[how]}", plan), plan
+    assert "Sort [" not in plan, plan
+
+
+def test_a_join_whose_order_a_parent_needs_stays_sort_merge(spark, shapes):
+    """Three tables on one key: the outer join reads the inner join's order (no sort of its own), so the inner
+    join must stay a sort-merge join whatever the rule would pick; a window over a join keeps it too."""
+    rows, plan, golden, _ = run(spark, "SELECT a.k, a.v, b.v AS w, c.v AS x FROM shp_fact a JOIN shp_fact2 b "
+                                       "ON a.k = b.k JOIN shp_multi c ON a.k = c.k WHERE a.v < 50 AND c.v < 20")
+    assert rows == golden and rows
+    rows, plan, golden, _ = run(spark, "SELECT a.k, rank() OVER (PARTITION BY a.k ORDER BY b.v) AS r "
+                                       "FROM shp_fact a JOIN shp_fact2 b ON a.k = b.k WHERE a.v < 30")
+    assert rows == golden and rows
+
+
+@pytest.mark.parametrize("setting", ["0", "1b"], ids=["switched off", "tasks over the threshold"])
+def test_two_bucketed_tables_stay_sort_merge(spark, shapes, setting):
+    spark.conf.set("spark.bucketkit.hashJoinThreshold", setting)
+    try:
+        rows, plan, golden, _ = run(spark, "SELECT a.k, a.v, b.v AS w FROM shp_fact a JOIN shp_fact2 b ON a.k = b.k")
+    finally:
+        spark.conf.unset("spark.bucketkit.hashJoinThreshold")
+    assert rows == golden and rows
+    assert "SortMergeJoin" in plan and "ShuffledHashJoin" not in plan, plan

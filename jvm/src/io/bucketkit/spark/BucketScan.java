@@ -172,6 +172,24 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     return table.bucketColumn;
   }
 
+  /** The bucket count the scan reports (several buckets per task where the table is small). */
+  int reportedBuckets() {
+    return group;
+  }
+
+  /** The most file bytes one task reads when a join groups the scan's buckets into {@code keys} partitions. */
+  long largestGroupBytes(int keys) {
+    java.util.Map<Integer, Long> byKey = new java.util.HashMap<>();
+    for (BucketPartition p : partitions) {
+      long size = 0;
+      for (PartitionedFile f : p.files) {
+        size += f.length();
+      }
+      byKey.merge(p.bucket % Math.max(1, keys), size, Long::sum);
+    }
+    return byKey.values().stream().mapToLong(Long::longValue).max().orElse(0L);
+  }
+
   /** The files to read by bucket, from the table's listing, the selected buckets and partition filters. */
   private void plan() {
     partitions.clear();

@@ -15,6 +15,7 @@ import scala.runtime.BoxedUnit;
  * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them),
  * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side),
  * {@link HashJoinIntoBuckets} (a join that moved only the plain side hashes it, leaving the bucketed side unsorted),
+ * {@link HashJoinBucketPairs} (two tables joined bucket by bucket hash the smaller side's small buckets, unsorted),
  * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows) and
  * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off); and
  * {@link DriverCalls}, the table functions through which the Python API asks the driver what it asks
@@ -47,6 +48,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
       @Override
       public Rule<LogicalPlan> apply(SparkSession session) {
         return new JoinInBucketType();
+      }
+    });
+    extensions.injectQueryStagePrepRule(new AbstractFunction1<SparkSession, Rule<SparkPlan>>() {
+      @Override
+      public Rule<SparkPlan> apply(SparkSession session) {
+        return new HashJoinBucketPairs();
       }
     });
     extensions.injectRuntimeOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {

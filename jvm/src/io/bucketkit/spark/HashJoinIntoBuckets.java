@@ -81,7 +81,7 @@ public final class HashJoinIntoBuckets extends Rule<LogicalPlan> {
   }
 
   /** A side read in its buckets: a bucketkit table's scan with no stage (no shuffle, no broadcast) below. */
-  private static boolean stays(LogicalPlan side) {
+  static boolean stays(LogicalPlan side) {
     boolean bucketkit = false;
     for (LogicalPlan node : CollectionConverters.asJava(side.collect(
         new scala.runtime.AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
@@ -104,12 +104,12 @@ public final class HashJoinIntoBuckets extends Rule<LogicalPlan> {
     return bucketkit;
   }
 
-  private static boolean canBuildRight(JoinType t) {
+  static boolean canBuildRight(JoinType t) {
     return t == Inner$.MODULE$ || t == LeftOuter$.MODULE$ || t == LeftSemi$.MODULE$ || t == LeftAnti$.MODULE$
         || t == FullOuter$.MODULE$;
   }
 
-  private static boolean canBuildLeft(JoinType t) {
+  static boolean canBuildLeft(JoinType t) {
     return t == Inner$.MODULE$ || t == RightOuter$.MODULE$ || t == FullOuter$.MODULE$;
   }
 }
