@@ -180,15 +180,22 @@ def test_catalog_table_with_transactional_property(spark, tmp_path):
 @needs_engine
 def test_unbucketed_catalog_table_is_read_unbucketed(spark, tmp_path, monkeypatch):
     # Hive 2.3's metastore (Spark's) refuses transactional=true without CLUSTERED BY, so the table is
-    # created plain and the catalog's answer for its properties stands in for Hive 3's
+    # created plain and the catalog's description, with the property, stands in for Hive 3's
     import bucketkit.spark.catalog as catalog
+    import bucketkit.spark.scan as scan_module
 
     shutil.copytree(engine("trino/dummy_id_data_orc"), tmp_path / "t")
     spark.sql("DROP TABLE IF EXISTS acid_unbucketed")
     spark.sql(f"CREATE TABLE acid_unbucketed (id int, data string, comment string) STORED AS ORC "
               f"LOCATION '{tmp_path / 't'}'")
-    properties = catalog.table_properties
-    monkeypatch.setattr(catalog, "table_properties", lambda *a: {**properties(*a), "transactional": "true"})
+    describe = catalog.describe_catalog_table
+
+    def as_acid(spark, name):
+        d = describe(spark, name)
+        return {**d, "properties": {**d["properties"], "transactional": "true"}}
+
+    for module in (catalog, scan_module):
+        monkeypatch.setattr(module, "describe_catalog_table", as_acid)
     try:
         plan = plan_scan("acid_unbucketed", spark=spark)
         assert plan.kind.name == "Hive ACID full" and plan.unbucketed == UNBUCKETED and sorted(plan.partitions[0].bucket_files) == [0, 1, 2]
