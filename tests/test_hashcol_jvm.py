@@ -101,7 +101,7 @@ def test_without_the_jar_the_fallbacks_give_the_same_ids(spark, oracle, monkeypa
         import datetime
         rows = [[k, None if d is None else datetime.date(1970, 1, 1) + datetime.timedelta(days=d)] for k, d in rows]
     with_jar = buckets_by_spark(spark, types, rows, 32)
-    monkeypatch.setitem(hashcol._jvm_classes, spark, None)  # as a session without bucketkit's jar
+    monkeypatch.setattr(hashcol, "jvm_column_class", lambda session: None)  # as a session without bucketkit's jar
     without = buckets_by_spark(spark, types, rows, 32, expect_jvm=False)
     assert with_jar == without == expected_buckets(oracle, types, rows, 32)
     df = spark.createDataFrame(rows, ", ".join(f"c{j} {t}" for j, t in enumerate(types)))

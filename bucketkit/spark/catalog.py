@@ -25,7 +25,7 @@ from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.layout.naming import is_spark_hive_insert
 from bucketkit.layout.partitions import DEFAULT_PARTITION, partition_path
-from bucketkit.spark.driver import call, is_connect
+from bucketkit.spark.driver import call, is_connect, jar_class
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 
@@ -149,14 +149,12 @@ def misplaced_partition(spark: Any, ct: Any, *, jar: bool = True) -> tuple[str, 
     its location, the expected location, the table's location), or None. One call into bucketkit's jar
     (``io.bucketkit.spark.CatalogPartitions``) where the session has it; else the same rule here, about
     ten py4j calls a partition (``jar=False``: this rule, which tests hold equal to the jar's)."""
-    from py4j.java_gateway import JavaClass
-
     if ct.partitionColumnNames().isEmpty():
         return None
     jvm = spark.sparkContext._jvm
     ident = ct.identifier()
-    jar_rule = jvm.io.bucketkit.spark.CatalogPartitions if jar else None
-    if isinstance(jar_rule, JavaClass):  # a missing class is a JavaPackage
+    jar_rule = jar_class(spark, "CatalogPartitions") if jar else None
+    if jar_rule is not None:
         found = jar_rule.misplaced(spark._jsparkSession, ct)
         return None if found is None else tuple(found)
     parts = spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
@@ -191,7 +189,7 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
         d = json.loads(call(spark, "bucketkit_describe", name)[0])
         _refuse_misplaced(name, d.pop("misplaced_partition"))
         return d
-    calls = _driver_calls(spark)
+    calls = jar_class(spark, "DriverCalls")
     if calls is not None:  # bucketkit's jar on the driver: the JVM's description in one py4j call, not ~200
         try:
             d = json.loads(calls.describe(spark._jsparkSession, name))
@@ -224,20 +222,6 @@ def describe_with_py4j(spark: SparkSession, name: str) -> dict[str, Any]:
         "sort_columns": _seq(spec.sortColumnNames()) if spec is not None else [],
         "location": ct.location().toString(),
     }
-
-
-_DRIVER_CALLS: dict[int, Any] = {}
-
-
-def _driver_calls(spark: Any) -> Any:
-    """``io.bucketkit.spark.DriverCalls`` in the driver's JVM (bucketkit's jar on its class path), or None."""
-    from py4j.java_gateway import JavaClass
-
-    key = id(spark.sparkContext._jsc)
-    if key not in _DRIVER_CALLS:
-        found = getattr(spark.sparkContext._jvm.io.bucketkit.spark, "DriverCalls")
-        _DRIVER_CALLS[key] = found if isinstance(found, JavaClass) else None
-    return _DRIVER_CALLS[key]
 
 
 def load_table(spark: SparkSession, name: str) -> BucketedTable:

@@ -14,11 +14,12 @@ A Connect server without bucketkit's jar and extensions cannot answer: the error
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import Any, Iterator
 
 from bucketkit.errors import BucketkitError, InvalidArgumentError
 
-__all__ = ["is_connect", "has_extensions", "call", "table_function", "default_parallelism", "master", "session_key",
+__all__ = ["is_connect", "jar_class", "has_extensions", "call", "table_function", "default_parallelism", "master", "session_key",
            "refusal", "ServerError"]
 
 SERVER_SETUP = ("start the Spark Connect server with bucketkit's jar and settings (`bucketkit spark-conf` prints "
@@ -36,6 +37,27 @@ class ServerError(BucketkitError):
 def is_connect(spark: Any) -> bool:
     """Whether ``spark`` is a Spark Connect session (no py4j: ``sparkContext``, ``_jvm`` are not there)."""
     return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+# Per session: bucketkit's JVM classes by name, None for one it cannot reach. Weak keys: a stopped session
+# must not be kept alive by the cache.
+_JAR_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def jar_class(spark: Any, name: str) -> Any | None:
+    """bucketkit's JVM class ``io.bucketkit.spark.<name>`` in a classic session's driver (a py4j class), or
+    None: no session, a Spark Connect session (no py4j), or bucketkit's jar is not on the driver's class path
+    (a user's own session without ``configure_builder``). Looked up once per session."""
+    if spark is None or is_connect(spark):
+        return None
+    classes = _JAR_CLASSES.setdefault(spark, {})
+    if name not in classes:
+        from py4j.java_gateway import JavaClass
+
+        jvm = getattr(spark, "_jvm", None)
+        found = None if jvm is None else getattr(jvm.io.bucketkit.spark, name)
+        classes[name] = found if isinstance(found, JavaClass) else None  # a missing class is a JavaPackage
+    return classes[name]
 
 
 def table_function(spark: Any, function: str, *args: Any) -> Any:

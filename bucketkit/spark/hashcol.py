@@ -20,7 +20,6 @@ tests/test_hashexpr.py, tests/test_hashing_spark.py).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,7 +27,7 @@ import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing.hive import BucketFunction, check_bucketable
-from bucketkit.spark.driver import has_extensions, is_connect
+from bucketkit.spark.driver import has_extensions, is_connect, jar_class
 from bucketkit.spark.hashexpr import native_bucket_id_column
 
 __all__ = ["with_bucket_id", "bucket_id_column", "arrow_bucket_id_column", "jvm_column_class"]
@@ -92,33 +91,11 @@ def arrow_bucket_id_column(columns: Sequence[Any], function: BucketFunction) -> 
     return arrow_udf(bucket_ids, IntegerType())(*cols)
 
 
-JVM_COLUMN_CLASS = "io.bucketkit.spark.HiveBucketColumn"
-# Per session: the JVM class, or None when this session cannot use it. Weak keys: a stopped session
-# must not be kept alive by the cache.
-_jvm_classes: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
-
-
 def jvm_column_class(spark: Any) -> Any | None:
     """bucketkit's ``HiveBucketColumn`` in ``spark``'s JVM (a py4j class), or None: no classic
     session (Spark Connect has no py4j JVM), or bucketkit's jar is not on its classpath (a user's
-    own session without ``configure_builder``). Looked up once per session."""
-    if spark is None:
-        return None
-    try:
-        return _jvm_classes[spark]
-    except KeyError:
-        pass
-    from py4j.java_gateway import JavaClass
-
-    found = None
-    jvm = getattr(spark, "_jvm", None)
-    if jvm is not None:
-        candidate = jvm
-        for part in JVM_COLUMN_CLASS.split("."):
-            candidate = getattr(candidate, part)
-        found = candidate if isinstance(candidate, JavaClass) else None  # a missing class is a JavaPackage
-    _jvm_classes[spark] = found
-    return found
+    own session without ``configure_builder``). Looked up once per session (:func:`~bucketkit.spark.driver.jar_class`)."""
+    return jar_class(spark, "HiveBucketColumn")
 
 
 def _jvm_bucket_column(spark: Any, columns: Sequence[Any], function: BucketFunction) -> Any | None:
