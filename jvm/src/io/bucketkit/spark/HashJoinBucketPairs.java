@@ -61,17 +61,7 @@ public final class HashJoinBucketPairs extends Rule<SparkPlan> {
       if (hashed == node) {
         continue;
       }
-      SparkPlan candidate = out.transformUp(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
-        @Override
-        public boolean isDefinedAt(SparkPlan p) {
-          return p == node;
-        }
-
-        @Override
-        public SparkPlan apply(SparkPlan p) {
-          return hashed;
-        }
-      });
+      SparkPlan candidate = PlanEdits.replaced(out, node, hashed);
       if (orderingHolds(candidate)) {
         out = candidate;
       }

@@ -54,17 +54,7 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
           return exchange;
         }
         BatchScanExec read = SparkCompat.withScan(exec, scan);
-        return exchange.child().transformUp(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
-          @Override
-          public boolean isDefinedAt(SparkPlan q) {
-            return q == exec;
-          }
-
-          @Override
-          public SparkPlan apply(SparkPlan q) {
-            return read;
-          }
-        });
+        return PlanEdits.replaced(exchange.child(), exec, read);
       }
     });
   }
