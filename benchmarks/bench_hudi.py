@@ -22,26 +22,16 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import zipfile
 from typing import Any
 
 from benchmarks.common import (BenchResult, bench_session, data_dir, print_results, scaled, timed_interleaved,
                                with_spark_memory)
-from benchmarks.hudi_data import bucket_index_table
+from benchmarks.hudi_data import bucket_index_table, unzip
 
 ENGINE = "/work/shared/data/engine-files/hudi"
 _here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "engine-files", "hudi")
 if os.path.isdir(_here):
     ENGINE = os.path.abspath(_here)
-
-
-def _unzip(rel: str, into: str) -> str:
-    name = os.path.basename(rel)
-    target = os.path.join(into, name)
-    if not os.path.isdir(target):
-        with zipfile.ZipFile(os.path.join(ENGINE, rel + ".zip")) as z:
-            z.extractall(into)
-    return target
 
 
 def _bucket_table(template: str, target: str, n: int, buckets: int, step: int) -> str:
@@ -72,9 +62,9 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     root = str(data_dir("hudi"))
     results: list[BenchResult] = []
 
-    trips = _unzip("quickstart_trips_table/mor/avro/v8_trips_8i3u1d", os.path.join(root, "trips"))
+    trips = unzip(ENGINE, "quickstart_trips_table/mor/avro/v8_trips_8i3u1d", root)
     plan = bucketkit.plan_scan(trips)
-    bases = ["file://" + os.path.join(trips, u.data_files[0].split(trips + "/", 1)[1]) for u in plan.units()]
+    bases = ["file://" + u.data_files[0] for u in plan.units()]
 
     def trips_ours() -> tuple:
         return tuple(bucketkit.scan(spark, trips).selectExpr("count(*)", "sum(hash(uuid, fare))").collect()[0])
@@ -88,7 +78,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                                "Spark's Parquet reader of the base files (stale rows: the floor)",
                                "hudi-rs merges the log file; planning dominates", {"slices": len(plan.units())}))
 
-    template = _unzip("sample_table/cow/v8_nonpartitioned", os.path.join(root, "template"))
+    template = unzip(ENGINE, "sample_table/cow/v8_nonpartitioned", root)
     for n in (scaled(100_000, scale), scaled(2_000_000, scale)):
         left = _bucket_table(template, os.path.join(root, f"left16_{n}"), n, 16, 2)
         right = _bucket_table(template, os.path.join(root, f"right32_{n}"), n, 32, 3)

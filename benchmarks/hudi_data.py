@@ -13,9 +13,20 @@ import glob
 import os
 import shutil
 import uuid
+import zipfile
 from typing import Callable, Sequence
 
-__all__ = ["bucket_index_table"]
+__all__ = ["unzip", "bucket_index_table"]
+
+
+def unzip(hudi_files: str, rel: str, into: str) -> str:
+    """Unzip hudi-rs's test table ``<hudi_files>/<rel>.zip`` into a directory of its own under ``into`` (once)
+    and return the table's base path (each zip holds one folder, named as the zip)."""
+    target = os.path.join(into, rel.replace("/", "_"))
+    if not os.path.isdir(target):
+        with zipfile.ZipFile(os.path.join(hudi_files, rel + ".zip")) as z:
+            z.extractall(target)
+    return os.path.join(target, os.path.basename(rel))
 
 
 def bucket_index_table(template: str, target: str, ids: Sequence[int], bucket_of: Callable[[int], int]) -> str:

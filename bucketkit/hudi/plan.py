@@ -29,7 +29,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing.hudi import bucket_of_file_id
-from bucketkit.hudi.table import core_errors, hudi_uri, key_generator, load, partition_fields, refusal
+from bucketkit.hudi.table import CORE_ERRORS, hudi_uri, key_generator, load, partition_fields, refusal
 from bucketkit.io import footer_rows, read_schema
 from bucketkit.layout.discovery import PartitionLayout
 from bucketkit.units import ReadUnit
@@ -119,11 +119,9 @@ class SliceFiles:
 
 
 def _list_slices(table: Any, uri: str, query: HudiQuery) -> list[SliceFiles]:
-    if not _has_commits(table, uri):
-        return []  # an empty table (created, never written): nothing to read, as Hudi's readers return
     try:
         slices = table.get_file_slices(query.read_options())
-    except core_errors() as exc:
+    except CORE_ERRORS as exc:
         raise refusal(uri, f"list the file slices of a {query} read", exc) from None
     out = []
     for s in slices:
@@ -134,13 +132,21 @@ def _list_slices(table: Any, uri: str, query: HudiQuery) -> list[SliceFiles]:
     return sorted(out, key=lambda s: (s.partition_path, s.bucket if s.bucket is not None else -1, s.file_id))
 
 
-def _has_commits(table: Any, uri: str) -> bool:
+def _latest_instant(table: Any, uri: str) -> str | None:
+    """The table's latest completed instant (``""`` where hudi-rs names none), or None for a table created and
+    never written (no completed commit of any kind), from one read of its timeline."""
     try:
         timeline = table.get_timeline()
-        return bool(timeline.get_completed_commits() or timeline.get_completed_deltacommits()
-                    or timeline.get_completed_replacecommits())
-    except core_errors() as exc:
+        written = bool(timeline.get_completed_commits() or timeline.get_completed_deltacommits()
+                       or timeline.get_completed_replacecommits())
+    except CORE_ERRORS as exc:
         raise refusal(uri, "read the table's timeline", exc) from None
+    if not written:
+        return None
+    try:
+        return timeline.get_latest_commit_timestamp()
+    except CORE_ERRORS:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -321,13 +327,10 @@ def table_kind(table: Any, query: HudiQuery) -> HudiKind:
     properties = dict(table.spec.properties)
     uri = hudi_uri(table.filesystem, table.location)
     hudi_table = load(uri)
-    slices = tuple(_list_slices(hudi_table, uri, query))
-    instant = query.as_of or query.end or ""
-    if not instant:
-        try:
-            instant = hudi_table.get_timeline().get_latest_commit_timestamp()
-        except core_errors():
-            instant = ""  # an empty table has no commit
+    latest = _latest_instant(hudi_table, uri)
+    # an empty table (created, never written): nothing to read, as Hudi's readers return
+    slices = tuple(_list_slices(hudi_table, uri, query)) if latest is not None else ()
+    instant = query.as_of or query.end or latest or ""
     fields = partition_fields(properties)
     names = {n.lower() for n, _ in table.spec.columns}
     prunes = key_generator(properties) in ("simple", "complex") and all(f.lower() in names for f in fields)
@@ -351,7 +354,7 @@ def _reader(uri: str, query: HudiQuery) -> Any:
         table = load(uri)
         try:
             _READERS[key] = table.create_file_group_reader_with_options(query.read_options())
-        except core_errors() as exc:
+        except CORE_ERRORS as exc:
             raise refusal(uri, "make a file group reader", exc) from None
     return _READERS[key]
 
@@ -416,7 +419,7 @@ class HudiSlice:
                 s.base, list(s.logs), self.query.read_options())
             for batch in stream:
                 yield batch
-        except core_errors() as exc:
+        except CORE_ERRORS as exc:
             missing = _missing(fs, self.files(unit))
             if missing:
                 raise FileNotFoundError(missing) from None

@@ -26,7 +26,7 @@ from bucketkit.hivetypes import hive_type_of_arrow
 from bucketkit.layout.metadata import TableSpec
 
 __all__ = ["HOODIE", "PROPERTIES", "SUPPORTED_VERSIONS", "META_COLUMNS", "is_hudi_dir", "read_properties",
-           "table_version", "hudi_uri", "load", "hudi_spec", "UNBUCKETED", "core_errors", "refusal"]
+           "table_version", "hudi_uri", "load", "hudi_spec", "UNBUCKETED", "CORE_ERRORS", "refusal"]
 
 HOODIE = ".hoodie"
 PROPERTIES = "hoodie.properties"
@@ -36,6 +36,9 @@ META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_k
 UNBUCKETED = ("a Hudi table read without bucket_count=: Hudi keeps its bucket index's count in the writer's "
               "settings, not in hoodie.properties; give it (hoodie.bucket.index.num.buckets) to prune and join by "
               "bucket")
+#: What hudi-rs raises: its ``HudiCoreError``, a class its bindings do not export (it derives from ``Exception``
+#: only), besides OS and Arrow errors; callers wrap each with :func:`refusal`.
+CORE_ERRORS: tuple[type, ...] = (Exception,)
 #: The hudi-rs scheme of each pyarrow filesystem (``FileSystem.type_name``).
 _SCHEMES = {"s3": "s3", "gcs": "gs"}
 
@@ -89,12 +92,6 @@ def hudi_uri(fs: pafs.FileSystem, root: str) -> str:
     return f"{scheme}://{root}"
 
 
-def core_errors() -> tuple[type, ...]:
-    """What hudi-rs raises: its ``HudiCoreError``, a class its bindings do not export (it derives from
-    ``Exception`` only), besides OS and Arrow errors; the callers wrap each with :func:`refusal`."""
-    return (Exception,)
-
-
 def refusal(root: str, what: str, exc: BaseException) -> UnsupportedTableError:
     """A hudi-rs error as bucketkit's: which table, what was being done, hudi-rs's own words."""
     return UnsupportedTableError(f"{root}: hudi-rs cannot {what}: {str(exc).strip() or type(exc).__name__}")
@@ -110,7 +107,7 @@ def load(uri: str, options: Mapping[str, str] | None = None) -> Any:
             "`pip install \"bucketkit[hudi]\"` (or `pip install hudi`)") from None
     try:
         return hudi.HudiTableBuilder.from_base_uri(uri).with_hudi_options(dict(options or {})).build()
-    except core_errors() as exc:
+    except CORE_ERRORS as exc:
         raise refusal(uri, "open the table", exc) from None
 
 
@@ -128,7 +125,7 @@ def hudi_spec(fs: pafs.FileSystem, root: str, properties: Mapping[str, str], *,
     meta = properties.get("hoodie.populate.meta.fields", "true").strip().lower() != "false"
     try:
         schema = table.get_schema_with_meta_fields() if meta else table.get_schema()
-    except core_errors() as exc:
+    except CORE_ERRORS as exc:
         raise refusal(root, "read the table's schema", exc) from None
     columns = tuple((f.name, str(hive_type_of_arrow(f.type))) for f in schema)
     keys = _fields(properties.get("hoodie.table.recordkey.fields", ""))

@@ -329,14 +329,18 @@ def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row
     if not units:
         return spark.createDataFrame([], schema)
     read = unit_reader(table, arrow_schema(schema), row_id)
-    plain = [u.plain_file for u in units if u.plain_file is not None] if not row_id else []
-    units = [u for u in units if row_id or u.plain_file is None]
+    plain, merged = [], []  # units that are one file as written (a Hudi slice without log files), the others
+    for u in units:
+        path = None if row_id else u.plain_file
+        if path is not None:
+            plain.append(path)
+        else:
+            merged.append(u)
     frames = []
-    if plain:  # units that are one file as written (a Hudi slice without log files): Spark's own reader
-        fs, spec = table.filesystem, table.spec
-        frames.append(spark.read.format(spec.file_format).schema(spark_ddl(table))
-                      .load([spark_uri(fs, f) for f in plain]))
-    if units:
-        tasks = task_count(len(units), sum(u.size for u in units), default_parallelism(spark), SCAN_TASK_BYTES)
-        frames.append(run_packs(spark, pack(units, [1] * len(units), tasks), read, schema))
+    if plain:  # Spark's own reader
+        frames.append(spark.read.format(table.spec.file_format).schema(spark_ddl(table))
+                      .load([spark_uri(table.filesystem, f) for f in plain]))
+    if merged:
+        tasks = task_count(len(merged), sum(u.size for u in merged), default_parallelism(spark), SCAN_TASK_BYTES)
+        frames.append(run_packs(spark, pack(merged, [1] * len(merged), tasks), read, schema))
     return frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])

@@ -12,11 +12,11 @@ names them (``00000005-<uuid>-0_<token>_<instant>.parquet``).
 from __future__ import annotations
 
 import os
-import zipfile
 
 import pytest
 
 from benchmarks.hudi_data import bucket_index_table as build
+from benchmarks.hudi_data import unzip as unzip_table
 from tests.support.engine import ENGINE
 
 HUDI = os.path.join(ENGINE, "hudi")
@@ -32,12 +32,7 @@ needs_hudi_rs = pytest.mark.skipif(not HAVE_HUDI, reason="the optional hudi pack
 
 def unzip(rel: str, into: str) -> str:
     """Unzip ``<hudi>/<rel>.zip`` into ``into`` (once) and return the table's base path."""
-    name = os.path.basename(rel)
-    target = os.path.join(into, rel.replace("/", "_"))
-    if not os.path.isdir(target):
-        with zipfile.ZipFile(os.path.join(HUDI, rel + ".zip")) as z:
-            z.extractall(target)
-    return os.path.join(target, name)
+    return unzip_table(HUDI, rel, into)
 
 
 def java_list_hash(jvm, gateway, strings) -> int:
