@@ -13,7 +13,7 @@ import re
 import pytest
 
 import bucketkit
-from support.sparkown import catalog_off, final_plan, scans
+from support.sparkown import catalog_off, final_plan, scans, spark_rows
 
 ROWS = 3000
 BUCKETS = 8
@@ -357,3 +357,23 @@ def test_two_bucketed_tables_stay_sort_merge(spark, shapes, setting):
         spark.conf.unset("spark.bucketkit.hashJoinThreshold")
     assert rows == golden and rows
     assert "SortMergeJoin" in plan and "ShuffledHashJoin" not in plan, plan
+
+
+def test_a_python_scan_of_a_catalog_table_groups_by_its_buckets(spark, shapes):
+    """bucketkit.scan of a table the catalog reads bucketed goes through the catalog: a groupBy on the bucket
+    column does not shuffle, and filters prune buckets there; rows equal Spark's own plan."""
+    from pyspark.sql import functions as F
+
+    df = bucketkit.scan(spark, "shp_fact_p", columns=["k", "v", "d"], filters=[("d", "in", [1, 2])])
+    grouped = df.groupBy("k").agg(F.count("*").alias("n"), F.sum("v").alias("s"))
+    got = sorted(map(tuple, grouped.collect()))
+    plan = final_plan(grouped)
+    assert "Exchange" not in plan and "bucketkit" in plan and "partitions=2 of 6" in plan, plan
+    assert got == sorted(spark_rows(spark, "SELECT k, count(*), sum(v) FROM shp_fact_p WHERE d IN (1, 2) GROUP BY k"))
+    lookup = bucketkit.scan(spark, "shp_fact", filters="k = 7 AND v > 3")
+    assert "buckets=1 of 8" in final_plan(lookup.select("k")), final_plan(lookup)
+    assert sorted(map(tuple, lookup.collect())) == sorted(spark_rows(spark, "SELECT * FROM shp_fact WHERE k = 7 AND v > 3"))
+    with catalog_off(spark):  # bucketkit reads it itself: the same rows, Spark's shuffle for the groupBy
+        again = bucketkit.scan(spark, "shp_fact_p", columns=["k", "v", "d"], filters=[("d", "in", [1, 2])]) \
+            .groupBy("k").agg(F.count("*").alias("n"), F.sum("v").alias("s"))
+        assert sorted(map(tuple, again.collect())) == got

@@ -32,6 +32,24 @@ def test_a_scan_planned_before_overwrites_reads_its_version(spark, tmp_path):
     assert rows(spark.read.orc(root)) == [(k, "four") for k in range(3)]  # the directory itself is the live table
 
 
+def test_a_scan_of_a_catalog_table_holds_its_version_through_the_catalog(spark):
+    """bucketkit.scan of a catalog table the catalog reads bucketed reads it through the catalog (VERSION AS OF
+    the version live when scan() ran): the DataFrame and every DataFrame derived from it after overwrites
+    return the rows of then, bucketed (a groupBy on k has no Exchange); a new scan reads the new version."""
+    spark.sql("DROP TABLE IF EXISTS vers_held")
+    bucketkit.write(version(spark, 30, "one"), "k", 4, table="vers_held", bucketing_version=2)
+    planned = bucketkit.scan(spark, "vers_held")
+    pruned = bucketkit.scan(spark, "vers_held", filters=[("k", "in", [3, 4])])
+    for tag in ("two", "three"):
+        spark.sql(f"INSERT OVERWRITE TABLE vers_held SELECT id AS k, '{tag}' AS v FROM range(5)")
+    assert rows(planned) == [(k, "one") for k in range(30)]
+    assert rows(pruned) == [(3, "one"), (4, "one")]
+    grouped = planned.groupBy("k").count()
+    assert rows(grouped) == [(k, 1) for k in range(30)]
+    assert "Exchange" not in grouped._jdf.queryExecution().executedPlan().toString().split("Initial Plan")[0]
+    assert rows(bucketkit.scan(spark, "vers_held")) == [(k, "three") for k in range(5)]
+
+
 def test_as_of_in_scan_join_and_the_data_source(spark, tmp_path):
     left, right = str(tmp_path / "l"), str(tmp_path / "r")
     bucketkit.write(version(spark, 20, "a"), "k", 4, path=left, bucketing_version=2)
@@ -81,6 +99,8 @@ def test_sql_planned_before_overwrites_reads_its_version_as_the_python_plan_does
     finally:
         spark.conf.unset("spark.bucketkit.catalog.enabled")
     assert rows(live) == expected and len(expected) > 5
+    # bucketkit.scan reads it through the catalog too, in place (no version of it holds these files)
+    assert rows(bucketkit.scan(spark, "vers_sql", columns=["k", "v"])) == expected
 
 
 def _sql_rows(spark, sql: str) -> list[tuple]:

@@ -27,7 +27,7 @@ from bucketkit.acid import plan as acidplan
 
 from bucketkit.pruning import plan as pruning
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.pruning.filters import normalize
+from bucketkit.pruning.filters import TRUE, normalize
 from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning.plan import ScanPlan
 from bucketkit.spark import filters as spark_filters
@@ -36,6 +36,7 @@ from bucketkit.spark.types import arrow_schema
 from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.spark.driver import default_parallelism
+from bucketkit.spark.sqlstatus import held
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import format_of_serde
 from bucketkit.units import ReadUnit, conform
@@ -169,8 +170,15 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             if as_of is not None:
                 raise InvalidArgumentError(f"as_of={as_of!r}: table {table!r} is a Hive TEXTFILE catalog table, "
                                            "read through Spark SQL; bucketkit keeps no versions of it")
-            return _read_through_sql(spark, table, filters, columns, write_ids, row_id, spec_options)
+            _refuse_options(table, write_ids, row_id, spec_options)
+            return _read_through_sql(spark, table, None, filters, columns)
         if described is not None and not spec_options_given(spec_options):
+            plain = write_ids is None and not row_id and as_of is None and query_type is None and begin is None \
+                and end is None
+            hold = held(spark, table) if plain else None
+            if hold is not None:  # the catalog reads it bucketed: one reader, and GROUP BY / joins on it shuffle-free
+                return _read_through_sql(spark, table, table_from_description(described).spec, filters, columns,
+                                         hold.version)
             table = table_from_description(described)  # the catalog asked once, as load_table would
     plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of,
                                            query_type=query_type, begin=begin, end=end)
@@ -185,22 +193,33 @@ def _described(spark: Any, name: str) -> dict | None:
         return None
 
 
-def _read_through_sql(spark: Any, table: str, filters: Any, columns: Sequence[str] | None, write_ids: Any,
-                      row_id: bool, spec_options: dict) -> DataFrame:
-    """A Hive TEXTFILE catalog table, read as Spark SQL reads it: with bucketkit's catalog, its files are
-    read by the table's own serde, bucket-pruned by ``filters`` (docs/sql.md); one reader for SQL and
-    :func:`scan`, so one behaviour."""
+def _refuse_options(table: str, write_ids: Any, row_id: bool, spec_options: dict) -> None:
     given = {k: v for k, v in (("write_ids", write_ids), ("row_id", row_id or None)) if v is not None}
     given.update(spec_options_given(spec_options))
     if given:
         raise InvalidArgumentError(f"table {table!r} is a Hive TEXTFILE catalog table (not ACID, its spec from the "
                                    f"catalog): {', '.join(sorted(given))} do not apply")
-    df = spark.table(table)
-    if spark_filters.is_spark_filter(filters):
-        df = df.where(filters)
-    elif filters is not None:
-        condition = spark_filters.to_column(normalize(filters))
+
+
+def _read_through_sql(spark: Any, table: str, spec: Any, filters: Any, columns: Sequence[str] | None,
+                      version: int | None = None) -> DataFrame:
+    """A catalog table read as Spark SQL reads it, through bucketkit's catalog: one reader for SQL and
+    :func:`scan`, so one behaviour. A Hive TEXTFILE table's files are read by its own serde; a table the
+    catalog reads bucketed reports its buckets to Spark (a ``groupBy`` or join on the bucket columns
+    does not shuffle) and is pruned by ``filters`` (docs/sql.md). ``version``: the kept version read
+    (``VERSION AS OF``), so that the DataFrame reads the rows of now whatever is committed later."""
+    reader = spark.read if version is None else spark.read.option("versionAsOf", str(version))
+    df = reader.table(table)
+    if spec is None:  # a TEXTFILE table (no bucketkit spec): tuples as they are
+        dnf, predicates = (), [filters] if spark_filters.is_spark_filter(filters) else []
+        condition = None if filters is None or predicates else spark_filters.to_column(normalize(filters))
         df = df if condition is None else df.where(condition)
+    else:
+        dnf, predicates = spark_filters.split(spark, filters, spec)
+    if dnf and dnf != TRUE and not predicates:  # tuples, literals fitted to the column types as a bucketkit read does
+        df = df.where(spark_filters.residual_predicate(dnf, spec))
+    for predicate in predicates:  # SQL text or a Column, as given
+        df = df.where(predicate)
     return df.select(*columns) if columns is not None else df
 
 

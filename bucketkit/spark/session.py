@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bucketkit.errors import JvmBuildError
 from bucketkit.javacheck import require_java
 from bucketkit.jvmbuild import jar_path
+from bucketkit.spark.sqlstatus import CATALOG_CLASS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -34,7 +35,7 @@ BUCKETKIT_CONF = {
 # The SQL catalog (docs/sql.md): Spark's session catalog wrapped so that Hive bucketed tables report
 # their bucketing to the planner, and the storage-partitioned-join settings it relies on.
 CATALOG_CONF = {
-    "spark.sql.catalog.spark_catalog": "io.bucketkit.spark.BucketkitCatalog",
+    "spark.sql.catalog.spark_catalog": CATALOG_CLASS,
     "spark.sql.sources.v2.bucketing.enabled": "true",
     "spark.sql.sources.v2.bucketing.pushPartValues.enabled": "true",
     "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled": "true",

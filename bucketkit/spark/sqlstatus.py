@@ -16,9 +16,11 @@ from bucketkit.errors import LayoutError, TableNotFoundError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["SqlStatus", "sql_status"]
+__all__ = ["SqlStatus", "sql_status", "catalog_off", "Held", "held", "CATALOG_CLASS"]
 
 _CATALOG = "spark.sql.catalog.spark_catalog"
+#: bucketkit's SQL catalog, the class ``spark.sql.catalog.spark_catalog`` names in its sessions.
+CATALOG_CLASS = "io.bucketkit.spark.BucketkitCatalog"
 _SWITCH = "spark.bucketkit.catalog.enabled"
 
 
@@ -56,16 +58,12 @@ def sql_status(spark: SparkSession, table: str) -> SqlStatus:
 
     from bucketkit.spark.catalog import table_exists
     from bucketkit.spark.driver import ServerError, call, is_connect, refusal
-    from bucketkit.spark.session import CATALOG_CONF
 
     if not table_exists(spark, table):
         raise TableNotFoundError(f"table {table!r}: not in the session catalog; expected an existing table")
-    configured = spark.conf.get(_CATALOG, None)
-    if configured != CATALOG_CONF[_CATALOG]:
-        return SqlStatus(table, False, f"bucketkit's catalog is not this session's ({_CATALOG}={configured}); "
-                                       "create the session with bucketkit.get_session() or configure_builder()")
-    if spark.conf.get(_SWITCH, "true").strip().lower() == "false":
-        return SqlStatus(table, False, f"{_SWITCH}=false in this session")
+    off = catalog_off(spark)
+    if off is not None:
+        return SqlStatus(table, False, off)
     try:
         if is_connect(spark):  # the same PassThrough.status, asked through SQL (io.bucketkit.spark.DriverCalls)
             state, detail = call(spark, "bucketkit_status", table)
@@ -74,3 +72,58 @@ def sql_status(spark: SparkSession, table: str) -> SqlStatus:
     except (Py4JJavaError, ServerError) as exc:
         raise LayoutError(f"table {table!r}: listing its files failed: {refusal(exc)}") from None
     return SqlStatus(table, state == "bucketed", detail)
+
+
+def catalog_off(spark: SparkSession) -> str | None:
+    """Why Spark SQL in ``spark`` does not read tables through bucketkit's catalog, or None when it does."""
+    configured = spark.conf.get(_CATALOG, None)
+    if configured != CATALOG_CLASS:
+        return (f"bucketkit's catalog is not this session's ({_CATALOG}={configured}); "
+                "create the session with bucketkit.get_session() or configure_builder()")
+    if spark.conf.get(_SWITCH, "true").strip().lower() == "false":
+        return f"{_SWITCH}=false in this session"
+    return None
+
+
+@dataclass(frozen=True)
+class Held:
+    """How :func:`bucketkit.scan` reads a catalog table through bucketkit's catalog (:func:`held`).
+
+    Attributes:
+        version: the table's version live now, read with ``VERSION AS OF`` it (its files are that kept
+            version's own), or None: read in place, as each query lists it.
+    """
+
+    version: int | None
+
+
+def held(spark: SparkSession, table: str) -> Held | None:
+    """How :func:`bucketkit.scan` reads ``table`` through the catalog, or None where the catalog does not
+    read it bucketed (off in this session, a table it passes through to Spark, a Hive ACID table): then
+    bucketkit reads it itself, with the same verdict. One call to the JVM
+    (``io.bucketkit.spark.DriverCalls.held``; on Spark Connect, ``bucketkit_held`` through SQL), which
+    lists the table as a query would.
+
+    Raises:
+        LayoutError: listing the table failed.
+    """
+    import json
+
+    from py4j.protocol import Py4JJavaError
+
+    from bucketkit.spark.driver import ServerError, call, is_connect, jar_class, refusal
+
+    if catalog_off(spark) is not None:
+        return None
+    try:
+        if is_connect(spark):
+            answer = call(spark, "bucketkit_held", table)[0]
+        else:
+            calls = jar_class(spark, "DriverCalls")
+            if calls is None:
+                return None
+            answer = calls.held(spark._jsparkSession, table)
+    except (Py4JJavaError, ServerError) as exc:
+        raise LayoutError(f"table {table!r}: listing its files failed: {refusal(exc)}") from None
+    d = json.loads(answer)
+    return Held(d["version"]) if d["bucketed"] else None

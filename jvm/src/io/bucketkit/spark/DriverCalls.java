@@ -37,6 +37,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *       AcidSnapshotTable#describe}), with {@code misplaced_partition} ({@link CatalogPartitions#misplaced});
  *   <li>{@code bucketkit_table_path(name)}: where the catalog keeps, or would keep, the table's files;
  *   <li>{@code bucketkit_status(name)}: how Spark SQL plans the table ({@link PassThrough#status});
+ *   <li>{@code bucketkit_held(name)}: whether {@code bucketkit.scan} reads the table through the catalog, and
+ *       which version it holds ({@link #held});
  *   <li>{@code bucketkit_parse(predicate)}: a SQL predicate parsed by the session's parser, as Catalyst's JSON;
  *   <li>{@code bucketkit_session()}: the session's default parallelism and master;
  *   <li>{@code bucketkit_set_bucketing(name, columns, buckets, sort_columns, version)}: {@link CatalogEdit#setBucketing};
@@ -56,6 +58,7 @@ public final class DriverCalls {
         describe(SparkSession.active(), string(a, 0)))));
     out.add(function("bucketkit_table_path", 1, a -> rows(new String[] {"location"},
         tablePath(SparkSession.active(), string(a, 0)))));
+    out.add(function("bucketkit_held", 1, a -> rows(new String[] {"held"}, held(SparkSession.active(), string(a, 0)))));
     out.add(function("bucketkit_status", 1, a -> {
       try {
         String[] status = PassThrough.status(SparkSession.active(), string(a, 0));
@@ -101,6 +104,37 @@ public final class DriverCalls {
         Arrays.stream(misplaced).forEach(d.putArray("misplaced_partition")::add);
       }
       return d.toString();
+    } catch (org.apache.spark.sql.AnalysisException e) {
+      throw new IllegalArgumentException("bucketkit: table " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The JSON {@code bucketkit_held} answers: how {@code bucketkit.scan} reads catalog table {@code name}
+   * through the catalog. {@code bucketed}: whether the catalog reads it bucketed ({@link HiveBucketedTable#vouch},
+   * the verdict of every query; else {@code detail} says why and bucketkit.scan reads it itself); {@code version}:
+   * the number of the version live now, where its files are that kept version's own ({@link KeptVersions#pinnedNumber}:
+   * read with {@code VERSION AS OF} it, whatever is committed later), else null (read in place). A Hive
+   * transactional table is never held here (its snapshots are Hive's write ids).
+   */
+  public static String held(SparkSession spark, String name) throws java.io.IOException {
+    try {
+      TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+      CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
+      ObjectNode out = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+      if (HiveBucketedTable.isAcid(t)) {
+        return out.put("bucketed", false).putNull("version").put("detail", "a Hive transactional table").toString();
+      }
+      HiveBucketedTable.Vouched v = HiveBucketedTable.vouch(spark, t);
+      out.put("bucketed", v.table() != null);
+      Integer number = v.table() == null ? null
+          : KeptVersions.pinnedNumber(v.table().hadoopConf, HiveBucketedTable.pathOf(t.location()), v.listing().parts());
+      if (number == null) {
+        out.putNull("version");
+      } else {
+        out.put("version", number);
+      }
+      return out.put("detail", v.doubt()).toString();
     } catch (org.apache.spark.sql.AnalysisException e) {
       throw new IllegalArgumentException("bucketkit: table " + name + ": " + e.getMessage(), e);
     }

@@ -71,6 +71,29 @@ public final class KeptVersions {
     return out;
   }
 
+  /**
+   * The number of the version {@code parts} were pinned to ({@link #pin}: every partition read from one kept
+   * version), or null where they are read in place (or there are none): what {@code bucketkit.scan} of a
+   * catalog table reads with {@code VERSION AS OF n}, so that its DataFrame reads that version whatever is
+   * committed later.
+   */
+  static Integer pinnedNumber(Configuration conf, String root, List<HiveBucketedTable.TablePartition> parts)
+      throws IOException {
+    if (parts.isEmpty() || parts.stream().anyMatch(p -> !p.kept)) {
+      return null;
+    }
+    Path rootPath = new Path(root);
+    FileSystem fs = rootPath.getFileSystem(conf);
+    String store = fs.makeQualified(store(rootPath)).toString() + "/";
+    String at = fs.makeQualified(new Path(parts.get(0).location)).toString();
+    if (!at.startsWith(store)) {
+      return null;
+    }
+    String writeId = at.substring(store.length()).split("/", 2)[0];
+    return history(fs, rootPath).stream().filter(v -> v.writeId().equals(writeId) && v.removed() == null)
+        .map(Version::number).findFirst().orElse(null);
+  }
+
   /** A committed version of a table, as its record in the store beside the table says (versions.Version). */
   record Version(int number, String writeId, double committed, Double removed) {}
 
