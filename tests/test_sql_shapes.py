@@ -359,6 +359,55 @@ def test_two_bucketed_tables_stay_sort_merge(spark, shapes, setting):
     assert "SortMergeJoin" in plan and "ShuffledHashJoin" not in plan, plan
 
 
+AGGREGATES = {
+    "count": "SELECT k, count(*) AS n FROM shp_fact GROUP BY k",
+    "several functions": "SELECT k, sum(v) AS s, avg(v) AS a, min(s) AS lo, max(v) AS hi FROM shp_fact GROUP BY k",
+    "a FILTER clause": "SELECT k, count(*) FILTER (WHERE v > 500) AS n, sum(v) FILTER (WHERE v < 100) AS s "
+                       "FROM shp_fact GROUP BY k",
+    "having": "SELECT k, count(*) AS n FROM shp_fact GROUP BY k HAVING count(*) > 5 AND max(v) > 10",
+    "distinct keys": "SELECT DISTINCT k FROM shp_fact",
+    "two keys": "SELECT k, d, count(*) AS n FROM shp_fact GROUP BY k, d",
+    "several files a bucket": "SELECT k, count(*) AS n, sum(v) AS s FROM shp_multi GROUP BY k",
+    "partitioned": "SELECT k, count(*) AS n FROM shp_fact_p GROUP BY k",
+    "an aggregate above": "SELECT count(*), sum(c) FROM (SELECT k, count(*) AS c FROM shp_fact GROUP BY k)",
+    "an object aggregate": "SELECT k, sort_array(collect_set(v % 3)) AS vs FROM shp_fact GROUP BY k",
+    "a sort aggregate": "SELECT k, min(s) AS lo, max(s) AS hi FROM shp_multi GROUP BY k",
+}
+
+
+@pytest.mark.parametrize("query", list(AGGREGATES), ids=list(AGGREGATES))
+def test_a_group_by_on_the_bucket_column_aggregates_each_row_once(spark, shapes, query):
+    """AggregateInBuckets: with no shuffle between Spark's partial and final aggregate, the two are one
+    aggregate of Complete mode (no partial_ function left for the grouping by k); rows equal Spark's plan."""
+    rows, plan, golden, golden_plan = run(spark, AGGREGATES[query])
+    assert rows == golden and rows
+    assert "Exchange hashpartitioning" not in plan and "Exchange hashpartitioning" in golden_plan, plan
+    grouped = [line for line in plan.splitlines() if re.search(r"(Hash|Sort)Aggregate\(keys?=\[k#", line)]
+    assert len(grouped) == 1 and "partial_" not in grouped[0] and plan.count("Sort [") <= 1, plan
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT k, count(DISTINCT v) AS n FROM shp_fact GROUP BY k",
+    "SELECT k, count(DISTINCT v) AS n, sum(v) AS s FROM shp_fact GROUP BY k",
+], ids=["count distinct", "distinct and plain"])
+def test_distinct_aggregates_keep_their_rows(spark, shapes, sql):
+    """DISTINCT plans four aggregates: the grouping by (k, v) pair combines (no functions), a merge phase
+    (sum in PartialMerge mode) is left as Spark plans it; rows equal Spark's plan."""
+    rows, plan, golden, _ = run(spark, sql)
+    assert rows == golden and rows
+    assert "Exchange hashpartitioning" not in plan, plan
+
+
+def test_aggregate_in_buckets_can_be_switched_off(spark, shapes):
+    spark.conf.set("spark.bucketkit.aggregateInBuckets", "false")
+    try:
+        rows, plan, golden, _ = run(spark, AGGREGATES["count"])
+    finally:
+        spark.conf.unset("spark.bucketkit.aggregateInBuckets")
+    assert rows == golden and rows
+    assert "partial_count" in plan and "Exchange hashpartitioning" not in plan, plan
+
+
 def test_a_python_scan_of_a_catalog_table_groups_by_its_buckets(spark, shapes):
     """bucketkit.scan of a table the catalog reads bucketed goes through the catalog: a groupBy on the bucket
     column does not shuffle, and filters prune buckets there; rows equal Spark's own plan."""

@@ -56,6 +56,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
         return new HashJoinBucketPairs();
       }
     });
+    extensions.injectQueryStagePrepRule(new AbstractFunction1<SparkSession, Rule<SparkPlan>>() {
+      @Override
+      public Rule<SparkPlan> apply(SparkSession session) {
+        return new AggregateInBuckets();
+      }
+    });
     extensions.injectRuntimeOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
       @Override
       public Rule<LogicalPlan> apply(SparkSession session) {
