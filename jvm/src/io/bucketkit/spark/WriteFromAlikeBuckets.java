@@ -9,6 +9,7 @@ import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
 import org.apache.spark.sql.execution.exchange.REPARTITION_BY_COL$;
+import org.apache.spark.sql.execution.exchange.REPARTITION_BY_NUM$;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec;
 
 import scala.jdk.javaapi.CollectionConverters;
@@ -40,7 +41,8 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
     return plan.transformUp(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
       @Override
       public boolean isDefinedAt(SparkPlan p) {
-        return p instanceof ShuffleExchangeExec e && e.shuffleOrigin() == REPARTITION_BY_COL$.MODULE$;
+        return p instanceof ShuffleExchangeExec e && (e.shuffleOrigin() == REPARTITION_BY_COL$.MODULE$
+            || e.shuffleOrigin() == REPARTITION_BY_NUM$.MODULE$);
       }
 
       @Override
