@@ -48,6 +48,12 @@ def test_a_scan_of_a_catalog_table_holds_its_version_through_the_catalog(spark):
     assert rows(grouped) == [(k, 1) for k in range(30)]
     assert "Exchange" not in grouped._jdf.queryExecution().executedPlan().toString().split("Initial Plan")[0]
     assert rows(bucketkit.scan(spark, "vers_held")) == [(k, "three") for k in range(5)]
+    # a temporary view of the same name does not shadow the table (the catalog's quoted name is read)
+    spark.range(3).selectExpr("id AS k", "'view' AS v").createOrReplaceTempView("vers_held")
+    try:
+        assert rows(bucketkit.scan(spark, "vers_held")) == [(k, "three") for k in range(5)]
+    finally:
+        spark.catalog.dropTempView("vers_held")
 
 
 def test_as_of_in_scan_join_and_the_data_source(spark, tmp_path):

@@ -177,8 +177,8 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
                 and end is None
             hold = held(spark, table) if plain else None
             if hold is not None:  # the catalog reads it bucketed: one reader, and GROUP BY / joins on it shuffle-free
-                return _read_through_sql(spark, table, table_from_description(described).spec, filters, columns,
-                                         hold.version)
+                return _read_through_sql(spark, hold.table, table_from_description(described).spec, filters,
+                                         columns, hold.version)
             table = table_from_description(described)  # the catalog asked once, as load_table would
     plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of,
                                            query_type=query_type, begin=begin, end=end)

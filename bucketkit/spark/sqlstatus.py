@@ -90,10 +90,13 @@ class Held:
     """How :func:`bucketkit.scan` reads a catalog table through bucketkit's catalog (:func:`held`).
 
     Attributes:
+        table: the table's name as the catalog spells it, quoted with its catalog and database
+            (```spark_catalog`.`db`.`t```): what is read, never a temporary view of the same name.
         version: the table's version live now, read with ``VERSION AS OF`` it (its files are that kept
             version's own), or None: read in place, as each query lists it.
     """
 
+    table: str
     version: int | None
 
 
@@ -126,4 +129,4 @@ def held(spark: SparkSession, table: str) -> Held | None:
     except (Py4JJavaError, ServerError) as exc:
         raise LayoutError(f"table {table!r}: listing its files failed: {refusal(exc)}") from None
     d = json.loads(answer)
-    return Held(d["version"]) if d["bucketed"] else None
+    return Held(d["table"], d["version"]) if d["bucketed"] else None

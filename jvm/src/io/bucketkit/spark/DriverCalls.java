@@ -123,7 +123,8 @@ public final class DriverCalls {
       CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
       ObjectNode out = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
       if (HiveBucketedTable.isAcid(t)) {
-        return out.put("bucketed", false).putNull("version").put("detail", "a Hive transactional table").toString();
+        return out.put("bucketed", false).putNull("version").put("detail", "a Hive transactional table")
+            .put("table", t.identifier().quotedString()).toString();
       }
       HiveBucketedTable.Vouched v = HiveBucketedTable.vouch(spark, t);
       out.put("bucketed", v.table() != null);
@@ -134,7 +135,8 @@ public final class DriverCalls {
       } else {
         out.put("version", number);
       }
-      return out.put("detail", v.doubt()).toString();
+      // the table's own name, catalog and database quoted: a temporary view of the same name never shadows it
+      return out.put("detail", v.doubt()).put("table", t.identifier().quotedString()).toString();
     } catch (org.apache.spark.sql.AnalysisException e) {
       throw new IllegalArgumentException("bucketkit: table " + name + ": " + e.getMessage(), e);
     }
