@@ -173,13 +173,12 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             _refuse_options(table, write_ids, row_id, spec_options)
             return _read_through_sql(spark, table, None, filters, columns)
         if described is not None and not spec_options_given(spec_options):
+            name, table = table, table_from_description(described)  # the catalog asked once, as load_table would
             plain = write_ids is None and not row_id and as_of is None and query_type is None and begin is None \
                 and end is None
-            hold = held(spark, table) if plain else None
+            hold = held(spark, name) if plain else None
             if hold is not None:  # the catalog reads it bucketed: one reader, and GROUP BY / joins on it shuffle-free
-                return _read_through_sql(spark, hold.table, table_from_description(described).spec, filters,
-                                         columns, hold.version)
-            table = table_from_description(described)  # the catalog asked once, as load_table would
+                return _read_through_sql(spark, hold.table, table.spec, filters, columns, hold.version)
     plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of,
                                            query_type=query_type, begin=begin, end=end)
     return read_plan(spark, plan, predicates, row_id=row_id)
@@ -210,15 +209,15 @@ def _read_through_sql(spark: Any, table: str, spec: Any, filters: Any, columns: 
     (``VERSION AS OF``), so that the DataFrame reads the rows of now whatever is committed later."""
     reader = spark.read if version is None else spark.read.option("versionAsOf", str(version))
     df = reader.table(table)
-    if spec is None:  # a TEXTFILE table (no bucketkit spec): tuples as they are
-        dnf, predicates = (), [filters] if spark_filters.is_spark_filter(filters) else []
-        condition = None if filters is None or predicates else spark_filters.to_column(normalize(filters))
-        df = df if condition is None else df.where(condition)
-    else:
+    if spec is None:  # a TEXTFILE table (no bucketkit spec): SQL text or a Column as given, tuples as they are
+        condition = filters if filters is None or spark_filters.is_spark_filter(filters) \
+            else spark_filters.to_column(normalize(filters))
+        predicates = [] if condition is None else [condition]
+    else:  # SQL text or a Column as given; tuples with literals fitted to the column types, as a bucketkit read does
         dnf, predicates = spark_filters.split(spark, filters, spec)
-    if dnf and dnf != TRUE and not predicates:  # tuples, literals fitted to the column types as a bucketkit read does
-        df = df.where(spark_filters.residual_predicate(dnf, spec))
-    for predicate in predicates:  # SQL text or a Column, as given
+        if dnf and dnf != TRUE and not predicates:
+            predicates = [spark_filters.residual_predicate(dnf, spec)]
+    for predicate in predicates:
         df = df.where(predicate)
     return df.select(*columns) if columns is not None else df
 

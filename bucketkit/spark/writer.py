@@ -258,25 +258,27 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     # Spark open that directory's file twice.
     part_cols = [F.when(F.col(c) == "", None).otherwise(F.col(c)).alias(c) if t.startswith(("string", "varchar", "char"))
                  else F.col(c) for c, t in zip(parts, spec.partition_types)]
-    def bucket() -> Any:
-        return bucket_id_column(spec.bucketed_by, spec.bucket_types, spec.bucketing_version, spec.bucket_count,
-                                spark=df.sparkSession)
-
-    out = df.select(*[F.col(c) for c, _ in spec.columns], *part_cols)
+    bucket = bucket_id_column(spec.bucketed_by, spec.bucket_types, spec.bucketing_version, spec.bucket_count,
+                              spark=df.sparkSession)
+    jar = jvm_column_class(df.sparkSession) is not None
+    # With bucketkit's jar the bucket id (the JVM's hash) routes each row and is computed again after the
+    # shuffle, never a column of the shuffled rows (4 bytes more a row to write, compress and read back;
+    # 10M rows: 228 MB shuffled instead of 191 MB). Without it the id may be an Arrow UDF: computed once.
+    out = df.select(*[F.col(c) for c, _ in spec.columns], *part_cols, *([] if jar else [bucket.alias(BUCKET_COLUMN)]))
+    key = bucket if jar else F.col(BUCKET_COLUMN)
     default = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    # the bucket id routes each row and is computed again after the shuffle: never a column of the shuffled
-    # rows (4 bytes more a row to write, compress and read back; 10M rows: 228 MB shuffled instead of 191 MB)
     if parts:
-        out = out.repartition(num_tasks or default, *[F.col(c) for c in parts], bucket())
+        out = out.repartition(num_tasks or default, *[F.col(c) for c in parts], key)
     else:
         n = num_tasks or _largest_divisor(spec.bucket_count, default)
         keys = F.array(*[F.lit(k) for k in routing_keys(n)])
-        out = out.repartition(n, F.element_at(keys, bucket() % n + 1))
-    out = out.withColumn(BUCKET_COLUMN, bucket())
+        out = out.repartition(n, F.element_at(keys, key % n + 1))
+    if jar:
+        out = out.withColumn(BUCKET_COLUMN, bucket)
     order = [F.col(c) for c in parts] + [F.col(BUCKET_COLUMN)]
     order += [F.col(s.column).asc() if s.ascending else F.col(s.column).desc() for s in spec.sorted_by]
     sort = bool(parts or spec.sorted_by)
-    if jvm_column_class(df.sparkSession) is None:  # no bucketkit jar in this session: Spark's partitionBy writer
+    if not jar:  # no bucketkit jar in this session: Spark's partitionBy writer
         (out.sortWithinPartitions(*order).write.mode("error").format(spec.file_format)
          .option("compression", compression).option("maxRecordsPerFile", 0)
          .partitionBy(*parts, BUCKET_COLUMN).save(uri))
