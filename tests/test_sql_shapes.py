@@ -370,6 +370,9 @@ AGGREGATES = {
     "several files a bucket": "SELECT k, count(*) AS n, sum(v) AS s FROM shp_multi GROUP BY k",
     "partitioned": "SELECT k, count(*) AS n FROM shp_fact_p GROUP BY k",
     "an aggregate above": "SELECT count(*), sum(c) FROM (SELECT k, count(*) AS c FROM shp_fact GROUP BY k)",
+    "results from buffers": "SELECT k, avg(CAST(v AS DECIMAL(12, 2))) AS a, round(stddev(v), 6) AS sd, "
+                            "bool_and(v > 3) AS b, max_by(d, v) AS top, count(v) / 2 + max(v) AS e "
+                            "FROM shp_fact GROUP BY k",
     "an object aggregate": "SELECT k, sort_array(collect_set(v % 3)) AS vs FROM shp_fact GROUP BY k",
     "a sort aggregate": "SELECT k, min(s) AS lo, max(s) AS hi FROM shp_multi GROUP BY k",
 }
@@ -378,12 +381,20 @@ AGGREGATES = {
 @pytest.mark.parametrize("query", list(AGGREGATES), ids=list(AGGREGATES))
 def test_a_group_by_on_the_bucket_column_aggregates_each_row_once(spark, shapes, query):
     """AggregateInBuckets: with no shuffle between Spark's partial and final aggregate, the two are one
-    aggregate of Complete mode (no partial_ function left for the grouping by k); rows equal Spark's plan."""
+    aggregate (grouping by k once); of a hash aggregate, Spark's partial one (its fast hash map) with each
+    function's result evaluated in a Project above, of the others one of Complete mode (no partial_ function
+    left); rows equal Spark's plan."""
     rows, plan, golden, golden_plan = run(spark, AGGREGATES[query])
     assert rows == golden and rows
     assert "Exchange hashpartitioning" not in plan and "Exchange hashpartitioning" in golden_plan, plan
-    grouped = [line for line in plan.splitlines() if re.search(r"(Hash|Sort)Aggregate\(keys?=\[k#", line)]
-    assert len(grouped) == 1 and "partial_" not in grouped[0] and plan.count("Sort [") <= 1, plan
+    lines = plan.splitlines()
+    grouped = [i for i, line in enumerate(lines) if re.search(r"(Hash|Sort)Aggregate\(keys?=\[k#", line)]
+    assert len(grouped) == 1 and plan.count("Sort [") <= 1, plan
+    line = lines[grouped[0]]
+    if "partial_" in line or query == "results from buffers":
+        assert "HashAggregate" in line and "partial_" in line and "Project [" in lines[grouped[0] - 1], plan
+    else:
+        assert "functions=[]" in line or "ObjectHashAggregate" in line or "SortAggregate" in line, plan
 
 
 @pytest.mark.parametrize("sql", [
