@@ -15,6 +15,8 @@ whichever client asks.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 
@@ -24,6 +26,8 @@ import bucketkit
 from bucketkit.errors import InvalidArgumentError, LayoutError
 from bucketkit.spark import catalog as catalog_module
 from bucketkit.spark import driver
+from tests.support import hudi
+from tests.support.hudi import needs_hudi, needs_hudi_rs
 
 pytestmark = pytest.mark.spark
 
@@ -48,7 +52,15 @@ def tables(spark, tmp_path_factory):
     bucketkit.write(src, "k", 4, table="cn_moved", partitioned_by=["d"], bucketing_version=2)
     elsewhere = base / "elsewhere"
     spark.sql(f"ALTER TABLE cn_moved PARTITION (d='1') SET LOCATION '{elsewhere}'")
+    if HUDI_READABLE:  # hudi-rs's own tables, a copy on write and a merge on read one (base + log files)
+        for name, rel in HUDI_TABLES.items():
+            shutil.move(hudi.unzip(rel, str(base / "hudi_unzipped" / name)), str(base / name))
     return base
+
+
+HUDI_TABLES = {"hudi_cow": "sample_table/cow/v8_nonpartitioned",
+               "hudi_mor": "sample_table/mor/parquet/v6_nonpartitioned_rollback"}
+HUDI_READABLE = os.path.isdir(hudi.HUDI) and hudi.HAVE_HUDI
 
 
 def rows(df, columns=None):
@@ -56,7 +68,7 @@ def rows(df, columns=None):
 
 
 CLIENT = r"""
-import json, sys
+import json, os, sys
 from pyspark.sql import SparkSession
 import bucketkit
 from bucketkit.spark.join import _jvm_side, _joined, _probe_room
@@ -79,6 +91,9 @@ out["connect"] = type(s).__module__
 out["scan"] = rows(bucketkit.scan(s, "cn_a"))
 out["scan_filtered"] = rows(bucketkit.scan(s, "cn_p", filters="d = '1' AND k IN (-7, 7, 8)"))
 out["scan_dir"] = rows(bucketkit.scan(s, base + "/dir_a", filters="k = 5"))
+for name in ("hudi_cow", "hudi_mor"):
+    if os.path.isdir(base + "/" + name):
+        out[name] = rows(bucketkit.scan(s, base + "/" + name).select("id", "name", "isActive"))
 plan = bucketkit.plan_scan("cn_a", spark=s, filters="k = 7")
 out["plan_scan"] = [sorted(plan.selected_buckets), plan.files_selected]
 out["join"] = rows(bucketkit.join(s, "cn_a", "cn_b", "k", columns=["k", "v", "d"]))
@@ -150,6 +165,16 @@ def test_scans_return_the_classic_sessions_rows(spark, tables, client):
     golden = rows(spark.sql("SELECT * FROM cn_p WHERE d = '1' AND k IN (-7, 7, 8)"))
     assert listed(client["scan_filtered"]) == golden and golden
     assert listed(client["scan_dir"]) == rows(bucketkit.scan(spark, str(tables / "dir_a"), filters="k = 5"))
+
+
+@needs_hudi
+@needs_hudi_rs
+@pytest.mark.parametrize("name", list(HUDI_TABLES))
+def test_hudi_tables_read_as_in_the_classic_session(spark, tables, client, name):
+    """A Hudi table's snapshot (hudi-rs plans it in the client's Python) reads the rows of the classic session,
+    which are hudi-rs's tests' own (tests/test_hudi.py)."""
+    classic = rows(bucketkit.scan(spark, str(tables / name)), ["id", "name", "isActive"])
+    assert listed(client[name]) == classic and classic
 
 
 def test_plans_are_the_classic_sessions(spark, tables, client):
