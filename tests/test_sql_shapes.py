@@ -409,6 +409,31 @@ def test_distinct_aggregates_keep_their_rows(spark, shapes, sql):
     assert "Exchange hashpartitioning" not in plan, plan
 
 
+@pytest.fixture(scope="module")
+def many_keys(spark, shapes):
+    """6,000 keys in 4 buckets, 1,500 a bucket: more than a fast hash map of 1,024 rows holds."""
+    spark.sql("DROP TABLE IF EXISTS shp_keys")
+    bucketkit.write(spark.sql("SELECT CAST(id % 6000 AS INT) AS k, CAST(id % 97 AS INT) AS v FROM range(24000)"),
+                    "k", 4, table="shp_keys", bucketing_version=2)
+    return "shp_keys"
+
+
+@pytest.mark.parametrize("setting", [("spark.sql.codegen.aggregate.fastHashMap.capacityBit", "10"),
+                                     ("spark.sql.codegen.wholeStage", "false")],
+                         ids=["fast hash map overflowing", "no generated code"])
+def test_an_aggregate_of_whole_keys_gives_one_row_a_key(spark, many_keys, setting):
+    """The partial aggregate that stands for the final one emits one row a key however Spark's aggregate runs:
+    a fast hash map of 1,024 rows that sends the other keys to its second map, or Spark's interpreted iterator."""
+    spark.conf.set(*setting)
+    try:
+        rows, plan, golden, _ = run(spark, "SELECT k, count(*) AS n, sum(v) AS s, avg(v) AS a, max(v) AS m "
+                                           "FROM shp_keys GROUP BY k")
+    finally:
+        spark.conf.unset(setting[0])
+    assert rows == golden and len(rows) == 6000 and "partial_" in plan, plan
+    assert "Exchange hashpartitioning" not in plan, plan
+
+
 def test_aggregate_in_buckets_can_be_switched_off(spark, shapes):
     spark.conf.set("spark.bucketkit.aggregateInBuckets", "false")
     try:
