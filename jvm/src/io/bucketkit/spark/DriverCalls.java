@@ -114,7 +114,8 @@ public final class DriverCalls {
    * through the catalog. {@code bucketed}: whether the catalog reads it bucketed ({@link HiveBucketedTable#vouch},
    * the verdict of every query; else {@code detail} says why and bucketkit.scan reads it itself); {@code version}:
    * the number of the version live now, where its files are that kept version's own ({@link KeptVersions#pinnedNumber}:
-   * read with {@code VERSION AS OF} it, whatever is committed later), else null (read in place). A Hive
+   * read with {@code VERSION AS OF} it, whatever is committed later), else null (read in place); {@code table}:
+   * the table's name quoted with its catalog and database, what to read. A Hive
    * transactional table is never held here (its snapshots are Hive's write ids).
    */
   public static String held(SparkSession spark, String name) throws java.io.IOException {
@@ -122,9 +123,10 @@ public final class DriverCalls {
       TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
       CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
       ObjectNode out = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+      // the table's own name, catalog and database quoted: a temporary view of the same name never shadows it
+      out.put("table", t.identifier().quotedString());
       if (HiveBucketedTable.isAcid(t)) {
-        return out.put("bucketed", false).putNull("version").put("detail", "a Hive transactional table")
-            .put("table", t.identifier().quotedString()).toString();
+        return out.put("bucketed", false).putNull("version").put("detail", "a Hive transactional table").toString();
       }
       HiveBucketedTable.Vouched v = HiveBucketedTable.vouch(spark, t);
       out.put("bucketed", v.table() != null);
@@ -135,8 +137,7 @@ public final class DriverCalls {
       } else {
         out.put("version", number);
       }
-      // the table's own name, catalog and database quoted: a temporary view of the same name never shadows it
-      return out.put("detail", v.doubt()).put("table", t.identifier().quotedString()).toString();
+      return out.put("detail", v.doubt()).toString();
     } catch (org.apache.spark.sql.AnalysisException e) {
       throw new IllegalArgumentException("bucketkit: table " + name + ": " + e.getMessage(), e);
     }
