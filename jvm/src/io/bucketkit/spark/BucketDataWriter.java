@@ -71,12 +71,14 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     final String jobTracker;
     final boolean sorted;  // rows arrive sorted by (partition, bucket): one file open at a time
     final int maxOpenFiles;
+    final int orcBatchSize;  // > 0: ORC files of flat primitive columns, written by OrcRowWriter
 
-    private Factory(Configuration conf, OutputWriterFactory writers, String staging, StructType dataSchema,
-            String[] partitionNames, DataType[] partitionTypes, int keyOrdinal, DataType keyType,
+    private Factory(Configuration conf, OutputWriterFactory writers, int orcBatchSize, String staging,
+            StructType dataSchema, String[] partitionNames, DataType[] partitionTypes, int keyOrdinal, DataType keyType,
             HiveBucketFunction.Bound function, int buckets, String jobTracker, boolean sorted, int maxOpenFiles) {
       this.conf = new SerializableConfiguration(conf);
       this.writers = writers;
+      this.orcBatchSize = orcBatchSize;
       this.staging = staging;
       this.dataSchema = dataSchema;
       this.partitionNames = partitionNames;
@@ -90,7 +92,10 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
       this.maxOpenFiles = maxOpenFiles;
     }
 
-    /** A factory whose files Spark's own ORC/Parquet writer ({@code FileFormat.prepareWrite}) writes. */
+    /**
+     * A factory whose files Spark's own ORC/Parquet writer ({@code FileFormat.prepareWrite}) writes,
+     * or, for ORC files of flat primitive and string columns, {@link OrcRowWriter} (the same bytes).
+     */
     static Factory create(org.apache.spark.sql.classic.SparkSession spark, String format, String compression,
                           String staging, StructType dataSchema, String[] partitionNames, DataType[] partitionTypes,
                           int keyOrdinal, DataType keyType, HiveBucketFunction.Bound function, int buckets,
@@ -103,7 +108,9 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
       scala.collection.immutable.Map<String, String> options = scala.collection.immutable.Map$.MODULE$
           .<String, String>empty().updated("compression", compression);
       OutputWriterFactory writers = fileFormat.prepareWrite(spark, job, options, dataSchema);
-      return new Factory(job.getConfiguration(), writers, staging, dataSchema, partitionNames, partitionTypes,
+      int orcBatchSize = "orc".equals(format) && OrcRowWriter.supports(dataSchema)
+          ? spark.sessionState().conf().orcVectorizedWriterBatchSize() : 0;
+      return new Factory(job.getConfiguration(), writers, orcBatchSize, staging, dataSchema, partitionNames, partitionTypes,
           keyOrdinal, keyType, function, buckets, "bucketkit" + System.currentTimeMillis(), sorted, maxOpenFiles);
     }
 
@@ -209,7 +216,9 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
   private OutputWriter newFile(int b) {
     String rel = partition + BUCKET_DIR + b + "/" + prefix + "-" + files.size() + extension;
     files.add(rel);
-    return f.writers.newInstance(new Path(attemptDir, rel).toString(), f.dataSchema, context);
+    String path = new Path(attemptDir, rel).toString();
+    return f.orcBatchSize > 0 ? new OrcRowWriter(path, f.dataSchema, context, f.orcBatchSize)
+        : f.writers.newInstance(path, f.dataSchema, context);
   }
 
   /**
