@@ -302,6 +302,18 @@ def test_sql_calls_equal_python_and_hive(probe, oracle, hive_type, sql_type, dat
         assert got == [bucket_number(h, n) for h in hive_hashes(oracle, hive_type, version, values)]
 
 
+@settings(max_examples=5, deadline=None)
+@given(n=st.integers(1, 300), tasks=st.integers(1, 40))
+def test_routed_form_sends_each_bucket_to_task_bucket_mod_tasks(probe, n, tasks):
+    """An unpartitioned INSERT clusters by hive_v<v>_bucket_<n>_route_<tasks>: Spark's own hash
+    partitioning of its value (pmod(hash(value), tasks), Spark's `hash` being HashPartitioning's murmur3
+    with seed 42) is the bucket modulo the task count, so every task writes an equal share of buckets."""
+    df = probe.range(500).selectExpr("CAST(id * 7919 - 250 AS BIGINT) AS c")
+    rows = df.selectExpr(f"pmod(hash(probe.hive_v2_bucket_{n}_route_{tasks}(c)), {tasks}) AS task",
+                         f"probe.hive_v2_bucket_{n}(c) % {tasks} AS want").collect()
+    assert [r.task for r in rows] == [r.want for r in rows]
+
+
 @pytest.mark.parametrize("version", [1, 2])
 def test_nan_payloads_hash_as_the_canonical_nan(oracle, version):
     """Java's floatToIntBits/doubleToLongBits (Hive's, and HiveHash's) fold every NaN bit pattern into

@@ -68,8 +68,16 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     return out;
   }
 
+  /**
+   * Rows clustered by (partition, bucket). An unpartitioned table's {@link #requiredNumPartitions} tasks
+   * get an equal share of its buckets: bucket b goes to task {@code b % tasks}
+   * ({@link HiveBucketFunction#routeTransform}).
+   */
   @Override
   public Distribution requiredDistribution() {
+    if (table.partitionSchema.isEmpty()) {
+      return Distributions.clustered(new Expression[] {table.routeTransform(requiredNumPartitions())});
+    }
     List<Expression> keys = new ArrayList<>(List.of(partitionRefs()));
     keys.add(table.bucketTransform());
     return Distributions.clustered(keys.toArray(new Expression[0]));

@@ -55,24 +55,27 @@ import org.apache.spark.sql.types.StructType;
 public final class HiveBucketFunction implements UnboundFunction {
   /** The name Spark looks up for {@code Expressions.bucket(n, col)}. */
   public static final String BUCKET = "bucket";
-  private static final Pattern NAMED = Pattern.compile("hive_v([12])_(varchar_)?bucket_([1-9][0-9]{0,8})");
+  private static final Pattern NAMED = Pattern.compile(
+      "hive_v([12])_(varchar_)?bucket_([1-9][0-9]{0,8})(?:_route_([1-9][0-9]{0,4}))?");
 
   private final String name;
   private final int version;
   private final boolean varchar;
   private final int numBuckets;  // -1: the count is the first argument (bucket(n, col))
+  private final int route;  // > 0: the routed form (see routeName)
 
   /** The {@code bucket(numBuckets, col)} form, hashing with {@code version} for every table. */
   public HiveBucketFunction(int version) {
-    this(BUCKET, version, false, -1);
+    this(BUCKET, version, false, -1, 0);
   }
 
-  private HiveBucketFunction(String name, int version, boolean varchar, int numBuckets) {
+  private HiveBucketFunction(String name, int version, boolean varchar, int numBuckets, int route) {
     HiveHash.checkVersion(version);
     this.name = name;
     this.version = version;
     this.varchar = varchar;
     this.numBuckets = numBuckets;
+    this.route = route;
   }
 
   /** The function a name from {@link #nameFor} stands for, or null when the name is not one of ours. */
@@ -81,7 +84,8 @@ public final class HiveBucketFunction implements UnboundFunction {
     if (!m.matches()) {
       return null;
     }
-    return new HiveBucketFunction(name, Integer.parseInt(m.group(1)), m.group(2) != null, Integer.parseInt(m.group(3)));
+    return new HiveBucketFunction(name, Integer.parseInt(m.group(1)), m.group(2) != null, Integer.parseInt(m.group(3)),
+        m.group(4) == null ? 0 : Integer.parseInt(m.group(4)));
   }
 
   /**
@@ -102,9 +106,23 @@ public final class HiveBucketFunction implements UnboundFunction {
     return "hive_v" + version + (varchar ? "_varchar" : "") + "_bucket_" + numBuckets;
   }
 
-  /** The transform a table reports in its KeyGroupedPartitioning (and write distribution). */
+  /** The transform a table reports in its KeyGroupedPartitioning (and a partitioned table's write distribution). */
   public static Transform transform(int version, String hiveType, int numBuckets, String column) {
     return Expressions.apply(nameFor(version, hiveType, numBuckets), FieldReference.column(column));
+  }
+
+  /**
+   * The write distribution of an unpartitioned table written by {@code tasks} tasks: a transform
+   * whose value Spark's hash partitioning ({@code pmod(murmur3(value, 42), tasks)}, how it clusters
+   * a write) sends to task {@code bucket % tasks}, so each task gets an equal share of the buckets.
+   * Clustered by the bucket id itself, Spark's hash put 64 buckets into 8 tasks as 5 to 12 each:
+   * the write lasted as long as its largest task. Named {@code <nameFor>_route_<tasks>}.
+   */
+  public static Transform routeTransform(int version, String hiveType, int numBuckets, int tasks, String column) {
+    if (tasks < 1 || tasks > 99_999) {
+      throw new IllegalArgumentException("bucketkit: a write's task count must be 1 to 99999, got " + tasks);
+    }
+    return Expressions.apply(nameFor(version, hiveType, numBuckets) + "_route_" + tasks, FieldReference.column(column));
   }
 
   @Override
@@ -115,7 +133,8 @@ public final class HiveBucketFunction implements UnboundFunction {
   @Override
   public String description() {
     return name + (numBuckets < 0 ? "(numBuckets, col)" : "(col)") + ": Hive bucketing v" + version
-        + " bucket id, (hash & Integer.MAX_VALUE) % numBuckets, as Hive and Trino place rows";
+        + " bucket id, (hash & Integer.MAX_VALUE) % numBuckets, as Hive and Trino place rows"
+        + (route > 0 ? "; routed: an int that Spark's hash partitioning into " + route + " sends to bucket % " + route : "");
   }
 
   /**
@@ -144,7 +163,7 @@ public final class HiveBucketFunction implements UnboundFunction {
           + "-0.0 as one key but Hive hashes them into different buckets, so the bucketing cannot be reported");
     }
     DataType[] inputs = numBuckets < 0 ? new DataType[] {DataTypes.IntegerType, column} : new DataType[] {column};
-    return new Bound(name, version, type, numBuckets, inputs);
+    return new Bound(name, version, type, numBuckets, inputs, route);
   }
 
   /** Hive's bucket id for one column type and version. */
@@ -157,8 +176,9 @@ public final class HiveBucketFunction implements UnboundFunction {
     private final int numBuckets;
     private final DataType[] inputs;
     private final int fast;  // HiveHash.Type.unboxed(): the common key types read unboxed
+    private final int[] routes;  // the routed form: routes[t] goes to task t of routes.length (else null)
 
-    Bound(String name, int version, HiveHash.Type type, int numBuckets, DataType[] inputs) {
+    Bound(String name, int version, HiveHash.Type type, int numBuckets, DataType[] inputs, int route) {
       this.name = name;
       this.version = version;
       this.type = type;
@@ -166,6 +186,26 @@ public final class HiveBucketFunction implements UnboundFunction {
       this.numBuckets = numBuckets;
       this.inputs = inputs;
       this.fast = type.unboxed();
+      this.routes = route > 0 ? routingKeys(route) : null;
+    }
+
+    /**
+     * For each task {@code t < tasks} the first int whose Spark hash partition among {@code tasks} is
+     * {@code t}: {@code pmod(Murmur3_x86_32.hashInt(v, 42), tasks)}, what Spark's {@code HashPartitioning}
+     * computes for an int (bucketkit.spark.writer.routing_keys does the same for bucketkit.write).
+     */
+    static int[] routingKeys(int tasks) {
+      int[] out = new int[tasks];
+      java.util.Arrays.fill(out, -1);
+      int found = 0;
+      for (int v = 0; found < tasks; v++) {
+        int t = Math.floorMod(org.apache.spark.unsafe.hash.Murmur3_x86_32.hashInt(v, 42), tasks);
+        if (out[t] < 0) {
+          out[t] = v;
+          found++;
+        }
+      }
+      return out;
     }
 
     @Override
@@ -194,7 +234,8 @@ public final class HiveBucketFunction implements UnboundFunction {
      */
     @Override
     public String canonicalName() {
-      return "bucketkit.hive_v" + version + "(" + type.hashClass(version) + ")" + (numBuckets < 0 ? "" : "[" + numBuckets + "]");
+      return "bucketkit.hive_v" + version + "(" + type.hashClass(version) + ")" + (numBuckets < 0 ? "" : "[" + numBuckets + "]")
+          + (routes == null ? "" : " routed to " + routes.length + " tasks");
     }
 
     /** What EXPLAIN shows for the transform, e.g. {@code bucketkit.hive_v2(bigint)[8]}. */
@@ -207,6 +248,11 @@ public final class HiveBucketFunction implements UnboundFunction {
        cannot be told from 0, and Hive's v2 hash of 0 is not NULL's 0. */
     @Override
     public Integer produceResult(InternalRow row) {
+      int b = bucket(row);
+      return routes == null ? b : routes[b % routes.length];
+    }
+
+    private int bucket(InternalRow row) {
       int v = numBuckets < 0 ? 1 : 0;
       int n = numBuckets < 0 ? row.getInt(0) : numBuckets;
       if (row.isNullAt(v)) {
@@ -259,8 +305,8 @@ public final class HiveBucketFunction implements UnboundFunction {
       return new Modulo(otherNumBuckets);
     }
 
-    private boolean sameHash(Bound other) {
-      return version == other.version && type.hashClass(version).equals(other.type.hashClass(other.version));
+    private boolean sameHash(Bound other) {  // bucket ids both ways: routed values do not reduce
+      return routes == null && other.routes == null && hashesAs(other);
     }
   }
 

@@ -540,6 +540,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     return bucketTransform(buckets);
   }
 
+  /** The transform whose values Spark's hash partitioning into {@code tasks} sends bucket b to task {@code b % tasks}. */
+  org.apache.spark.sql.connector.expressions.Transform routeTransform(int tasks) {
+    return HiveBucketFunction.routeTransform(version, bucketHiveType, buckets, tasks, bucketColumn);
+  }
+
   /** The transform of the table's hash into {@code count} buckets, a divisor of its own count. */
   org.apache.spark.sql.connector.expressions.Transform bucketTransform(int count) {
     return HiveBucketFunction.transform(version, bucketHiveType, count, bucketColumn);
