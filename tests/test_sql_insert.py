@@ -184,6 +184,22 @@ def test_open_files_are_bounded_and_extra_files_stay_valid(spark, src, tmp_path)
     assert rows(spark, "SELECT * FROM sqli_bounded") == rows(spark, f"SELECT k, v FROM {src}")
 
 
+def test_unpartitioned_insert_routes_each_bucket_to_one_task_in_generated_code(spark, tmp_path):
+    """NULL keys included, every bucket's rows reach one task (one file a bucket, no copies), routed by
+    generated code (HiveBucketFunction.route over the bucket id), not Spark's row-by-row V2 function call."""
+    root = create(spark, "sqli_routed", tmp_path, buckets=16, cols="k BIGINT, v STRING")
+    spark.range(3000).selectExpr("CASE WHEN id % 10 = 0 THEN NULL ELSE id * 7919 END AS k",
+                                 "CAST(id AS STRING) AS v").createOrReplaceTempView("sqli_routed_src")
+    insert = "INSERT INTO sqli_routed SELECT * FROM sqli_routed_src"
+    plan = spark.sql(f"EXPLAIN {insert}").first()[0]
+    assert "HiveBucketFunction.route(" in plan and "hive_v2_bucket_16_route" not in plan, plan
+    spark.sql(insert)
+    files = data_files(root)
+    assert [int(f.split("_")[0]) for f in files] == list(range(16)) and not any("_copy_" in f for f in files), files
+    assert bucketkit.validate(load_table(spark, "sqli_routed")).ok
+    assert rows(spark, "SELECT * FROM sqli_routed") == rows(spark, "SELECT * FROM sqli_routed_src")
+
+
 def test_sorted_by_tables_get_sorted_files(spark, src, tmp_path):
     import pyarrow.orc as orc
 

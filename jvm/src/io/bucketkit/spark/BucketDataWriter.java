@@ -65,7 +65,6 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     final String[] partitionNames;
     final DataType[] partitionTypes;
     final int keyOrdinal;
-    final DataType keyType;
     final HiveBucketFunction.Bound function;  // null: the int column at keyOrdinal holds the bucket
     final int buckets;
     final String jobTracker;
@@ -74,7 +73,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     final int orcBatchSize;  // > 0: ORC files of flat primitive columns, written by OrcRowWriter
 
     private Factory(Configuration conf, OutputWriterFactory writers, int orcBatchSize, String staging,
-            StructType dataSchema, String[] partitionNames, DataType[] partitionTypes, int keyOrdinal, DataType keyType,
+            StructType dataSchema, String[] partitionNames, DataType[] partitionTypes, int keyOrdinal,
             HiveBucketFunction.Bound function, int buckets, String jobTracker, boolean sorted, int maxOpenFiles) {
       this.conf = new SerializableConfiguration(conf);
       this.writers = writers;
@@ -84,7 +83,6 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
       this.partitionNames = partitionNames;
       this.partitionTypes = partitionTypes;
       this.keyOrdinal = keyOrdinal;
-      this.keyType = keyType;
       this.function = function;
       this.buckets = buckets;
       this.jobTracker = jobTracker;
@@ -98,7 +96,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
      */
     static Factory create(org.apache.spark.sql.classic.SparkSession spark, String format, String compression,
                           String staging, StructType dataSchema, String[] partitionNames, DataType[] partitionTypes,
-                          int keyOrdinal, DataType keyType, HiveBucketFunction.Bound function, int buckets,
+                          int keyOrdinal, HiveBucketFunction.Bound function, int buckets,
                           boolean sorted, int maxOpenFiles) throws IOException {
       org.apache.hadoop.mapreduce.Job job = org.apache.hadoop.mapreduce.Job.getInstance(
           spark.sessionState().newHadoopConf());
@@ -111,7 +109,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
       int orcBatchSize = "orc".equals(format) && OrcRowWriter.supports(dataSchema)
           ? spark.sessionState().conf().orcVectorizedWriterBatchSize() : 0;
       return new Factory(job.getConfiguration(), writers, orcBatchSize, staging, dataSchema, partitionNames, partitionTypes,
-          keyOrdinal, keyType, function, buckets, "bucketkit" + System.currentTimeMillis(), sorted, maxOpenFiles);
+          keyOrdinal, function, buckets, "bucketkit" + System.currentTimeMillis(), sorted, maxOpenFiles);
     }
 
     @Override
@@ -170,7 +168,7 @@ final class BucketDataWriter implements DataWriter<InternalRow> {
     if (f.function == null) {  // the bucket id is a column (bucketkit.write's staged rows)
       b = row.getInt(f.keyOrdinal);
     } else {
-      b = f.function.bucketOf(row.isNullAt(f.keyOrdinal) ? null : row.get(f.keyOrdinal, f.keyType), f.buckets);
+      b = f.function.bucketOf(row, f.keyOrdinal, f.buckets);
     }
     if (byBucket != null) {
       current = byBucket[b] != null ? byBucket[b] : openUnsorted(b);

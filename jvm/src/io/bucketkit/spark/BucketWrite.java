@@ -207,7 +207,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     coordinator = CommitCoordinator.begin(spark, what(), request());
     try {
       return BucketDataWriter.Factory.create(spark, table.format, compression(), coordinator.staging(), dataSchema,
-          partNames, partTypes, key, query.fields()[key].dataType(), table.function, table.buckets, sorted(),
+          partNames, partTypes, key, table.function, table.buckets, sorted(),
           Integer.parseInt(spark.conf().get(MAX_OPEN_FILES, "256").trim()));
     } catch (IOException | RuntimeException e) {
       coordinator.abort();

@@ -97,6 +97,14 @@ public final class HiveBucketColumn {
     return staticInvoke("bucketId", h, Literal.create(numBuckets, DataTypes.IntegerType));
   }
 
+  /** {@link HiveBucketFunction#route}{@code (bucket id of key, tasks)}, in generated code. */
+  static Expression routed(Expression key, HiveHash.Type type, int version, int numBuckets, int tasks) {
+    Expression bucket = expression(new Expression[] {key}, new String[] {type.toString()}, version, numBuckets);
+    return new StaticInvoke(HiveBucketFunction.class, DataTypes.IntegerType, "route",
+        seq(bucket, Literal.create(tasks, DataTypes.IntegerType)),
+        CollectionConverters.asScala(new ArrayList<AbstractDataType>()).toSeq(), false, false, true, Option.empty());
+  }
+
   private static Expression invoke(KeyHash target, Expression key) {
     Expression object = Literal.create(target, new ObjectType(KeyHash.class));
     // propagateNull: a NULL key yields NULL (coalesced to Hive's 0) instead of reaching hash()

@@ -195,6 +195,13 @@ public final class HiveBucketFunction implements UnboundFunction {
      * computes for an int (bucketkit.spark.writer.routing_keys does the same for bucketkit.write).
      */
     static int[] routingKeys(int tasks) {
+      return ROUTES.computeIfAbsent(tasks, Bound::findRoutingKeys);
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<Integer, int[]> ROUTES =
+        new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static int[] findRoutingKeys(int tasks) {
       int[] out = new int[tasks];
       java.util.Arrays.fill(out, -1);
       int found = 0;
@@ -248,13 +255,12 @@ public final class HiveBucketFunction implements UnboundFunction {
        cannot be told from 0, and Hive's v2 hash of 0 is not NULL's 0. */
     @Override
     public Integer produceResult(InternalRow row) {
-      int b = bucket(row);
+      int b = bucketOf(row, numBuckets < 0 ? 1 : 0, numBuckets < 0 ? row.getInt(0) : numBuckets);
       return routes == null ? b : routes[b % routes.length];
     }
 
-    private int bucket(InternalRow row) {
-      int v = numBuckets < 0 ? 1 : 0;
-      int n = numBuckets < 0 ? row.getInt(0) : numBuckets;
+    /** The bucket among {@code n} of the value at {@code v} of {@code row} (a null is NULL). */
+    int bucketOf(InternalRow row, int v, int n) {
       if (row.isNullAt(v)) {
         return HiveHash.bucketId(0, n);
       }
@@ -278,6 +284,19 @@ public final class HiveBucketFunction implements UnboundFunction {
     /** The bucket count (negative: the count is the function's first argument). */
     int numBuckets() {
       return numBuckets;
+    }
+
+    /**
+     * The routed form as an expression Spark generates code for ({@link HiveBucketColumn}'s bucket id,
+     * then {@link #route}), or null for the plain form. Spark evaluates a V2 function without a
+     * magic method row by row, boxing each key; a write's shuffle runs this once a row.
+     */
+    org.apache.spark.sql.catalyst.expressions.Expression routedExpression(
+        org.apache.spark.sql.catalyst.expressions.Expression key) {
+      if (routes == null || numBuckets < 1) {
+        return null;
+      }
+      return HiveBucketColumn.routed(key, type, version, numBuckets, routes.length);
     }
 
     /** The bucket of one Spark internal value (a null is NULL). */
@@ -308,6 +327,11 @@ public final class HiveBucketFunction implements UnboundFunction {
     private boolean sameHash(Bound other) {  // bucket ids both ways: routed values do not reduce
       return routes == null && other.routes == null && hashesAs(other);
     }
+  }
+
+  /** The int Spark's hash partitioning into {@code tasks} sends to task {@code bucket % tasks} (generated code calls it). */
+  public static int route(int bucket, int tasks) {
+    return Bound.routingKeys(tasks)[bucket % tasks];
   }
 
   /** Reduces a bucket id of kN buckets to the bucket of N that holds the same hashes. */

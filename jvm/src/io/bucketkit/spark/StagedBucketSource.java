@@ -109,8 +109,8 @@ public final class StagedBucketSource implements TableProvider {
       }
       try {
         return BucketDataWriter.Factory.create(spark, options.get("format"), options.getOrDefault("compression", "snappy"),
-            options.get("staging"), dataSchema, partNames, partTypes, fields.length - 1,
-            fields[fields.length - 1].dataType(), null, options.getInt("buckets", 0), options.getBoolean("sorted", true),
+            options.get("staging"), dataSchema, partNames, partTypes, fields.length - 1, null,
+            options.getInt("buckets", 0), options.getBoolean("sorted", true),
             options.getInt("maxOpenFiles", 256));
       } catch (IOException e) {
         throw new UncheckedIOException("bucketkit: preparing the staged write to " + options.get("staging"), e);
