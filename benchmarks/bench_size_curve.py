@@ -12,7 +12,7 @@ them lose. At each size (100k, 1M, 10M rows; ``--scale`` multiplies them), two O
   bucket, against Spark's own Hive-bucketed ``INSERT OVERWRITE`` of the same cached rows (a table without
   ``bucketing_version``, written with the catalog off: with it on, bucketkit writes that v1 table too).
 
-Medians of interleaved runs (15 for queries under a second warm, 5 above; writes 5 and 3), rows checked equal
+Medians of interleaved runs (15 for queries under a second warm, 5 above; writes 5), rows checked equal
 first; the best-of ratio is in the notes.
 """
 
@@ -143,7 +143,7 @@ def writes(spark: Any, n: int) -> list[BenchResult]:
         bucketkit.write(rows, "k", BUCKETS, path=str(root / "api"), mode="overwrite")
 
     goal = 0.8 if n >= 10_000_000 else 1.2
-    runs = 3 if n >= 10_000_000 else 5
+    runs = 5
     notes = f"{n:,} rows (bigint, int, string), {BUCKETS} buckets, ORC, input in 2 partitions, 2 cores"
     out = [_medians(f"SQL INSERT OVERWRITE through the catalog ({n:,} rows)", sql_insert, spark_insert,
                     WRITE_BASELINE, notes, n, goal, runs),
