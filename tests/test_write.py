@@ -208,6 +208,41 @@ def test_bucket_types_override_changes_the_hash(spark, tmp_path):
             assert bucket_number(hive_hash([row["name"]], ["varchar(20)"], 1), 8) == f.bucket
 
 
+def _staged_write_plan(spark) -> str:
+    """The physical plan of the session's last staged write (bucketkit.write's Spark job)."""
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    for i in reversed(range(executions.size())):
+        plan = executions.apply(i).physicalPlanDescription()
+        if "bucketkit staged write" in plan:
+            return plan
+    raise AssertionError("no staged write ran")
+
+
+@pytest.mark.parametrize("keys, types, hashed_by_writer", [
+    (["k"], None, True),  # bigint: the JVM writer hashes the key itself
+    (["s"], {"s": "varchar(20)"}, True),  # v1 hashes varchar unlike string: the writer must know
+    (["i"], {"i": "bigint"}, False),  # an int declared bigint: the id column casts and hashes as bigint
+    (["d"], None, False),  # double
+    (["k", "s"], None, False),  # two keys
+])
+@pytest.mark.parametrize("version", [1, 2])
+def test_bucket_ids_from_the_writer_or_a_column_place_rows_as_hive(spark, tmp_path, keys, types, hashed_by_writer,
+                                                                  version):
+    df = spark.range(300).selectExpr("id * 7919 % 1000 - 300 AS k", "concat('s', CAST(id % 37 AS STRING)) AS s",
+                                     "CAST(id % 50 AS INT) AS i", "CAST(id AS DOUBLE) / 3 AS d")
+    root = str(tmp_path / "t")
+    result = bucketkit.write(df, keys, 8, path=root, bucketing_version=version, bucket_types=types)
+    plan = _staged_write_plan(spark)
+    assert ("bucketkit_bucket" not in plan) == hashed_by_writer, plan
+    hive_types = read_spec(root).bucket_types
+    placed = 0
+    for f in result.files:
+        for row in read_file(Path(f.path), "orc"):
+            assert bucket_number(hive_hash([row[c] for c in keys], list(hive_types), version), 8) == f.bucket, row
+            placed += 1
+    assert placed == 300
+
+
 def test_two_concurrent_appends_both_land(spark, source, tmp_path):
     root = str(tmp_path / "t")
     bucketkit.write(source.limit(0), "k", 4, path=root)

@@ -249,6 +249,26 @@ def _largest_divisor(n: int, at_most: int) -> int:
     return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
 
 
+#: Hive key types whose Spark column (of this simpleString) bucketkit's JVM writer hashes itself; "string" also
+#: stands for varchar(n). Others (float, double: Spark folds -0.0; decimals, timestamps, nested) carry the id.
+_WRITER_HASHED = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "int": "int",
+                  "bigint": "bigint", "string": "string", "date": "date"}
+
+
+def _writer_hashed_key(spec: TableSpec, out: Any) -> int | None:
+    """The data column the JVM writer computes the bucket id from (one key, its Spark type the Hive
+    type's), or None: then the rows carry the id as a column."""
+    if len(spec.bucketed_by) != 1:
+        return None
+    hive = spec.bucket_types[0].lower()
+    want = "string" if hive.startswith("varchar(") else _WRITER_HASHED.get(hive)
+    names = [c.lower() for c, _ in spec.columns]
+    ordinal = names.index(spec.bucketed_by[0].lower()) if spec.bucketed_by[0].lower() in names else -1
+    if want is None or ordinal < 0 or out.schema.fields[ordinal].dataType.simpleString() != want:
+        return None
+    return ordinal
+
+
 def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_tasks: int | None) -> None:
     """Shuffle, sort and write ``df`` with Spark's own writer: one file per (partition, bucket) at ``uri``."""
     from pyspark.sql import functions as F
@@ -273,9 +293,10 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
         n = num_tasks or _largest_divisor(spec.bucket_count, default)
         keys = F.array(*[F.lit(k) for k in routing_keys(n)])
         out = out.repartition(n, F.element_at(keys, key % n + 1))
-    if jar:
+    hashed = _writer_hashed_key(spec, out) if jar else None
+    if jar and hashed is None:
         out = out.withColumn(BUCKET_COLUMN, bucket)
-    order = [F.col(c) for c in parts] + [F.col(BUCKET_COLUMN)]
+    order = [F.col(c) for c in parts] + [bucket if hashed is not None else F.col(BUCKET_COLUMN)]
     order += [F.col(s.column).asc() if s.ascending else F.col(s.column).desc() for s in spec.sorted_by]
     sort = bool(parts or spec.sorted_by)
     if not jar:  # no bucketkit jar in this session: Spark's partitionBy writer
@@ -285,6 +306,9 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
         return
     # The SQL INSERT's writer: one open file per bucket of a task, so only partitioned or sorted
     # tables pay for a sort (docs/writing.md, step 4).
+    # One key whose Spark type is its Hive type's: the writer hashes it (no bucket id column to project in).
+    key = {} if hashed is None else {"keyOrdinal": str(hashed), "bucketVersion": str(spec.bucketing_version),
+                                     "bucketType": spec.bucket_types[0]}
     (out.sortWithinPartitions(*order) if sort else out).write.format(STAGED_SOURCE).mode("append").options(
         staging=uri, format=spec.file_format, compression=compression, buckets=str(spec.bucket_count),
-        dataColumns=str(len(spec.columns)), partitionColumns=str(len(parts)), sorted=str(sort).lower()).save()
+        dataColumns=str(len(spec.columns)), partitionColumns=str(len(parts)), sorted=str(sort).lower(), **key).save()

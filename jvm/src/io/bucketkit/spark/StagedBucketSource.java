@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.Map;
 import java.util.Set;
 
+import io.bucketkit.hive.HiveHash;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -33,7 +34,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * commits). Options: {@code staging}, {@code format} (orc|parquet), {@code compression},
  * {@code buckets}, {@code dataColumns} (how many leading columns go into the files), {@code partitionColumns}
  * (how many follow), {@code sorted} (rows arrive sorted by partition and bucket), and
- * {@code maxOpenFiles}. The job commit is bucketkit's (Python), so Spark's is empty here.
+ * {@code maxOpenFiles}. With {@code keyOrdinal}, {@code bucketVersion} and {@code bucketType} (one
+ * bucket column, of the Hive type whose Spark type it has) the rows carry no bucket id: the writer
+ * computes it from that data column with {@link HiveBucketFunction} (10M rows: one projection of
+ * every row fewer). The job commit is bucketkit's (Python), so Spark's is empty here.
  */
 public final class StagedBucketSource implements TableProvider {
   @Override
@@ -95,8 +99,9 @@ public final class StagedBucketSource implements TableProvider {
       SparkSession spark = SparkSession.active();
       int data = options.getInt("dataColumns", -1);
       int parts = options.getInt("partitionColumns", 0);
+      int key = options.getInt("keyOrdinal", -1);
       StructField[] fields = schema.fields();
-      if (data < 1 || data + parts + 1 != fields.length) {
+      if (data < 1 || data + parts + (key < 0 ? 1 : 0) != fields.length || key >= data) {
         throw new IllegalArgumentException("bucketkit: staged write of " + schema.simpleString() + ": dataColumns="
             + data + ", partitionColumns=" + parts + " do not leave exactly one bucket column");
       }
@@ -109,12 +114,25 @@ public final class StagedBucketSource implements TableProvider {
       }
       try {
         return BucketDataWriter.Factory.create(spark, options.get("format"), options.getOrDefault("compression", "snappy"),
-            options.get("staging"), dataSchema, partNames, partTypes, fields.length - 1, null,
+            options.get("staging"), dataSchema, partNames, partTypes, key < 0 ? fields.length - 1 : key,
+            key < 0 ? null : function(fields[key], options.getInt("bucketVersion", 0), options.get("bucketType"),
+                options.getInt("buckets", 0)),
             options.getInt("buckets", 0), options.getBoolean("sorted", true),
             options.getInt("maxOpenFiles", 256));
       } catch (IOException e) {
         throw new UncheckedIOException("bucketkit: preparing the staged write to " + options.get("staging"), e);
       }
+    }
+
+    /** Hive's bucket function of {@code column}, whose Spark type must be the one of {@code hiveType}. */
+    private static HiveBucketFunction.Bound function(StructField column, int version, String hiveType, int buckets) {
+      DataType declared = HiveHash.Type.parse(hiveType).sparkType();
+      if (!declared.sameType(column.dataType())) {
+        throw new IllegalArgumentException("bucketkit: staged write: bucket column " + column.name() + " is "
+            + column.dataType().simpleString() + ", not " + declared.simpleString() + " as its Hive type " + hiveType);
+      }
+      return (HiveBucketFunction.Bound) HiveBucketFunction.forName(HiveBucketFunction.nameFor(version, hiveType, buckets))
+          .bind(new StructType(new StructField[] {column}));
     }
 
     @Override
