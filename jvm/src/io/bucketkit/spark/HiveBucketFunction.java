@@ -62,7 +62,7 @@ public final class HiveBucketFunction implements UnboundFunction {
   private final int version;
   private final boolean varchar;
   private final int numBuckets;  // -1: the count is the first argument (bucket(n, col))
-  private final int route;  // > 0: the routed form (see routeName)
+  private final int route;  // > 0: the routed form ({@link #routeTransform}): the tasks it routes to
 
   /** The {@code bucket(numBuckets, col)} form, hashing with {@code version} for every table. */
   public HiveBucketFunction(int version) {
