@@ -51,12 +51,15 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
       @Override
       public SparkPlan apply(SparkPlan p) {
         ShuffleExchangeExec exchange = (ShuffleExchangeExec) p;
-        BatchScanExec exec = alike(exchange);
-        BucketScan scan = exec == null ? null
-            : ((BucketScan) exec.scan()).forWrite(((HiveBucketFunction.Bound) ((ApplyFunctionExpression)
-                ((HashPartitioning) exchange.outputPartitioning()).expressions().head()).function()).numBuckets());
+        ApplyFunctionExpression call = bucketCall(exchange);
+        if (call == null) {
+          return exchange;
+        }
+        HiveBucketFunction.Bound target = (HiveBucketFunction.Bound) call.function();
+        BatchScanExec exec = alike(exchange, call, target);
+        BucketScan scan = exec == null ? null : ((BucketScan) exec.scan()).forWrite(target.numBuckets());
         if (scan == null) {
-          return routedByCode(exchange);
+          return routedByCode(exchange, call, target);
         }
         BatchScanExec read = SparkCompat.withScan(exec, scan);
         return PlanEdits.replaced(exchange.child(), exec, read);
@@ -68,15 +71,11 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
    * The shuffle of an unpartitioned table's write, clustered by the routed bucket function
    * ({@link HiveBucketFunction#routeTransform}), with that function as code Spark generates
    * ({@link HiveBucketFunction.Bound#routedExpression}): the same task for every row, computed without
-   * boxing each key (10M rows: ~0.2 s less). Any other shuffle is returned as it is.
+   * boxing each key (10M rows: ~0.2 s less). A shuffle by the plain bucket function is returned as it is.
    */
-  private static SparkPlan routedByCode(ShuffleExchangeExec exchange) {
-    if (!(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.expressions().size() != 1
-        || !(hash.expressions().head() instanceof ApplyFunctionExpression apply)
-        || !(apply.function() instanceof HiveBucketFunction.Bound routed) || apply.children().size() != 1) {
-      return exchange;
-    }
-    org.apache.spark.sql.catalyst.expressions.Expression code = routed.routedExpression(apply.children().head());
+  private static SparkPlan routedByCode(ShuffleExchangeExec exchange, ApplyFunctionExpression call,
+                                        HiveBucketFunction.Bound routed) {
+    org.apache.spark.sql.catalyst.expressions.Expression code = routed.routedExpression(call.children().head());
     if (code == null) {
       return exchange;
     }
@@ -85,7 +84,7 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
             org.apache.spark.sql.catalyst.expressions.Expression>() {
           @Override
           public boolean isDefinedAt(org.apache.spark.sql.catalyst.expressions.Expression e) {
-            return e == apply;
+            return e == call;
           }
 
           @Override
@@ -96,12 +95,23 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
         });
   }
 
-  /** The keyed bucketkit scan under {@code exchange} of the column it clusters by, hashed alike, or null. */
-  private static BatchScanExec alike(ShuffleExchangeExec exchange) {
+  /** The call of one of bucketkit's bucket functions on one argument that {@code exchange} clusters by, or null. */
+  private static ApplyFunctionExpression bucketCall(ShuffleExchangeExec exchange) {
     if (!(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.expressions().size() != 1
-        || !(hash.expressions().head() instanceof ApplyFunctionExpression apply)
-        || !(apply.function() instanceof HiveBucketFunction.Bound target) || apply.children().size() != 1
-        || !(apply.children().head() instanceof AttributeReference column)) {
+        || !(hash.expressions().head() instanceof ApplyFunctionExpression call)
+        || !(call.function() instanceof HiveBucketFunction.Bound) || call.children().size() != 1) {
+      return null;
+    }
+    return call;
+  }
+
+  /**
+   * The keyed bucketkit scan under {@code exchange} of the column its bucket function {@code call}
+   * ({@code target}) clusters by, hashed alike, or null.
+   */
+  private static BatchScanExec alike(ShuffleExchangeExec exchange, ApplyFunctionExpression call,
+                                     HiveBucketFunction.Bound target) {
+    if (!(call.children().head() instanceof AttributeReference column)) {
       return null;
     }
     SparkPlan child = exchange.child();
