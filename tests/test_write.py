@@ -17,7 +17,7 @@ from bucketkit.hashing.hive import bucket_number, hive_hash
 from bucketkit.layout.metadata import read_spec
 from bucketkit.layout.naming import bucket_of
 from bucketkit.spark.writer import routing_keys
-from support.sparkown import spark_insert
+from support.sparkown import last_plan, spark_insert
 
 N = 600
 
@@ -210,12 +210,7 @@ def test_bucket_types_override_changes_the_hash(spark, tmp_path):
 
 def _staged_write_plan(spark) -> str:
     """The physical plan of the session's last staged write (bucketkit.write's Spark job)."""
-    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
-    for i in reversed(range(executions.size())):
-        plan = executions.apply(i).physicalPlanDescription()
-        if "bucketkit staged write" in plan:
-            return plan
-    raise AssertionError("no staged write ran")
+    return last_plan(spark, "bucketkit staged write")
 
 
 @pytest.mark.parametrize("keys, types, hashed_by_writer", [

@@ -67,3 +67,13 @@ def scans(plan: str) -> list[str]:
 def unbucketed_scans(plan: str) -> list[str]:
     """The lines of ``plan`` that are bucketkit's scans of files it cannot vouch for, read unbucketed."""
     return re.findall(r"BatchScan \S+\[[^\]]*\] bucketkit \S+ read unbucketed .*", plan)
+
+
+def last_plan(spark, containing: str) -> str:
+    """The physical plan (the final one, where adaptive) of the session's last query whose plan has ``containing``."""
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    for i in reversed(range(executions.size())):
+        plan = executions.apply(i).physicalPlanDescription()
+        if containing in plan:
+            return plan
+    raise AssertionError(f"no query with {containing!r} in its plan ran")

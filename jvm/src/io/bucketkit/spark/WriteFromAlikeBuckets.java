@@ -28,7 +28,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * its shuffle (two tasks would write each bucket).
  *
  * <p>A shuffle that stays, of an unpartitioned table's write, gets its routing as generated code
- * ({@link #routedByCode}).
+ * ({@link #routedByCode}); any write's shuffle that stays moves its rows packed ({@link PackedShuffle}).
  *
  * <p>Applied where adaptive execution prepares a query (Spark's {@code queryStagePrepRules}); the
  * writer itself places any row correctly, so a shuffle left in place only costs time.
@@ -53,18 +53,24 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
         ShuffleExchangeExec exchange = (ShuffleExchangeExec) p;
         ApplyFunctionExpression call = bucketCall(exchange);
         if (call == null) {
-          return exchange;
+          return packed(exchange);
         }
         HiveBucketFunction.Bound target = (HiveBucketFunction.Bound) call.function();
         BatchScanExec exec = alike(exchange, call, target);
         BucketScan scan = exec == null ? null : ((BucketScan) exec.scan()).forWrite(target.numBuckets());
         if (scan == null) {
-          return routedByCode(exchange, call, target);
+          return packed(routedByCode(exchange, call, target));
         }
         BatchScanExec read = SparkCompat.withScan(exec, scan);
         return PlanEdits.replaced(exchange.child(), exec, read);
       }
     });
+  }
+
+  /** A write's shuffle that stays, moving its rows packed ({@link PackedShuffle}) unless turned off. */
+  private SparkPlan packed(SparkPlan exchange) {
+    return exchange instanceof ShuffleExchangeExec e && PackedShuffle.clustersByBucket(e)
+        && Boolean.parseBoolean(conf().getConfString(PackedShuffle.ENABLED, "true")) ? PackedShuffle.of(e) : exchange;
   }
 
   /**
