@@ -111,3 +111,13 @@ def test_every_row_reaches_the_task_sparks_own_shuffle_sends_it_to(spark, src, t
             assert ("PackRows" in final_plan(df)) == on
     assert placed[True] == placed[False]
     assert len({t for t, *_ in placed[True]}) > 1
+
+
+@pytest.mark.parametrize("tasks, packed", [(2048, True), (2049, False)])
+def test_a_shuffle_into_more_tasks_than_the_buffer_budget_allows_stays_plain(spark, src, tasks, packed):
+    """32 MB of buffers a map task, none smaller than 16 KB: up to 2,048 tasks."""
+    from bucketkit.spark.hashcol import bucket_id_column
+
+    bucket = bucket_id_column(["k"], ["bigint"], 2, 4096, spark=spark)
+    plan = spark.table(src).repartition(tasks, bucket)._jdf.queryExecution().executedPlan().toString()
+    assert ("PackRows" in plan) == packed, plan

@@ -33,12 +33,13 @@ import scala.jdk.javaapi.CollectionConverters;
  * The same rows reach the same tasks ({@code HashPartitioning.partitionIdExpression} of the write's own
  * clustering picks each row's buffer, and the buffer travels under an int Spark's hash sends to that
  * task), but the shuffle's per-row work — a record's size read from a synchronized stream, its checksum,
- * metrics and boxed partition id — is paid per megabyte: 10M rows of a write shuffle in 1.4 s instead
- * of 1.8 s (docs/writing.md).
+ * metrics and boxed partition id — is paid per megabyte: a 10M-row SQL {@code INSERT} in 3.0 s instead of
+ * 3.9 s (docs/writing.md, step 3).
  *
  * <p>{@link WriteFromAlikeBuckets} (the rule that owns a write's shuffle) applies it to a shuffle that
  * clusters by a bucket id, the shuffle of a bucketkit write ({@link #clustersByBucket}). Memory: at most
- * {@link #BUDGET} bytes of buffers per map task, so a task of many reduce tasks packs smaller buffers.
+ * {@link #BUDGET} bytes of buffers per map task, so a task of many reduce tasks packs smaller buffers,
+ * and a shuffle into more than 2,048 tasks stays Spark's plain one.
  * Off with {@code spark.bucketkit.packedWriteShuffle=false}.
  */
 public final class PackedShuffle {
@@ -46,7 +47,9 @@ public final class PackedShuffle {
   /** The largest buffer (a shuffle record) and what a map task's buffers may hold together. */
   static final int LARGEST = (1 << 20) - (4 << 10);  // a record and its size within one 1 MB page of the shuffle
   static final int BUDGET = 32 << 20;
+  /** The first size of a buffer, and the smallest worth packing (more reduce tasks: Spark's plain shuffle). */
   private static final int FIRST = 64 << 10;
+  private static final int SMALLEST = 16 << 10;
   /** An UnsafeRow of (route int, blob binary): null bits, two fixed slots; the blob follows. */
   private static final int HEADER = 24;
 
@@ -55,8 +58,9 @@ public final class PackedShuffle {
   /** {@code exchange} with its rows moved packed, or {@code exchange} where it does not hash-partition. */
   static SparkPlan of(ShuffleExchangeExec exchange) {
     if (!(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.numPartitions() < 1
-        || !hash.deterministic()) {
-      return exchange;  // a nondeterministic clustering is computed once a row by Spark's shuffle: left to it
+        || hash.numPartitions() > BUDGET / SMALLEST || !hash.deterministic()) {
+      // buffers too small to pay, or a nondeterministic clustering (computed once a row by Spark's shuffle)
+      return exchange;
     }
     AttributeReference route = attribute("route", DataTypes.IntegerType);
     AttributeReference blob = attribute("blob", DataTypes.BinaryType);
@@ -107,7 +111,7 @@ public final class PackedShuffle {
 
   /** A buffer's size for {@code tasks} reduce tasks: 1 MB, less where that many would pass the budget. */
   static int largest(int tasks) {
-    return Math.max(FIRST, Math.min(LARGEST, BUDGET / Math.max(1, tasks)));
+    return Math.min(LARGEST, BUDGET / Math.max(1, tasks));
   }
 
   /** The map side: the child's rows as (route, blob) records, one per full buffer and one per task at the end. */
@@ -262,6 +266,9 @@ public final class PackedShuffle {
     private UnsafeRow advance() {
       if (handedOut >= 0) {
         used[handedOut] = HEADER;
+        if (buffers[handedOut].length > largest) {
+          buffers[handedOut] = null;  // grown for a row larger than a buffer: not kept at that size
+        }
         handedOut = -1;
       }
       if (waiting != null) {
@@ -299,7 +306,7 @@ public final class PackedShuffle {
       int size = row.getSizeInBytes();
       byte[] buffer = buffers[task];
       if (buffer == null) {
-        used[task] = HEADER;
+        used[task] = HEADER;  // a task's first row, or the first after a large row's buffer
       }
       long need = used[task] + 8L + size;
       if (buffer == null || need > buffer.length) {
