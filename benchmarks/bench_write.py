@@ -16,7 +16,9 @@ before bucketkit's JVM column covered every key type; it carries no goal. Each r
 ids + the shuffle that brings every bucket to one task, into a ``noop`` sink): the part of the work
 one file per bucket needs and Spark's tasks x buckets files do not, and a plain unbucketed ORC
 write of the same rows. Their sum over Spark's time is the ``floor`` ratio: no write that moves
-every bucket to one task with Spark's shuffle and Spark's ORC writer can go below it.
+every bucket to one task with Spark's plain shuffle (the exchange here clusters by a column, which
+bucketkit does not pack) and Spark's ORC writer can go below it; bucketkit's packed shuffle and
+``OrcRowWriter`` do.
 """
 
 from __future__ import annotations
