@@ -121,3 +121,22 @@ def test_a_shuffle_into_more_tasks_than_the_buffer_budget_allows_stays_plain(spa
     bucket = bucket_id_column(["k"], ["bigint"], 2, 4096, spark=spark)
     plan = spark.table(src).repartition(tasks, bucket)._jdf.queryExecution().executedPlan().toString()
     assert ("PackRows" in plan) == packed, plan
+
+
+def test_a_coalesced_packed_shuffle_still_clusters_what_follows(spark, src):
+    """Adaptive execution coalesces a shuffle by columns into fewer tasks; the rows keep the clustering, so
+    an aggregate on the bucket id over it needs no second Exchange, as over Spark's own shuffle."""
+    from pyspark.sql import functions as F
+
+    from bucketkit.spark.hashcol import bucket_id_column
+
+    bucket = bucket_id_column(["k"], ["bigint"], 2, 64, spark=spark)
+    results = {}
+    for on in (False, True):
+        with packing(spark, on):
+            df = spark.table(src).repartition(bucket).groupBy(bucket.alias("b")).agg(F.count("*"), F.sum("k"))
+            results[on] = sorted(tuple(r) for r in df.collect())
+            plan = final_plan(df)
+            assert ("PackRows" in plan) == on, plan
+            assert plan.count("Exchange") == 1 and "coalesced" in plan, plan
+    assert results[True] == results[False] and len(results[True]) == 64

@@ -15,6 +15,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke;
+import org.apache.spark.sql.catalyst.plans.physical.CoalescedHashPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.HashPartitioning;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
@@ -182,11 +183,26 @@ public final class PackedShuffle {
       return rows;
     }
 
+    /**
+     * The clustering the packed shuffle replaced, as its read reports it: whole, or coalesced by adaptive
+     * execution into the same boundaries; any other read (split, local) of unknown partitioning.
+     */
     @Override
     public Partitioning outputPartitioning() {
       Partitioning moved = child.outputPartitioning();
-      return moved instanceof HashPartitioning h && h.numPartitions() == clustering.numPartitions()
-          ? clustering : new UnknownPartitioning(moved.numPartitions());
+      if (moved instanceof HashPartitioning h && byRoute(h)) {
+        return clustering;
+      }
+      if (moved instanceof CoalescedHashPartitioning c && byRoute(c.from())) {
+        return new CoalescedHashPartitioning(clustering, c.partitions());
+      }
+      return new UnknownPartitioning(moved.numPartitions());
+    }
+
+    private boolean byRoute(HashPartitioning moved) {
+      return moved.numPartitions() == clustering.numPartitions() && moved.expressions().size() == 1
+          && moved.expressions().head() instanceof Attribute a
+          && a.exprId().equals(child.output().head().exprId());
     }
 
     @Override
