@@ -140,3 +140,29 @@ def test_a_coalesced_packed_shuffle_still_clusters_what_follows(spark, src):
             assert ("PackRows" in plan) == on, plan
             assert plan.count("Exchange") == 1 and "coalesced" in plan, plan
     assert results[True] == results[False] and len(results[True]) == 64
+
+
+def _last_stage_tasks(spark) -> int:
+    tracker = spark.sparkContext.statusTracker()
+    job = tracker.getJobInfo(max(tracker.getJobIdsForGroup(None)))
+    return tracker.getStageInfo(max(job.stageIds)).numTasks
+
+
+def test_a_small_partitioned_insert_is_written_by_as_many_tasks_as_the_session_has_cores(spark, tmp_path):
+    """Adaptive execution coalesces a small write's shuffle into one task (by bytes); its cost follows its files,
+    so the packed shuffle is read again in as many tasks as the session's parallelism (local[2]: 2)."""
+    cores = spark.sparkContext.defaultParallelism
+    spark.range(2000).selectExpr("id * 7919 % 1000 AS k", "CAST(id AS STRING) AS v",
+                                 "CAST(id % 3 AS STRING) AS p").createOrReplaceTempView("packed_small")
+    tasks = {}
+    for on in (False, True):
+        name = f"packed_small_{'on' if on else 'off'}"
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE TABLE {name} (k BIGINT, v STRING) PARTITIONED BY (p STRING) CLUSTERED BY (k) "
+                  f"INTO 16 BUCKETS STORED AS ORC LOCATION '{tmp_path / name}' TBLPROPERTIES ('bucketing_version'='2')")
+        with packing(spark, on):
+            spark.sql(f"INSERT INTO {name} SELECT k, v, p FROM packed_small")
+        tasks[on] = _last_stage_tasks(spark)
+        assert spark_rows(spark, f"SELECT k, v, p FROM {name}") == spark_rows(spark, "SELECT * FROM packed_small")
+        assert len(files_and_rows(tmp_path / name)) == 48  # one file per (partition, bucket): 3 x 16
+    assert tasks == {False: 1, True: cores}, tasks

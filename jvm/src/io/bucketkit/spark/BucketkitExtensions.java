@@ -16,7 +16,8 @@ import scala.runtime.BoxedUnit;
  * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side),
  * {@link HashJoinIntoBuckets} (a join that moved only the plain side hashes it, leaving the bucketed side unsorted),
  * {@link HashJoinBucketPairs} (two tables joined bucket by bucket hash the smaller side's small buckets, unsorted),
- * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows) and
+ * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows; a write's shuffle moves its
+ * rows packed, {@link PackedShuffle}, read in no fewer tasks than the session's parallelism) and
  * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off); and
  * {@link DriverCalls}, the table functions through which the Python API asks the driver what it asks
  * over py4j in a classic session (a Spark Connect client has no py4j).
@@ -42,6 +43,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
       @Override
       public Rule<SparkPlan> apply(SparkSession session) {
         return new WriteFromAlikeBuckets();
+      }
+    });
+    extensions.injectQueryStageOptimizerRule(new AbstractFunction1<SparkSession, Rule<SparkPlan>>() {
+      @Override
+      public Rule<SparkPlan> apply(SparkSession session) {
+        return new PackedShuffle.SpreadTasks();
       }
     });
     extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
