@@ -8,11 +8,11 @@ buffer (1 MB), and some keys are NULL.
 
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 
 import pyarrow.orc as orc
 import pytest
+from support.files import data_files
 from support.sparkown import final_plan, last_plan, spark_rows
 
 import bucketkit
@@ -47,14 +47,10 @@ def src(spark):
 def files_and_rows(root) -> dict[tuple[str, int], list]:
     """Every data file under ``root`` (as its directory relative to it and its bucket) with its rows, in one order."""
     out = {}
-    for d, dirs, files in os.walk(root):
-        dirs[:] = [x for x in dirs if not x.startswith((".", "_"))]
-        for f in files:
-            if not f.startswith((".", "_")):
-                rows = orc.read_table(os.path.join(d, f)).to_pylist()
-                key = (os.path.relpath(d, root), bucket_of(f))
-                assert key not in out, f"two files of bucket {key}"
-                out[key] = sorted(rows, key=repr)
+    for f in data_files(root):
+        key = (str(f.parent.relative_to(root)), bucket_of(f.name))
+        assert key not in out, f"two files of bucket {key}"
+        out[key] = sorted(orc.read_table(str(f)).to_pylist(), key=repr)
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from support.files import data_files
 from support.sparkown import rows_of, spark_rows
 
 import bucketkit
@@ -16,11 +17,6 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.spark.catalog import load_table
 
 pytestmark = pytest.mark.spark
-
-
-def data_files(root):
-    return sorted(p for p in root.rglob("*") if p.is_file() and not any(
-        part.startswith((".", "_")) for part in p.relative_to(root).parts))
 
 
 @pytest.mark.parametrize("partitioned", [False, True])

@@ -12,6 +12,7 @@ import re
 import time
 
 import pytest
+from support import files as support_files
 from support.sparkown import catalog_off, spark_insert
 
 import bucketkit
@@ -49,11 +50,8 @@ def rows(spark, sql):
 
 
 def data_files(root):
-    out = []
-    for d, dirs, files in os.walk(root):
-        dirs[:] = [x for x in dirs if not x.startswith((".", "_"))]
-        out += [os.path.relpath(os.path.join(d, f), root) for f in files if not f.startswith((".", "_"))]
-    return sorted(out)
+    """The data files under ``root`` as paths relative to it."""
+    return sorted(str(p.relative_to(root)) for p in support_files.data_files(root))
 
 
 def assert_clean(root):

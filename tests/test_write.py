@@ -17,6 +17,7 @@ from bucketkit.hashing.hive import bucket_number, hive_hash
 from bucketkit.layout.metadata import read_spec
 from bucketkit.layout.naming import bucket_of
 from bucketkit.spark.writer import routing_keys
+from support.files import data_files
 from support.sparkown import last_plan, spark_insert
 
 N = 600
@@ -35,11 +36,6 @@ def read_back(spark, root: str, fmt: str):
     from pyspark.sql import functions as F
 
     return spark.read.format(fmt).load(root).withColumn("file", F.input_file_name()).collect()
-
-
-def data_files(root) -> list[Path]:
-    return sorted(p for p in Path(root).rglob("*") if p.is_file() and not any(
-        part.startswith((".", "_")) for part in p.relative_to(root).parts))
 
 
 def read_file(path: Path, fmt: str):
