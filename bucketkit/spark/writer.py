@@ -249,10 +249,9 @@ def _largest_divisor(n: int, at_most: int) -> int:
     return max(d for d in range(1, min(n, at_most) + 1) if n % d == 0)
 
 
-#: Hive key types whose Spark column (of this simpleString) bucketkit's JVM writer hashes itself; "string" also
-#: stands for varchar(n). Others (float, double: Spark folds -0.0; decimals, timestamps, nested) carry the id.
-_WRITER_HASHED = {"boolean": "boolean", "tinyint": "tinyint", "smallint": "smallint", "int": "int",
-                  "bigint": "bigint", "string": "string", "date": "date"}
+#: Hive key types bucketkit's JVM writer hashes itself from a Spark column of the same simpleString; "string"
+#: also stands for varchar(n). Others (float, double: Spark folds -0.0; decimals, timestamps, nested) carry the id.
+_WRITER_HASHED = frozenset({"boolean", "tinyint", "smallint", "int", "bigint", "string", "date"})
 
 
 def _writer_hashed_key(spec: TableSpec, out: Any) -> int | None:
@@ -261,7 +260,7 @@ def _writer_hashed_key(spec: TableSpec, out: Any) -> int | None:
     if len(spec.bucketed_by) != 1:
         return None
     hive = spec.bucket_types[0].lower()
-    want = "string" if hive.startswith("varchar(") else _WRITER_HASHED.get(hive)
+    want = "string" if hive.startswith("varchar(") else hive if hive in _WRITER_HASHED else None
     names = [c.lower() for c, _ in spec.columns]
     ordinal = names.index(spec.bucketed_by[0].lower()) if spec.bucketed_by[0].lower() in names else -1
     if want is None or ordinal < 0 or out.schema.fields[ordinal].dataType.simpleString() != want:

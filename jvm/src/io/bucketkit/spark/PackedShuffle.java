@@ -56,9 +56,18 @@ public final class PackedShuffle {
 
   private PackedShuffle() {}
 
-  /** {@code exchange} with its rows moved packed, or {@code exchange} where it does not hash-partition. */
-  static SparkPlan of(ShuffleExchangeExec exchange) {
-    if (!(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.numPartitions() < 1
+  /** Whether the session packs write shuffles ({@link #ENABLED}). */
+  static boolean enabled(org.apache.spark.sql.internal.SQLConf conf) {
+    return Boolean.parseBoolean(conf.getConfString(ENABLED, "true"));
+  }
+
+  /**
+   * {@code exchange} with its rows moved packed where it clusters by a bucket id ({@link #clustersByBucket})
+   * and the session packs, else {@code exchange}.
+   */
+  static SparkPlan of(ShuffleExchangeExec exchange, org.apache.spark.sql.internal.SQLConf conf) {
+    if (!enabled(conf) || !clustersByBucket(exchange)
+        || !(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.numPartitions() < 1
         || hash.numPartitions() > BUDGET / SMALLEST || !hash.deterministic()) {
       // buffers too small to pay, or a nondeterministic clustering (computed once a row by Spark's shuffle)
       return exchange;
@@ -83,7 +92,7 @@ public final class PackedShuffle {
    * clustering) or Hive's bucket id as {@link HiveBucketColumn} computes it (the routed SQL write,
    * {@code bucketkit.write}).
    */
-  static boolean clustersByBucket(ShuffleExchangeExec exchange) {
+  private static boolean clustersByBucket(ShuffleExchangeExec exchange) {
     return exchange.outputPartitioning() instanceof HashPartitioning hash
         && hash.exists(new scala.runtime.AbstractFunction1<Expression, Object>() {
           @Override
@@ -245,20 +254,21 @@ public final class PackedShuffle {
   public static final class SpreadTasks extends org.apache.spark.sql.catalyst.rules.Rule<SparkPlan> {
     @Override
     public SparkPlan apply(SparkPlan plan) {
-      if (!Boolean.parseBoolean(conf().getConfString(ENABLED, "true"))) {
+      if (!enabled(conf())) {
         return plan;
       }
       int parallelism = plan.session().sparkContext().defaultParallelism();
       return plan.transformUp(new scala.runtime.AbstractPartialFunction<SparkPlan, SparkPlan>() {
         @Override
         public boolean isDefinedAt(SparkPlan p) {
-          return p instanceof UnpackRowsExec u && spread(u, parallelism) != null;
+          return p instanceof UnpackRowsExec;
         }
 
         @Override
         public SparkPlan apply(SparkPlan p) {
           UnpackRowsExec u = (UnpackRowsExec) p;
-          return u.withChild(spread(u, parallelism));
+          SparkPlan read = spread(u, parallelism);
+          return read == null ? u : u.withChild(read);
         }
       });
     }

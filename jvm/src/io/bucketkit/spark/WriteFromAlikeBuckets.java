@@ -67,10 +67,9 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
     });
   }
 
-  /** A write's shuffle that stays, moving its rows packed ({@link PackedShuffle}) unless turned off. */
+  /** A write's shuffle that stays, moving its rows packed ({@link PackedShuffle#of}). */
   private SparkPlan packed(SparkPlan exchange) {
-    return exchange instanceof ShuffleExchangeExec e && PackedShuffle.clustersByBucket(e)
-        && Boolean.parseBoolean(conf().getConfString(PackedShuffle.ENABLED, "true")) ? PackedShuffle.of(e) : exchange;
+    return exchange instanceof ShuffleExchangeExec e ? PackedShuffle.of(e, conf()) : exchange;
   }
 
   /**
