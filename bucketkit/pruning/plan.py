@@ -35,6 +35,7 @@ from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import bucketing_doubt
 from bucketkit.units import ReadUnit, TableKind
+from bucketkit.layout.manifest import Placement, placement
 from bucketkit.layout.metadata import read_spec
 from bucketkit.layout.versions import TablePaths, Version, find_version
 from bucketkit.acid.writeids import ValidWriteIdList
@@ -207,6 +208,8 @@ class PartitionScan:
             each bucket is one unit.
         scheme: how its files are named (:class:`~bucketkit.layout.discovery.PartitionLayout`'s
             scheme: ``"hive"``, ``"spark"``, ``"acid"``, ...).
+        vouched: its files are exactly those a bucketkit commit (or ``validate --vouch``) recorded with the
+            read's layout (:mod:`bucketkit.layout.manifest`): a reader need not re-hash its rows.
     """
 
     values: dict
@@ -215,6 +218,7 @@ class PartitionScan:
     sizes: dict = field(default_factory=dict)
     snapshot: Any = None
     scheme: str = ""
+    vouched: bool = False
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -247,6 +251,9 @@ class ScanPlan:
             (:class:`bucketkit.units.TableKind`; Hive ACID: :class:`bucketkit.acid.plan.AcidKind`),
             else None: plain data files. Every partition carries its snapshot
             (``PartitionScan.snapshot``); readers read the plan's :meth:`units`.
+        placement: for a Hive-hashed table of plain files read bucketed, whether its rows' placement is
+            vouched for by its manifest or checked row by row as they are read, and why
+            (:class:`bucketkit.layout.manifest.Placement`); None where no read checks placement.
     """
 
     table: BucketedTable
@@ -264,6 +271,7 @@ class ScanPlan:
     kind: TableKind | None = None
     root: str = ""
     version: Version | None = None
+    placement: Placement | None = None
 
     @property
     def partitions_selected(self) -> int:
@@ -337,6 +345,8 @@ class ScanPlan:
             lines.append(f"  {where}: {shown}{more}")
         if len(self.partitions) > 20:
             lines.append(f"  ... (+{len(self.partitions) - 20} partitions)")
+        if self.placement is not None:
+            lines.append(f"placement:  {self.placement}")
         lines.append(f"residual:   {to_text(self.residual)} (applied to the rows read)")
         if self.columns is not None:
             lines.append(f"columns:    {', '.join(self.columns)}")
@@ -409,6 +419,10 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         kind: TableKind | None = hudi
     else:
         kind = acidplan.table_kind(table, layout, write_ids)
+    # plain Hive-hashed files read bucketed: is their placement vouched for, or checked as rows are read (by the
+    # live version's manifest where it is read, pinned or not: the same files; a kept version's by its own)
+    trust = None if doubt or kind is not None or spec.hash_family != "hive" or not spec.bucketed \
+        else placement(table.filesystem, layout.root if version else table.location, spec, layout.partition_layouts)
     for part in layout.partition_layouts:
         survivors = _surviving(pspec, dnf, part.values) if pspec.partitioned_by and dnf else tuple(range(len(dnf)))
         if dnf and not survivors:
@@ -433,7 +447,8 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
         listed_bytes += sum(f.size for fs in part.buckets.values() for f in fs)
         scans.append(PartitionScan(dict(part.values), part.path,
                                    {b: tuple(f.path for f in fs) for b, fs in sorted(chosen.items())},
-                                   {f.path: f.size for fs in chosen.values() for f in fs}, scheme=part.scheme))
+                                   {f.path: f.size for fs in chosen.values() for f in fs}, scheme=part.scheme,
+                                   vouched=trust is not None and part.relpath in trust.vouched))
     total = len(seen) if pspec.partitioned_by else len(layout.partition_layouts) if hudi is not None else 1
     if hudi is not None and not pspec.partitioned_by:
         preason = ("unpartitioned table" if not partition_fields_of(table) else
@@ -449,7 +464,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     if kind is not None:
         kind = kind.settled(table.filesystem, scans, spec.file_format)
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
-                    doubt, kind, layout.root, version)
+                    doubt, kind, layout.root, version, trust)
 
 
 def partition_fields_of(table: BucketedTable) -> tuple[str, ...]:

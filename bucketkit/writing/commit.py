@@ -43,6 +43,7 @@ import pyarrow.fs as pafs
 from bucketkit.writing.atomic import SWITCHES, commit_lock, is_local, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
 from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
+from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, history, live_version,
                                        owner_alive, pending_writes, read_json, remove, retention, write_json)
@@ -308,6 +309,8 @@ class Transaction:
         with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
             f.write(self.write_id.encode("ascii"))
         remove(self.fs, self.staging)
+        # every file of the version, placed by this spec: readers need not re-hash their rows (layout/manifest)
+        record_manifest(self.fs, self.next, self.spec, f"commit {self.write_id}")
         return current, replaced
 
     def commit(self, files: dict[str, str], *, replace: Sequence[str] | None = None,
