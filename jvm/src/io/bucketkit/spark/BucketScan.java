@@ -236,7 +236,9 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
         + (listing.doubt() != null ? ", packed by size" : packed ? ", packed by size (bucketing not needed)"
-            : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "");
+            : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "")
+        + (listing.placement() == null ? "" : listing.parts().stream().allMatch(p -> p.vouched)
+            ? ", placement vouched (" + listing.placement() + ")" : ", rows' buckets checked (" + listing.placement() + ")");
   }
 
   /**
@@ -467,11 +469,22 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
         "true"))) {
       return null;
     }
+    java.util.Set<String> vouched = new java.util.HashSet<>();  // files whose placement the manifest vouches for
+    for (HiveBucketedTable.TablePartition part : listing.parts()) {
+      if (part.vouched) {
+        part.files.forEach(f -> vouched.add(f.path));
+      }
+    }
     java.util.Map<String, Integer> bucketOfFile = new java.util.HashMap<>();
     for (BucketPartition p : partitions) {
       for (PartitionedFile f : p.files) {
-        bucketOfFile.put(f.urlEncodedPath(), p.bucket);
+        if (!vouched.contains(f.toPath().toString())) {
+          bucketOfFile.put(f.urlEncodedPath(), p.bucket);
+        }
       }
+    }
+    if (bucketOfFile.isEmpty()) {
+      return null;
     }
     return new BucketReadCheck(ordinal, readData.fields()[ordinal].dataType(),
         io.bucketkit.hive.HiveHash.Type.parse(table.bucketHiveType), table.version, table.buckets, table.name(),

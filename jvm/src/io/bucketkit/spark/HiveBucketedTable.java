@@ -61,9 +61,10 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   /**
    * The partitions a scan reads, listed as one version ({@link TableListing#oneVersion}), of
    * {@code total} in the table; {@code doubt}: why their files cannot be vouched for (then each file's
-   * bucket is -1, the files those Spark's own reader would read), or null.
+   * bucket is -1, the files those Spark's own reader would read), or null; {@code placement}: who vouches
+   * for the placement of the partitions' rows, or why some are checked as they are read ({@link FileManifest}).
    */
-  record Selection(List<TablePartition> parts, int total, String doubt) {}
+  record Selection(List<TablePartition> parts, int total, String doubt, String placement) {}
 
   /** One table partition (the whole table when unpartitioned): its values and bucket files. */
   static final class TablePartition {
@@ -71,6 +72,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     final String location;
     final List<BucketFiles.BucketFile> files;
     final boolean kept;  // its files are read from the kept version of the table (KeptVersions)
+    boolean vouched;  // its files are those the table's manifest records: rows not re-hashed (FileManifest)
 
     TablePartition(InternalRow values, String location, List<BucketFiles.BucketFile> files) {
       this(values, location, files, false);
@@ -356,10 +358,12 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     List<TablePartition> parts = new ArrayList<>();
     // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
     // (the table may have been re-bucketed since it was loaded, its files hashed into another count)
+    String[] placement = {null};
     String doubt = TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(), marker -> {
       String disagreement = recordDisagreement(table, hadoopConf, buckets, version);
       String found = disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
       if (found == null) {  // read the version listed where it stays after later commits, when it is kept whole
+        placement[0] = FileManifest.vouch(hadoopConf, pathOf(table.location()), this, parts);
         List<TablePartition> pinned = KeptVersions.pin(hadoopConf, pathOf(table.location()), marker, parts);
         if (pinned != parts) {
           parts.clear();
@@ -374,7 +378,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
           marker -> SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept)));
     }
-    return new Selection(parts, total, doubt);
+    return new Selection(parts, total, doubt, doubt != null ? null : placement[0]);
   }
 
   /** This table as of a kept version (SQL's {@code VERSION AS OF} / {@code TIMESTAMP AS OF}). */
@@ -399,18 +403,21 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     String tz = spark.sessionState().conf().sessionLocalTimeZone();
     List<Located> all = new ArrayList<>();
     List<TablePartition> parts = new ArrayList<>();
+    String[] placement = {null};
     String doubt = TableListing.oneVersion(hadoopConf, directory, name(), marker -> {
       all.clear();
       partitionsIn(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(), tz, all);
       String found = recordDisagreement(table, hadoopConf, buckets, version, dir);
-      return found != null ? found : listPartitions(hadoopConf, buckets, version, matching(all, partitionFilters), parts);
+      found = found != null ? found : listPartitions(hadoopConf, buckets, version, matching(all, partitionFilters), parts);
+      placement[0] = found != null ? null : FileManifest.vouch(hadoopConf, directory, this, parts);
+      return found;
     });
     if (doubt != null) {
       PassThrough.log(LOG, table, doubt);
       parts.clear();
       parts.addAll(SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, matching(all, partitionFilters)));
     }
-    return new Selection(parts, all.size(), doubt);
+    return new Selection(parts, all.size(), doubt, doubt != null ? null : placement[0]);
   }
 
   /** The partitions of {@code candidates} that may hold rows matching {@code partitionFilters}. */

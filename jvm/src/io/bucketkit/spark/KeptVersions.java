@@ -66,7 +66,9 @@ public final class KeptVersions {
         }
         files.add(BucketFiles.placed(same, f.bucket));
       }
-      out.add(new HiveBucketedTable.TablePartition(p.values, dirs.get(i), files, true));
+      HiveBucketedTable.TablePartition same = new HiveBucketedTable.TablePartition(p.values, dirs.get(i), files, true);
+      same.vouched = p.vouched;  // the same files (hard links): the same verdict
+      out.add(same);
     }
     return out;
   }
