@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 from bucketkit.errors import BucketkitError, InvalidArgumentError
 
-__all__ = ["is_connect", "jar_class", "has_extensions", "call", "table_function", "default_parallelism", "master", "session_key",
+__all__ = ["is_connect", "jar_class", "load_jar", "has_extensions", "call", "table_function", "default_parallelism", "master", "session_key",
            "refusal", "ServerError"]
 
 SERVER_SETUP = ("start the Spark Connect server with bucketkit's jar and settings (`bucketkit spark-conf` prints "
@@ -42,22 +42,88 @@ def is_connect(spark: Any) -> bool:
 # Per session: bucketkit's JVM classes by name, None for one it cannot reach. Weak keys: a stopped session
 # must not be kept alive by the cache.
 _JAR_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+# Per Spark context: the class loader bucketkit's jar was added to at first use (None: it was on the class path
+# from the start, or could not be added; _UNLOADABLE says why not).
+_ADDED: dict[str, Any] = {}
+_UNLOADABLE: dict[str, str] = {}
+
+#: What a session without bucketkit's JVM part costs, measured (benchmarks/RESULTS.md, "plain session").
+WITHOUT_JAR = ("a pruned scan re-hashes its rows in Spark SQL (2-4x the one-bucket floor) and bucketkit.write uses "
+               "Spark's own partitioned writer (about 1.2x Spark's INSERT)")
 
 
 def jar_class(spark: Any, name: str) -> Any | None:
     """bucketkit's JVM class ``io.bucketkit.spark.<name>`` in a classic session's driver (a py4j class), or
-    None: no session, a Spark Connect session (no py4j), or bucketkit's jar is not on the driver's class path
-    (a user's own session without ``configure_builder``). Looked up once per session."""
+    None: no session, a Spark Connect session (no py4j), or bucketkit's jar could not be added.
+
+    A session started without the jar (``SparkSession.builder.getOrCreate()`` in a notebook, a platform's own
+    session) gets it at first use, as Spark's ``ADD JAR`` adds one: on the executors' class path and the
+    driver's session class loader (:func:`load_jar`), so ``write``, ``scan`` and ``join`` run as in
+    :func:`~bucketkit.spark.session.get_session`'s session. Where it cannot be added, one warning says
+    why and what that costs. Looked up once per session."""
     if spark is None or is_connect(spark):
         return None
     classes = _JAR_CLASSES.setdefault(spark, {})
     if name not in classes:
-        from py4j.java_gateway import JavaClass
-
-        jvm = getattr(spark, "_jvm", None)
-        found = None if jvm is None else getattr(jvm.io.bucketkit.spark, name)
-        classes[name] = found if isinstance(found, JavaClass) else None  # a missing class is a JavaPackage
+        classes[name] = _lookup(spark, name)
+        if classes[name] is None and load_jar(spark):
+            classes[name] = _lookup(spark, name)
+    elif classes[name] is not None:
+        _use_loader(spark)
     return classes[name]
+
+
+def _lookup(spark: Any, name: str) -> Any | None:
+    from py4j.java_gateway import JavaClass
+
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return None
+    _use_loader(spark)
+    found = getattr(jvm.io.bucketkit.spark, name)
+    return found if isinstance(found, JavaClass) else None  # a missing class is a JavaPackage
+
+
+def _use_loader(spark: Any) -> None:
+    """Where the jar was added at run time, py4j's calls from this thread resolve classes through the
+    session's class loader that has it (py4j asks the calling JVM thread's context class loader; Spark's
+    ``ADD JAR`` sets it on the thread that ran it only)."""
+    loader = _ADDED.get(session_key(spark))
+    if loader is not None:
+        spark._jvm.java.lang.Thread.currentThread().setContextClassLoader(loader)
+
+
+def load_jar(spark: Any) -> bool:
+    """Add bucketkit's jar to a running classic session that lacks it (once per Spark context), as Spark's
+    ``ADD JAR`` does: the executors fetch it, the session's class loader (the driver's planning, data source
+    look-ups, generated code) loads from it. False, with one warning naming the reason, the setting that
+    avoids it and the measured cost, where it cannot be added."""
+    key = session_key(spark)
+    if key in _ADDED:
+        return True
+    if key in _UNLOADABLE:
+        return False
+    try:
+        from bucketkit.jvmbuild import jar_path
+
+        jar = jar_path()
+        if jar is None:
+            raise BucketkitError("this install has no jar (bucketkit/jars) nor jvm/src to build one")
+        jsession = spark._jsparkSession
+        jsession.sessionState().resourceLoader().addJar(str(jar))
+        loader = jsession.sharedState().jarClassLoader()
+        _ADDED[key] = loader
+        _use_loader(spark)
+        return True
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the session as it was: warn, run without
+        import warnings
+
+        reason = _first_line(str(exc)) or type(exc).__name__
+        _UNLOADABLE[key] = reason
+        warnings.warn(f"bucketkit: could not add its jar to this Spark session ({reason}); without it {WITHOUT_JAR}. "
+                      "Start the session with bucketkit.configure_builder(SparkSession.builder) (or the settings "
+                      "`bucketkit spark-conf` prints) to avoid this", stacklevel=3)
+        return False
 
 
 def table_function(spark: Any, function: str, *args: Any) -> Any:

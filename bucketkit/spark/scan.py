@@ -259,28 +259,46 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     """``df`` (a pruned read of Hive-bucketed files) with every row's bucket checked against its file's, as the
     SQL catalog checks it (``io.bucketkit.spark.BucketReadCheck``; Trino's ``hive.validate-bucketing``): files
     named as buckets whose rows were never hashed fail the read naming the file, never a pruned read missing
-    rows silently. Files are told by name (a name two partitions give different buckets is not checked)."""
+    rows silently. Partitions whose files a bucketkit commit recorded (``plan.placement``, vouched) are not
+    checked. Files are told by name (a name two partitions give different buckets is not checked)."""
     from pyspark.sql import functions as F
 
+    from bucketkit.spark.driver import jar_class
     from bucketkit.spark.hashcol import bucket_id_column
 
     spec = bt.spec
-    if not plan.is_pruned or plan.unbucketed or spec.hash_family != "hive":
-        return df  # an unbucketed read selects no bucket: where rows sit decides nothing
+    if not plan.is_pruned or plan.unbucketed or plan.placement is None or not plan.placement.checked:
+        return df  # nothing selected by the hash, or every file read is one bucketkit placed
     by_name: dict[str, int | None] = {}
     for part in plan.partitions:
-        for bucket, files in part.bucket_files.items():
+        for bucket, files in ([] if part.vouched else part.bucket_files.items()):
             for f in files:
                 name = f.rsplit("/", 1)[-1]
                 by_name[name] = bucket if by_name.get(name, bucket) == bucket else None
-    pairs = [x for name, b in sorted(by_name.items()) if b is not None for x in (F.lit(name), F.lit(b))]
-    if not pairs:
+    checked = {name: b for name, b in sorted(by_name.items()) if b is not None}
+    if not checked:
         return df
+    keys = [F.col(f"`{c}`") for c in spec.bucketed_by]
+    cls = jar_class(spark, "FileBucketCheck")
+    if cls is not None:  # the file's bucket looked up once per file, in the JVM (a row: its hash and a comparison)
+        from pyspark.sql.classic.column import Column, _to_java_column
+
+        gateway = spark.sparkContext._gateway
+        jkeys = gateway.new_array(gateway.jvm.org.apache.spark.sql.Column, len(keys))
+        jtypes = gateway.new_array(gateway.jvm.java.lang.String, len(keys))
+        for i, (k, t) in enumerate(zip(keys, spec.bucket_types)):
+            jkeys[i], jtypes[i] = _to_java_column(k), str(t)
+        return df.where(Column(cls.of(jkeys, jtypes, spec.bucketing_version, spec.bucket_count, list(checked),
+                                      list(checked.values()), str(bt))))
+    row_bucket = bucket_id_column(keys, spec.bucket_types, spec.bucketing_version, spec.bucket_count, spark=spark)
     # the file name: substring_index is linear; a regex anchored at the end (([^/]*)$) backtracks over the
     # whole path at every start position, which cost 20 us a row (a 156k-row bucket: 3 s of a 0.1 s read)
-    file_bucket = F.element_at(F.create_map(*pairs), F.substring_index(F.input_file_name(), "/", -1))
-    row_bucket = bucket_id_column([F.col(f"`{c}`") for c in spec.bucketed_by], spec.bucket_types,
-                                  spec.bucketing_version, spec.bucket_count, spark=spark)
+    name = F.substring_index(F.input_file_name(), "/", -1)
+    buckets = set(checked.values())
+    if len(buckets) == 1 and len(checked) == len(by_name) and not any(p.vouched for p in plan.partitions):
+        file_bucket = F.lit(buckets.pop())  # every file read is checked, all of one bucket: no lookup a row
+    else:
+        file_bucket = F.element_at(F.create_map(*[x for n, b in checked.items() for x in (F.lit(n), F.lit(b))]), name)
     message = F.concat(
         F.lit("bucketkit: "), F.input_file_name(), F.lit(f" (table {bt}, bucket "), file_bucket.cast("string"),
         F.lit(f" of {spec.bucket_count} by its name) holds a row whose key belongs in bucket "),

@@ -1,0 +1,77 @@
+"""A plain SparkSession (nothing of bucketkit's configured) driving bucketkit.write, scan and join; run by
+tests/test_plain_session.py in a process of its own, which reads the JSON report written to argv[1]."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import threading
+import warnings
+
+os.environ["PYSPARK_PYTHON"] = sys.executable
+from pyspark.sql import SparkSession  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
+
+
+def main(out: str) -> None:
+    spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "4")
+             .config("spark.sql.warehouse.dir", os.path.join(out, "warehouse"))
+             .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={out}").enableHiveSupport().getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    import bucketkit
+    from bucketkit.spark.driver import jar_class
+
+    report = {"before": spark._jvm.io.bucketkit.spark.HiveBucketColumn.__class__.__name__ == "JavaClass"}
+    base = tempfile.mkdtemp(dir=out)
+    df = spark.range(20000).select((F.col("id") * 3).alias("k"), F.col("id").cast("string").alias("s"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report["after"] = jar_class(spark, "HiveBucketColumn") is not None
+        bucketkit.write(df, "k", 8, path=f"{base}/t")
+        bucketkit.write(df.withColumn("s", F.upper("s")), "k", 8, path=f"{base}/u")
+        report["warnings"] = [str(w.message) for w in caught if "bucketkit" in str(w.message)]
+    from bucketkit.spark.hashcol import bucket_id_column
+
+    # the bucket id write routes rows by: bucketkit's JVM hash (HiveBucketColumn.KeyHash prints hive_v2_hash)
+    report["write_hash"] = str(df.select(bucket_id_column(["k"], ["bigint"], 2, 8, spark=spark))._jdf.queryExecution().analyzed().toString())
+    lookup = bucketkit.scan(spark, f"{base}/t", filters=[("k", "=", 300)])
+    report["lookup_checked"] = "FileBucketCheck" in lookup._jdf.queryExecution().executedPlan().toString()
+    report["lookup_rows"] = sorted(map(tuple, lookup.collect()))
+    report["spark_rows"] = sorted(map(tuple, spark.read.orc(f"{base}/t").where("k = 300").collect()))
+    report["explain"] = bucketkit.plan_scan(f"{base}/t", [("k", "=", 300)]).explain()
+
+    raw, lying = f"{base}/raw", f"{base}/lying"
+    spark.range(400).selectExpr("CAST(id AS INT) AS k").repartition(4).write.orc(raw)
+    os.mkdir(lying)
+    for i, name in enumerate(sorted(p for p in os.listdir(raw) if p.startswith("part-"))):
+        os.rename(f"{raw}/{name}", f"{lying}/{i:06d}_0")
+    opts = dict(bucketed_by="k", bucket_count=4, bucketing_version=2, table_columns={"k": "int"})
+    key = next(k for k in range(400) if bucketkit.plan_scan(path=lying, filters=[("k", "=", k)], **opts)
+               .selected_buckets == {0})
+
+    def lying_read(slot: str) -> None:
+        try:
+            report[slot] = str(bucketkit.scan(spark, path=lying, filters=[("k", "=", key)], **opts).collect())
+        except Exception as exc:  # noqa: BLE001 - the task's error, wrapped by Spark
+            report[slot] = next((ln for ln in str(exc).splitlines() if "bucketkit: " in ln), str(exc)[:500])
+
+    lying_read("lying_main")
+    other = threading.Thread(target=lying_read, args=("lying_thread",))
+    other.start()
+    other.join()
+    report["lying_checked"] = "FileBucketCheck" in bucketkit.scan(
+        spark, path=lying, filters=[("k", "=", key)], **opts)._jdf.queryExecution().executedPlan().toString()
+
+    joined = bucketkit.join(spark, f"{base}/t", f"{base}/u", "k")
+    report["join_rows"] = joined.count()
+    report["join_spark_rows"] = spark.read.orc(f"{base}/t").join(spark.read.orc(f"{base}/u"), "k").count()
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(report, f, default=str)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

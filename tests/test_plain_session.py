@@ -1,0 +1,53 @@
+"""bucketkit in the session a user already has: ``SparkSession.builder.enableHiveSupport().getOrCreate()``
+with nothing of bucketkit's configured. Its jar is added at first use (as ``ADD JAR`` adds one), so write,
+scan and join run its JVM parts there too; a pruned read of files bucketkit committed is vouched (no row
+re-hashed), one of files that lie fails naming the file, from any Python thread.
+
+A session of its own needs a process of its own (one JVM per process): the test runs tests/support/plain.py
+in a fresh interpreter and checks what it reports. Golden values: Spark's own reads of the same files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark  # a JVM of its own, in a child process
+
+SCRIPT = Path(__file__).resolve().parent / "support" / "plain.py"
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, spark):  # after the suite's session exists: the jar is built by then
+    out = tmp_path_factory.mktemp("plain")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(SCRIPT.parents[2])}
+    done = subprocess.run([sys.executable, str(SCRIPT), str(out)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return json.loads((out / "report.json").read_text())
+
+
+def test_the_jar_is_added_to_a_plain_session_at_first_use(report):
+    assert report["before"] is False  # the user's session had no bucketkit class
+    assert report["after"] is True
+    assert report["warnings"] == []
+
+
+def test_write_hashes_in_the_jvm_and_the_lookup_is_vouched_with_sparks_rows(report):
+    assert "hive_v2_hash(bigint)" in report["write_hash"], report["write_hash"]
+    assert report["lookup_rows"] == report["spark_rows"] and len(report["lookup_rows"]) == 1
+    assert report["lookup_checked"] is False and "placement:  vouched" in report["explain"]
+
+
+def test_a_lying_file_fails_the_pruned_read_in_the_jvm_from_any_thread(report):
+    for key in ("lying_main", "lying_thread"):
+        assert "holds a row whose k belongs in bucket" in report[key] and "000000_0" in report[key], report[key]
+    assert report["lying_checked"] is True
+
+
+def test_a_bucket_join_in_a_plain_session_returns_sparks_rows(report):
+    assert report["join_rows"] == report["join_spark_rows"]
