@@ -13,7 +13,7 @@ Subcommands (each also takes ``--json``):
 * ``bucketkit history PATH``: the versions bucketkit keeps of a table it writes (:func:`bucketkit.history`).
 * ``bucketkit vacuum PATH [--retain SECONDS] [--dry-run]``: remove kept versions replaced more than
   ``--retain`` seconds ago (default 7 days; :func:`bucketkit.vacuum`).
-* ``bucketkit validate PATH [--sample FRACTION | --every N] [--write-ids LIST]``: re-hash the bucket
+* ``bucketkit validate PATH [--sample FRACTION | --every N] [--write-ids LIST] [--vouch]``: re-hash the bucket
   columns of every row with the table's bucket function; report each row stored in the wrong bucket
   (a Hive ACID table: the rows of its snapshot, bucket by bucket).
 * ``bucketkit plan-join LEFT RIGHT --on k [--how inner]``: print the join plan.
@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-ids", metavar="LIST",
                    help="Hive ACID snapshot to check: Hive's ValidWriteIdList 'db.table:hwm:minOpen:open:aborted' "
                         "(default: every write id found is committed)")
+    p.add_argument("--vouch", action="store_true",
+                   help="when every row is in place, record the files in the table's manifest: reads then trust "
+                        "their placement instead of re-hashing rows, until a file changes")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_validate)
 
@@ -386,7 +389,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                       bucketing_version=args.bucketing_version, bucket_types=_split_types(args.bucket_types),
                       partitioned_by=_split_types(args.partitioned_by), hash_family=args.hash_family,
                       partition_filter=_partition_filter(args.partition), sample=args.sample, every=args.every,
-                      write_ids=args.write_ids)
+                      write_ids=args.write_ids, vouch=args.vouch)
     if result.spec_source == "arguments":
         result = dataclasses.replace(result, spec_source="command-line flags")
     _emit(args, result.to_dict(), result.format(args.max_report))

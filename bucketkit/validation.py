@@ -26,6 +26,7 @@ from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFound
 from bucketkit.io import DataFile, detect_data_file, detect_format, resolve_filesystem
 from bucketkit.layout.discovery import infer_partition_keys
 from bucketkit.layout.metadata import TableSpec, check_table_dir, read_spec
+from bucketkit.layout.manifest import MANIFEST_FILE, listed_files, record_manifest
 from bucketkit.pruning.plan import PartitionScan, plan_scan
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
@@ -74,6 +75,8 @@ class ValidationResult:
         files_checked, rows_checked: what was read and re-hashed.
         misplaced: every row found in the wrong bucket.
         skipped: files or partitions not checked, each with the reason.
+        vouched: with ``vouch=True``: where the manifest that vouches for the files was written, or why none
+            was (:mod:`bucketkit.layout.manifest`); None when not asked.
     """
 
     root: str
@@ -83,6 +86,7 @@ class ValidationResult:
     rows_checked: int = 0
     misplaced: tuple[MisplacedRow, ...] = ()
     skipped: tuple[str, ...] = ()
+    vouched: str | None = None
 
     @property
     def misplaced_rows(self) -> int:
@@ -96,7 +100,7 @@ class ValidationResult:
     def to_dict(self) -> dict[str, Any]:
         return {"root": self.root, "spec_source": self.spec_source, "bucket_function": self.bucket_function,
                 "files_checked": self.files_checked, "rows_checked": self.rows_checked,
-                "misplaced_rows": self.misplaced_rows, "skipped": list(self.skipped),
+                "misplaced_rows": self.misplaced_rows, "skipped": list(self.skipped), "vouched": self.vouched,
                 "misplaced": [m.to_dict() for m in self.misplaced]}
 
     def format(self, max_report: int = 20) -> str:
@@ -107,6 +111,8 @@ class ValidationResult:
         if len(self.misplaced) > max_report:
             lines.append(f"  ... {len(self.misplaced) - max_report} more misplaced rows (--json lists all)")
         lines += [f"skipped: {s}" for s in self.skipped]
+        if self.vouched is not None:
+            lines.append(f"vouch: {self.vouched}")
         lines.append(f"{len(self.misplaced)} misplaced row(s)" if self.misplaced else "ok: every row is in its bucket")
         return "\n".join(lines)
 
@@ -120,7 +126,7 @@ def validate(table: str | os.PathLike[str] | BucketedTable, *, filesystem: pafs.
              partitioned_by: Sequence[str] | None = None, table_columns: dict[str, str] | None = None,
              hash_family: str | None = None, partition_filter: Callable[[dict[str, str]], bool] | None = None,
              sample: float | None = None, every: int | None = None,
-             write_ids: str | None = None) -> ValidationResult:
+             write_ids: str | None = None, vouch: bool = False) -> ValidationResult:
     """Re-hash the bucket columns of every row and report each row stored in the wrong bucket.
 
     Args:
@@ -140,6 +146,10 @@ def validate(table: str | os.PathLike[str] | BucketedTable, *, filesystem: pafs.
             None: every write id in the directory names. An ACID partition is checked bucket by
             bucket on its snapshot's rows (base + deltas - delete events), as readers see them:
             deleted rows and rows of open or aborted writes are not checked.
+        vouch: when every row of every file was checked and found in place, and no file changed meanwhile,
+            record the files in the table's manifest (``_bucketkit_files.json``): bucketkit's reads and the
+            SQL catalog then read them without re-hashing each row, until a file is added, removed or
+            rewritten (:mod:`bucketkit.layout.manifest`). ``result.vouched`` says where, or why not.
 
     Returns:
         A :class:`ValidationResult`; ``ok`` is False when a row is in the wrong bucket.
@@ -158,14 +168,31 @@ def validate(table: str | os.PathLike[str] | BucketedTable, *, filesystem: pafs.
         raise InvalidArgumentError(f"{table}: cannot validate, the hash is unknown: {doubt} "
                                    "(on the command line: --bucketing-version 1|2 or --hash-family spark)")
     plan = plan_scan(opened, write_ids=write_ids, partition_filter=partition_filter)
+    before = listed_files(opened.filesystem, plan.root or opened.location) if vouch else None
     tally = _Tally(opened.filesystem, opened.spec, pick, plan.kind)
     skip = {tuple(p.values.items()): _skip_reason(p, opened.spec, plan.unbucketed) for p in plan.partitions}
     tally.skipped += [reason for reason in skip.values() if reason]
     for unit in plan.units():
         if not skip[unit.partition] and not unit.empty:
             tally.check(unit)
+    vouched = None if before is None else _vouch(opened, plan, before, tally, (sample, every, partition_filter))
     return ValidationResult(opened.location, str(tally.function), source, tally.files, tally.rows,
-                            tuple(tally.misplaced), tuple(tally.skipped))
+                            tuple(tally.misplaced), tuple(tally.skipped), vouched)
+
+
+def _vouch(table: BucketedTable, plan: Any, before: dict, tally: Any, partial: tuple) -> str:
+    """Record the validated files in the table's manifest, or say why not (``validate(vouch=True)``)."""
+    fs, root = table.filesystem, plan.root or table.location
+    why = ("rows were missed: " + "; ".join(tally.skipped) if tally.skipped
+           else "misplaced rows were found" if tally.misplaced
+           else "not every row was checked (sample, every or a partition filter)" if any(x is not None for x in partial)
+           else f"{table} is a {plan.kind.name} table, whose reads check their own units" if plan.kind is not None
+           else f"{table} is hashed with {table.spec.hashing}, not Hive's" if table.spec.hash_family != "hive"
+           else "the table changed while it was validated" if listed_files(fs, root) != before else None)
+    if why:
+        return f"not vouched: {why}"
+    record_manifest(fs, table.location, table.spec, "validate", before)
+    return f"vouched: {len(before)} file(s) recorded in " + posixpath.join(table.location, MANIFEST_FILE)
 
 
 def _skip_reason(part: PartitionScan, spec: TableSpec, doubt: str | None) -> str | None:
