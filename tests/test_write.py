@@ -251,7 +251,8 @@ def test_two_concurrent_appends_both_land(spark, source, tmp_path):
     assert errors == []
     assert spark.read.orc(root).count() == 2 * N
     listed = [n for n in os.listdir(root) if not n.startswith(".bucketkit-version-")]  # the live version's marker
-    assert sorted(listed) == sorted(["_bucketkit_table.json"] + [p.name for p in data_files(root)])
+    # the metadata, the manifest of the version's files (layout/manifest) and the data files: nothing else
+    assert sorted(listed) == sorted(["_bucketkit_table.json", "_bucketkit_files.json"] + [p.name for p in data_files(root)])
 
 
 def test_cost_follows_rows_not_bucket_count(spark, tmp_path):
