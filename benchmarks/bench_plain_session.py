@@ -1,0 +1,171 @@
+"""The API in the session a user already has (issue 45): bucketkit.scan, write and join in a plain
+``SparkSession.builder.enableHiveSupport().getOrCreate()`` -- nothing of bucketkit's configured, Spark's
+defaults (200 shuffle partitions) -- against Spark in the same session, on the same data.
+
+Run in a child process (a JVM has one session of this kind; the suite's other topics run in
+``get_session()``'s), ``local[2]``, 4 GB driver, UI off, as bench_session but without bucketkit's settings:
+
+* lookup ``key = v`` on a 10M-row, 64-bucket table bucketkit.write committed in that session (vouched by its
+  manifest: no row re-hashed) and on the same files without the manifest (checked row by row), vs the floor
+  (Spark reading the one bucket file by hand) and Spark's full read with the same filter (goals: <= 1.2x the
+  floor, >= 8x faster than full);
+* bucketkit.write of 4M and 10M rows into 64 buckets (v1) vs Spark's Hive ``INSERT OVERWRITE`` of the same
+  rows into a 64-bucket table (goal <= 0.8x);
+* bucketkit.join of two 10M-row tables, 64 buckets, inner join + aggregate, vs Spark's shuffle join of the
+  same files (goal <= 0.2x).
+
+Best of interleaved rounds (benchmarks.common.times_interleaved). Run:
+``python -m benchmarks.bench_plain_session [--scale S]`` (the child: ``--child OUT.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from typing import Any
+
+from benchmarks.common import BenchResult, data_dir, print_results, scaled, timed_interleaved
+
+BUCKETS = 64
+
+
+def plain_session() -> Any:
+    """The session a user builds: Hive support, local[2], Spark's defaults otherwise."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("BUCKETKIT_RETENTION", "0")
+    from pyspark.sql import SparkSession
+
+    base = data_dir("plain-session")
+    spark = (SparkSession.builder.appName("bucketkit-bench-plain").master("local[2]")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", os.environ.get("BUCKETKIT_BENCH_DRIVER_MEMORY", "4g"))
+             .config("spark.sql.warehouse.dir", str(base / "warehouse"))
+             .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={base}")
+             .enableHiveSupport().getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _scan(spark: Any, n: int) -> list[dict]:
+    import shutil
+
+    import bucketkit
+    from benchmarks.bench_scan import _force
+    from pyspark.sql import functions as F
+
+    root = str(data_dir("plain-session") / f"scan{n}")
+    df = spark.range(n).select(F.xxhash64(F.col("id")).alias("key"),
+                               F.concat(F.lit("name-"), F.col("id").cast("string")).alias("s"),
+                               (F.rand(7) * 1000).alias("d"))
+    bucketkit.write(df, "key", BUCKETS, path=root, mode="overwrite")
+    unvouched = root + "-unrecorded"  # the same files with no manifest: a table bucketkit did not commit
+    shutil.rmtree(unvouched, ignore_errors=True)
+    shutil.copytree(root, unvouched, ignore=shutil.ignore_patterns("_bucketkit_files.json", ".bucketkit-version-*"))
+    key = spark.read.orc(root).select("key").first().key
+    filters, sql = [("key", "=", key)], f"key = {key}"
+    out = []
+    for label, table in (("vouched", root), ("checked", unvouched)):
+        plan = bucketkit.plan_scan(table, filters)
+        floor_files = ["file://" + f for f in plan.files]
+        ours = lambda: _force(bucketkit.scan(spark, table, filters=filters))  # noqa: E731
+        floor = lambda: _force(spark.read.orc(floor_files).where(sql))  # noqa: E731
+        full = lambda: _force(spark.read.orc("file://" + table).where(sql))  # noqa: E731
+        assert ours() == floor() == full(), "lookup: rows differ"
+        t_ours, t_floor, t_full = timed_interleaved([ours, floor, full], repeat=5)
+        out.append({"label": f"plain session: scan key = v ({label}: {plan.placement})"[:140], "ours": t_ours,
+                    "floor": t_floor, "full": t_full, "rows": n})
+    return out
+
+
+def _write(spark: Any, n: int) -> dict:
+    import bucketkit
+    from pyspark.sql import functions as F
+
+    df = spark.range(0, n, 1, 2).select(F.xxhash64(F.col("id")).alias("key"),
+                                        F.concat(F.lit("name-"), F.col("id").cast("string")).alias("s"),
+                                        (F.rand(7) * 1000).alias("d")).cache()
+    df.count()
+    df.createOrReplaceTempView("plain_write_src")
+    base = data_dir("plain-session")
+    spark.sql("DROP TABLE IF EXISTS plain_write_spark")
+    spark.sql(f"CREATE TABLE plain_write_spark (key bigint, s string, d double) CLUSTERED BY (key) INTO {BUCKETS} "
+              f"BUCKETS STORED AS ORC LOCATION 'file://{base}/spark{n}' TBLPROPERTIES ('orc.compress'='SNAPPY')")
+    ours = lambda: bucketkit.write(df, "key", BUCKETS, path=str(base / f"ours{n}"), mode="overwrite",  # noqa: E731
+                                   bucketing_version=1, compression="snappy")
+    theirs = lambda: spark.sql("INSERT OVERWRITE TABLE plain_write_spark SELECT * FROM plain_write_src").collect()  # noqa: E731
+    t_ours, t_spark = timed_interleaved([ours, theirs], repeat=2)
+    assert spark.read.orc(str(base / f"ours{n}")).count() == n
+    df.unpersist()
+    return {"label": f"plain session: write {n:,} rows, {BUCKETS} buckets, v1", "ours": t_ours, "spark": t_spark,
+            "rows": n}
+
+
+def _join(spark: Any, n: int) -> dict:
+    import bucketkit
+    from benchmarks.bench_join import aggregate, write_pair
+
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    t = write_pair(spark, data_dir(f"plain-session/join{n}"), BUCKETS, n)
+    cols = [("left", "d"), ("right", "d")]
+    ours = lambda: aggregate(bucketkit.join(spark, t["left"], t["right"], "k", columns=cols).toDF("ld", "rd"))  # noqa: E731
+
+    def shuffle() -> Any:
+        ldf, rdf = spark.read.orc(t["left"]), spark.read.orc(t["right"])
+        return aggregate(ldf.join(rdf, "k").select(ldf.d.alias("ld"), rdf.d.alias("rd")))
+
+    assert ours()[0] == shuffle()[0], "join: row counts differ"
+    t_ours, t_spark = timed_interleaved([ours, shuffle], repeat=3)
+    return {"label": f"plain session: join inner+agg {n:,} x {n:,}, {BUCKETS} buckets", "ours": t_ours,
+            "spark": t_spark, "rows": n}
+
+
+def child(out: str, scale: float) -> None:
+    spark = plain_session()
+    from bucketkit.spark.driver import jar_class
+
+    results = {"jar_loaded": jar_class(spark, "HiveBucketColumn") is not None,
+               "scan": _scan(spark, scaled(10_000_000, scale)),
+               "write": [_write(spark, scaled(m, scale)) for m in (4_000_000, 10_000_000)],
+               "join": _join(spark, scaled(10_000_000, scale))}
+    with open(out, "w") as f:
+        json.dump(results, f)
+    spark.stop()
+
+
+def run(scale: float = 1.0) -> list[BenchResult]:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "plain.json")
+        subprocess.run([sys.executable, "-m", "benchmarks.bench_plain_session", "--child", out, "--scale", str(scale)],
+                       check=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        with open(out) as f:
+            got = json.load(f)
+    note = "plain SparkSession (nothing of bucketkit's configured; jar added at first use: " + \
+        ("yes" if got["jar_loaded"] else "NO") + ")"
+    results = []
+    for s in got["scan"]:
+        results.append(BenchResult(s["label"] + " vs floor", s["ours"], s["floor"],
+                                   "Spark reading the one bucket file by hand", note, {"rows": s["rows"]}, goal_ratio=1.2))
+        results.append(BenchResult(s["label"] + " vs full read", s["ours"], s["full"], "Spark full read, same filter",
+                                   note, {"rows": s["rows"]}, goal_ratio=1 / 8))
+    for w in got["write"]:
+        results.append(BenchResult(w["label"], w["ours"], w["spark"], "Spark Hive-bucketed INSERT OVERWRITE", note,
+                                   {"rows": w["rows"]}, goal_ratio=0.8))
+    j = got["join"]
+    results.append(BenchResult(j["label"], j["ours"], j["spark"], "Spark shuffle join, same files", note,
+                               {"rows": j["rows"]}, goal_ratio=0.2))
+    return results
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 10M-row tables")
+    parser.add_argument("--child", metavar="OUT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.scale)
+    else:
+        print_results(run(args.scale))
