@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import pickle
@@ -47,7 +48,8 @@ def test_hive_names_any_number_of_files_per_bucket(tmp_path):
     assert layout.bucket_bytes() == {0: 6, 1: 9, 2: 0, 3: 6}
     assert layout.files_by_bucket()[3] == [str(tmp_path / "000003_0")]
     listed = part.buckets[3][0]
-    assert listed == BucketFile(str(tmp_path / "000003_0"), "000003_0", 3, 6, "data", "hive", listed.mtime)
+    assert listed == BucketFile(str(tmp_path / "000003_0"), "000003_0", 3, 6, "data", "hive", listed.mtime,
+                                listed.mtime_ms)
     assert listed.mtime == os.stat(tmp_path / "000003_0").st_mtime_ns  # as listed: what pins a version's files
 
 
@@ -258,6 +260,67 @@ def test_errors_are_bucketkit_errors_and_layout_is_plain_data(tmp_path):
         "bytes_per_bucket": [3], "empty_buckets": [], "obsolete": []}
     file = layout.partition_layouts[0].buckets[0][0]
     assert pickle.loads(pickle.dumps(file)) == file
+
+
+def test_mtime_ms_is_the_listed_mtime_in_whole_milliseconds(tmp_path):
+    """mtime_ms is what Hadoop's FileStatus.getModificationTime() gives for the file: its mtime in ns
+    floored to ms, whichever way the table is listed; None (and mtime 0) where the store gives none."""
+    make(tmp_path, {"dt=1/000000_0": 1})
+    file = tmp_path / "dt=1/000000_0"
+    os.utime(file, ns=(1_700_000_000_123_456_789, 1_700_000_000_123_999_999))
+    expected = os.stat(file).st_mtime_ns // 1_000_000
+    assert expected == 1_700_000_000_123  # the file system kept at least ms
+    local = discover(str(tmp_path), 1).partition_layouts[0].buckets[0][0]
+    filtered = discover(str(tmp_path), 1, partition_filter=lambda v: True).partition_layouts[0].buckets[0][0]
+    sub = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())  # listed by pyarrow, not by handles
+    store = discover("", 1, filesystem=sub).partition_layouts[0].buckets[0][0]
+    assert local.mtime_ms == filtered.mtime_ms == store.mtime_ms == expected
+    assert local.mtime == store.mtime == os.stat(file).st_mtime_ns
+
+    def no_mtime(infos):
+        return [pafs.FileInfo(i.path, i.type, size=i.size) for i in infos]
+
+    calls = {"get_type_name": lambda self: "no-mtime", "normalize_path": lambda self, path: path,
+             "get_file_info": lambda self, paths: no_mtime(sub.get_file_info(paths)),
+             "get_file_info_selector": lambda self, selector: no_mtime(sub.get_file_info(selector))}
+    refuse = {m: lambda self, *a, **k: pytest.fail("discover only lists")
+              for m in pafs.FileSystemHandler.__abstractmethods__}
+    handler = type("NoMtime", (pafs.FileSystemHandler,), {**refuse, **calls})()
+    unknown = discover("", 1, filesystem=pafs.PyFileSystem(handler)).partition_layouts[0].buckets[0][0]
+    assert (unknown.name, unknown.size, unknown.mtime, unknown.mtime_ms) == ("000000_0", 1, 0, None)
+
+
+def test_hidden_name_holding_the_staging_prefix_is_no_staging_dir(tmp_path):
+    """Only a hidden name that starts with the staging prefix is a staging directory (the listing used to
+    stop with StopIteration on these)."""
+    make(tmp_path, {"dt=1/000000_0": 1, "dt=1/_tmp.bucketkit-staging-1": 1, "_x.bucketkit-staging-2/": 0,
+                    "dt=1/.bucketkit-staging-3/000000_0": 1})
+    for layout in (discover(str(tmp_path), 1), discover(str(tmp_path), 1, partition_filter=lambda v: True)):
+        assert layout.staging_dirs == ("dt=1/.bucketkit-staging-3",) and names(layout) == {0: ["000000_0"]}
+
+
+def test_listing_leaves_the_garbage_collector_as_it_found_it(tmp_path):
+    """discover pauses the cyclic collector while it lists: on again after, off if it was off, and a
+    program's frozen objects (kept out of collections before forking) still frozen."""
+    make(tmp_path, {"000000_0": 1, "bad/000001_0": 1})
+    discover(str(tmp_path / "bad"), 2)
+    assert gc.isenabled()
+    with pytest.raises(CorruptTableError):
+        discover(str(tmp_path), 2)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        discover(str(tmp_path / "bad"), 2)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        discover(str(tmp_path / "bad"), 2)
+        assert frozen > 0 and gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
 
 
 def test_uri_and_explicit_filesystem(tmp_path):

@@ -25,10 +25,15 @@ directory vanished under it, the table is listed again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
+import os
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Sequence
+from itertools import repeat
+from operator import itemgetter
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import pyarrow.fs as pafs
 
@@ -38,7 +43,7 @@ from bucketkit.writing.atomic import is_local, list_pinned
 from bucketkit.errors import (BucketCountMismatchError, ConcurrentModificationError, CorruptTableError,
                               InvalidArgumentError, TableNotFoundError)
 from bucketkit.io import HIDDEN_PREFIXES, STAGING_PREFIX, is_hidden_path, resolve_filesystem
-from bucketkit.layout.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme
+from bucketkit.layout.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme, buckets_of_names
 from bucketkit.layout.partitions import parse_partition_dir
 from bucketkit.layout.versions import VERSION_PREFIX, TablePaths, wait_for_switch
 
@@ -71,6 +76,8 @@ class BucketFile(NamedTuple):
         scheme: the naming scheme that gave the bucket (``"hive"``, ``"legacy-presto"``,
             ``"acid"``, ``"spark"`` or ``"original"``).
         mtime: modification time in ns as listed (0: not known); a hard link has its file's.
+        mtime_ms: the same time in whole milliseconds (``mtime_ns // 1_000_000``, None: not known), the
+            unit of Hadoop's ``FileStatus.getModificationTime()``, to compare with what the JVM lists.
     """
 
     path: str
@@ -80,6 +87,7 @@ class BucketFile(NamedTuple):
     kind: str
     scheme: str
     mtime: int = 0
+    mtime_ms: int | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,8 +229,8 @@ class TableLayout:
 
 
 # -- listing ------------------------------------------------------------------------------------
-# A visible directory entry: (name, is_dir, size, full path).
-_Child = tuple[str, bool, int, str, int]  # name, is_dir, size, path, mtime_ns
+# A visible directory entry: (name, is_dir, size, full path, mtime in ns or None when not known).
+_Child = tuple[str, bool, int, str, int | None]
 # A listing: directory relative to the listed base ("" for the base itself) -> its visible entries.
 _Tree = dict[str, list[_Child]]
 
@@ -230,17 +238,19 @@ _Tree = dict[str, list[_Child]]
 def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], prefix: str) -> _Tree:
     """List ``base``; hidden names anywhere in the relative path are dropped (staging dirs and the
     version marker noted in ``staging``, the marker by its bare name)."""
+    if is_local(fs):
+        return _list_local(base, recursive, staging, prefix)
+    return _tree(_entries(fs, base, recursive), base, staging, prefix)
+
+
+def _tree(entries: Iterable[tuple[str, int, bool, int | None]], base: str, staging: set[str], prefix: str) -> _Tree:
+    """:func:`_list` of the flat entries :func:`_entries` gives for ``base``."""
     cut = len(base.rstrip("/")) + 1
     tree: _Tree = {"": []}
-    for path, size, is_dir, mtime in _entries(fs, base, recursive):
+    for path, size, is_dir, mtime in entries:
         rel = path[cut:]
         if is_hidden_path(rel):
-            if not prefix and rel.startswith(VERSION_PREFIX):
-                staging.add(rel)
-            elif STAGING_PREFIX in rel:
-                parts = rel.split("/")
-                i = next(i for i, p in enumerate(parts) if p.startswith(STAGING_PREFIX))
-                staging.add(posixpath.join(prefix, *parts[:i + 1]))
+            _note_hidden(rel, staging, prefix)
             continue
         parent, _, name = rel.rpartition("/")
         children = tree.get(parent)
@@ -250,11 +260,65 @@ def _list(fs: pafs.FileSystem, base: str, recursive: bool, staging: set[str], pr
     return tree
 
 
-def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[str, int, bool, int]]:
-    """``(path, size, is_dir, mtime_ns)`` of the entries below ``base``. A local directory is listed through
-    open handles (:func:`~bucketkit.writing.atomic.list_pinned`): pyarrow's local listing looks each name
-    up by path again and drops the names a switch took away meanwhile, marker included, so a
-    listing racing a commit came back empty or partial and looked whole."""
+def _note_hidden(rel: str, staging: set[str], prefix: str) -> None:
+    """Note a hidden entry (``rel``: its path below the listed base) in ``staging`` when it is the
+    version marker (at the table root; by its bare name) or in a staging directory (that directory)."""
+    if not prefix and rel.startswith(VERSION_PREFIX):
+        staging.add(rel)
+    elif STAGING_PREFIX in rel:
+        parts = rel.split("/")
+        i = next((i for i, p in enumerate(parts) if p.startswith(STAGING_PREFIX)), None)
+        if i is not None:  # else the prefix is inside a name: no staging directory
+            staging.add(posixpath.join(prefix, *parts[:i + 1]))
+
+
+def _list_local(base: str, recursive: bool, staging: set[str], prefix: str) -> _Tree:
+    """:func:`_list` of a local directory, read the way :func:`~bucketkit.writing.atomic.list_pinned`
+    reads it (see :func:`_entries`: each directory through one open handle, its entries looked up
+    relative to that handle, hidden ones neither looked up nor descended into), but straight into
+    the tree: splitting the flat listing's paths again cost as much as the stat calls (100k files)."""
+    tree: _Tree = {"": []}
+    pending = [(os.open(base, os.O_RDONLY | os.O_DIRECTORY), base.rstrip("/"), "")]
+    try:
+        while pending:
+            fd, path, rel = pending.pop()
+            try:
+                children: list[_Child] = []
+                add = children.append
+                inside = path + "/"
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        name = entry.name
+                        if name.startswith(HIDDEN_PREFIXES):
+                            _note_hidden(f"{rel}/{name}" if rel else name, staging, prefix)
+                        elif entry.is_dir():
+                            add((name, True, 0, inside + name, 0))
+                            if recursive:
+                                pending.append((os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd),
+                                                inside + name, f"{rel}/{name}" if rel else name))
+                        else:
+                            try:
+                                st = entry.stat()
+                            except FileNotFoundError:
+                                if not entry.is_symlink():  # a dangling link is no file (as pyarrow)
+                                    raise
+                                continue
+                            add((name, False, st.st_size, inside + name, st.st_mtime_ns))
+                if children:
+                    tree[rel] = children
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _, _ in pending:
+            os.close(fd)
+    return tree
+
+
+def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[str, int, bool, int | None]]:
+    """``(path, size, is_dir, mtime_ns)`` of the entries below ``base`` (mtime None: the store gave none).
+    A local directory is listed through open handles (:func:`~bucketkit.writing.atomic.list_pinned`):
+    pyarrow's local listing looks each name up by path again and drops the names a switch took away
+    meanwhile, marker included, so a listing racing a commit came back empty or partial and looked whole."""
     if is_local(fs):
         return list_pinned(base, recursive=recursive, skip=HIDDEN_PREFIXES)
     infos = fs.get_file_info(pafs.FileSelector(base, recursive=recursive))
@@ -262,7 +326,7 @@ def _entries(fs: pafs.FileSystem, base: str, recursive: bool) -> Iterable[tuple[
     sized_files_only = fs.type_name in ("local", "s3", "gcs")
     directory = pafs.FileType.Directory
     return [(info.path, 0, True, 0) if info.size is None or (not sized_files_only and info.type == directory)
-            else (info.path, info.size, False, info.mtime_ns or 0) for info in infos]
+            else (info.path, info.size, False, info.mtime_ns) for info in infos]
 
 
 def _below(tree: _Tree, rel: str) -> Callable[[str], list[_Child]]:
@@ -353,16 +417,38 @@ def _walk_partitions(children_of: Callable[[str], list[_Child]], keys: list[str]
 
 
 # -- mapping one bucket directory ---------------------------------------------------------------
+_BUCKET, _NAME = itemgetter(2), itemgetter(1)  # BucketFile.bucket, BucketFile.name, read without a frame
+
+
+def _bucket_files(files: Sequence[_Child], buckets: Iterable[int], kind: str,
+                  schemes: Iterable[str]) -> list[BucketFile]:
+    """The :class:`BucketFile` of each listed file, built in bulk: BucketFile's own ``__new__`` is a
+    Python frame, and a frame per file is too slow for 100k files."""
+    if not files:
+        return []
+    names, _, sizes, paths, mtimes = zip(*files)
+    try:
+        millis = [m // 1_000_000 for m in mtimes]
+    except TypeError:  # a store that gives no modification time (None) for some files
+        millis = [None if m is None else m // 1_000_000 for m in mtimes]
+        mtimes = [m or 0 for m in mtimes]
+    return list(map(tuple.__new__, repeat(BucketFile),
+                    zip(paths, names, buckets, sizes, repeat(kind), schemes, mtimes, millis)))
+
+
 def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
             allow_fallback: bool = True) -> tuple[str, list[BucketFile]]:
     """Map the visible files of one directory to buckets: ``(scheme, files)``."""
     if not files:
         return "empty", []
-    found = [bucket_and_scheme(f[0]) for f in files]
-    if None not in found:
+    names = [f[0] for f in files]
+    one = buckets_of_names(names)  # usually all names are of one scheme: one regex pass
+    if one is not None:
+        scheme, ids = one
+        out = _bucket_files(files, ids, kind, repeat(scheme))
+    elif None not in (found := list(map(bucket_and_scheme, names))):
         scheme = "+".join(s for s in _SCHEME_ORDER if s in {s for _, s in found})
-        new = tuple.__new__  # BucketFile's own __new__ is a Python frame: too slow for 100k files
-        out = [new(BucketFile, (f[3], f[0], b, f[2], kind, s, f[4])) for f, (b, s) in zip(files, found)]
+        out = _bucket_files(files, [b for b, _ in found], kind, [s for _, s in found])
     else:
         spark = [SPARK.parse(f[0]) if p is None else None for f, p in zip(files, found)]
         named = [f for f, p in zip(files, found) if p is not None]
@@ -373,7 +459,7 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
                 f"{named[0][0]}) in {directory}; the two schemes hash rows differently (table is corrupt)")
         if len(spark_only) == len(files):
             scheme = "spark"
-            out = [BucketFile(f[3], f[0], s.bucket, f[2], kind, "spark", f[4]) for f, s in zip(files, spark)]
+            out = _bucket_files(files, [s.bucket for s in spark], kind, repeat(scheme))
         elif not allow_fallback:
             bad = next(f for f, p in zip(files, found) if p is None)
             raise CorruptTableError(f"{bad[3]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
@@ -381,9 +467,10 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
         else:
             by_name = {f[0]: f for f in files}
             scheme = "original"
-            out = [BucketFile(by_name[name][3], name, b, by_name[name][2], kind, "original", by_name[name][4])
-                   for b, name in ORIGINAL.assign(by_name, bucket_count, directory=directory)]
-    if max(f.bucket for f in out) >= bucket_count:
+            ordered = ORIGINAL.assign(by_name, bucket_count, directory=directory)
+            out = _bucket_files([by_name[name] for _, name in ordered], [b for b, _ in ordered], kind,
+                                repeat(scheme))
+    if max(map(_BUCKET, out)) >= bucket_count:
         f = next(f for f in out if f.bucket >= bucket_count)
         raise CorruptTableError(
             f"{f.path}: bucket {f.bucket} (from its {f.scheme} file name) is not below the table's bucket "
@@ -394,13 +481,9 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
 def _map_partition(values: dict[str, str], path: str, relpath: str,
                    children_of: Callable[[str], list[_Child]], bucket_count: int,
                    unvouched: bool = False) -> PartitionLayout:
-    files: list[_Child] = []
-    subdirs: list[str] = []
-    for child in children_of(""):
-        if child[1]:
-            subdirs.append(child[0])
-        else:
-            files.append(child)
+    children = children_of("")
+    subdirs = [c[0] for c in children if c[1]]
+    files = [c for c in children if not c[1]] if subdirs else children
     foreign = sorted(d for d in subdirs if parse_acid_dir(d) is None)
     buckets: dict[int, list[BucketFile]] = {b: [] for b in range(bucket_count)}
     obsolete: list[str] = []
@@ -412,18 +495,19 @@ def _map_partition(values: dict[str, str], path: str, relpath: str,
                 f"only bucket files, hidden names (_ or . prefix) or Hive ACID base_/delta_/delete_delta_ directories")
         if not subdirs:
             scheme, mapped = _assign(files, bucket_count, path, "data")
-            mapped.sort(key=lambda f: f.name)
+            if len(mapped) > len(set(map(_BUCKET, mapped))):  # a bucket of several files lists them by name
+                mapped.sort(key=_NAME)
     except (CorruptTableError, BucketCountMismatchError) as exc:
         if not unvouched or acid:
             raise
         # a plain partition whose files no bucket scheme places: read unbucketed, as Spark reads it
-        unplaced = tuple(BucketFile(f[3], f[0], -1, f[2], "data", "unvouched", f[4]) for f in sorted(files))
+        unplaced = tuple(_bucket_files(sorted(files), repeat(-1), "data", repeat("unvouched")))
         return PartitionLayout(values, path, relpath, "unvouched", buckets, (), str(exc), unplaced)
     if subdirs:
         scheme, mapped = "acid", []
         state = select_current(subdirs)
         if state.originals_current:
-            mapped += sorted(_assign(files, bucket_count, path, "original")[1], key=lambda f: f.name)
+            mapped += sorted(_assign(files, bucket_count, path, "original")[1], key=_NAME)
         else:
             obsolete += sorted(f[3] for f in files)
         kinds = [(state.base, "base")] if state.base else []
@@ -491,7 +575,8 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
             what = "is a file" if info.type == pafs.FileType.File else "does not exist"
             raise TableNotFoundError(f"{path}: {what}; expected a table directory")
         try:
-            layout, marker = _discover_once(fs, root, bucket_count, keys, partition_filter, unvouched)
+            with _collector_paused():
+                layout, marker = _discover_once(fs, root, bucket_count, keys, partition_filter, unvouched)
         except (FileNotFoundError, NotADirectoryError):
             continue  # a directory vanished while listed: a commit switched versions
         if marker is None or fs.get_file_info(posixpath.join(root, marker)).type != pafs.FileType.NotFound:
@@ -501,6 +586,29 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
 
 
 _ATTEMPTS = 20  # listings in a row that saw a commit switch versions
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector (when it runs) for one listing, then file what the
+    listing built under its oldest generation. A listing creates no cycles, but container objects
+    that outlive it, a BucketFile per file and a list per bucket: running, the collector passed over
+    every live object each ~70k of them, freeing nothing (~25% of a 100k-file listing); resumed as
+    is, it would pass over all of them at once (~10%). ``gc.freeze()`` then ``gc.unfreeze()`` moves
+    them (and the program's other young objects, whose cycles then wait for the next full collection)
+    to the oldest generation unvisited. Skipped when the program keeps objects frozen (before forking
+    workers): unfreezing would release those too."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
+        gc.enable()
 
 
 def _check_switch(fs: pafs.FileSystem, info: pafs.FileInfo) -> bool:
@@ -526,6 +634,7 @@ def _discover_once(fs: pafs.FileSystem, root: str, bucket_count: int, keys: list
             keys = _infer_keys(children)
         for rel, values in _walk_partitions(children, keys):
             layouts.append(_map_partition(values, join(rel), rel, _below(tree, rel), bucket_count, unvouched))
+            tree.pop(rel, None)  # its files are mapped: their memory goes to the next partition's, still cached
     else:
         listed = lambda rel: _list(fs, join(rel), False, staging, rel)[""]  # noqa: E731
         if keys is None:

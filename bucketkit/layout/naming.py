@@ -39,7 +39,7 @@ from bucketkit.errors import BucketCountMismatchError, InvalidArgumentError
 __all__ = [
     "BucketName", "NamingScheme", "HIVE", "LEGACY_PRESTO", "ACID", "SPARK", "ORIGINAL",
     "TRINO_ORDER", "naming_scheme", "parse_bucket_name", "bucket_of", "bucket_and_scheme",
-    "is_spark_hive_insert",
+    "buckets_of_names", "is_spark_hive_insert",
 ]
 
 # Python refuses int() of more than 4300 digits; no file system allows names that long anyway.
@@ -320,6 +320,46 @@ def bucket_and_scheme(name: str) -> tuple[int, str] | None:
                 return None
             return int(digits), scheme
     return None  # pragma: no cover - one alternative always holds the bucket group
+
+
+# Each pattern matches the start of a name of its scheme, as far as that decides the scheme and the
+# bucket, in the names of a directory joined after a "/" each ("/" is in no file name, so a match
+# starts where a name starts). What follows a match may be anything but a line terminator (checked once
+# for all the names), so findall finds as many matches as names exactly when every name is of that
+# scheme. Digits are capped as bucket_and_scheme caps them (a longer run declines).
+_DIGITS = rf"(\d{{1,{_MAX_DIGITS}}})"
+_ONE_SCHEME = {
+    LEGACY_PRESTO.name: re.compile(rf"/\d{{8}}_\d{{6}}_\d{{5}}_[a-z0-9]{{5}}_bucket-{_DIGITS}(?![^-_./])", re.ASCII),
+    HIVE.name: re.compile(rf"/{_DIGITS}_\d{{1,{_MAX_DIGITS}}}(?!\d)", re.ASCII),
+    ACID.name: re.compile(rf"/bucket_{_DIGITS}(?:_\d+)?(?![^/])", re.ASCII),
+}
+_LINE_ENDS = tuple(_ANY[2:-1])  # what _ANY never matches: a name holding one is of no scheme
+
+
+def buckets_of_names(names: Sequence[str]) -> tuple[str, list[int]] | None:
+    """``(scheme name, bucket ids)`` of ``names`` when all are of one scheme, or ``None``.
+
+    The answer :func:`bucket_and_scheme` gives name by name, in one regex pass over all names: the
+    files of one directory of a bucketed table are named by one scheme, and a table has 100k+ of
+    them. ``None`` when the names are of several schemes or of none, or when a name is one the one-pass
+    patterns leave to :func:`bucket_and_scheme` (a ``/``, a line terminator, a number over 4,000 digits,
+    Hive names with ``_bucket-`` in them, which may be legacy Presto ones, read first in Trino's order):
+    ask :func:`bucket_and_scheme` for each name then.
+    """
+    if not names:
+        return None
+    first = bucket_and_scheme(names[0])
+    if first is None:
+        return None
+    joined = "/" + "/".join(names)
+    if joined.count("/") != len(names) or any(end in joined for end in _LINE_ENDS):
+        return None
+    if first[1] == HIVE.name and "_bucket-" in joined:
+        return None
+    found = _ONE_SCHEME[first[1]].findall(joined)
+    if len(found) != len(names):
+        return None
+    return first[1], list(map(int, found))
 
 
 def bucket_of(name: str) -> int | None:
