@@ -131,7 +131,8 @@ SCRIPT = textwrap.dedent("""
     from bucketkit.spark.hashcol import jvm_column_class
 
     spark = (SparkSession.builder.master("local[1]").appName("no-bucketkit-jar")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.bucketkit.addJar", "false").getOrCreate())  # a platform that keeps jars out
     print("JVM_CLASS", jvm_column_class(spark))
     df = spark.range(300).selectExpr("concat('u', cast(id AS string)) AS s", "id AS v")
     bucketkit.write(df, "s", 8, path=sys.argv[1])
@@ -141,10 +142,12 @@ SCRIPT = textwrap.dedent("""
 
 @pytest.mark.spark  # starts its own Spark: run it under the Spark lock with the others
 def test_a_session_without_the_jar_writes_through_the_fallback(tmp_path):
-    """A user's own session (no configure_builder): no JVM column, the Arrow UDF places the rows."""
+    """A user's own session whose jar bucketkit may not add (spark.bucketkit.addJar=false): no JVM column, the
+    Arrow UDF places the rows, and one warning says why and what it costs."""
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "t")],
                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "JVM_CLASS None" in out.stdout and "VALID True" in out.stdout, out.stdout
+    assert out.stderr.count("bucketkit: could not add its jar to this Spark session (spark.bucketkit.addJar=false)") == 1

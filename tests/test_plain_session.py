@@ -49,5 +49,9 @@ def test_a_lying_file_fails_the_pruned_read_in_the_jvm_from_any_thread(report):
     assert report["lying_checked"] is True
 
 
-def test_a_bucket_join_in_a_plain_session_returns_sparks_rows(report):
-    assert report["join_rows"] == report["join_spark_rows"]
+def test_a_bucket_join_of_capped_workers_runs_in_the_jvm_without_an_exchange_and_sparks_rows(report):
+    """Workers capped at 500m have no room for a join task: the buckets are joined in the JVM, which binds the
+    bucket function without bucketkit's catalog (BucketFunctions), so no Exchange; rows as Spark's join."""
+    assert report["join_strategy"] == "jvm"
+    assert report["join_exchange"] is False
+    assert report["join_rows"] == report["join_spark_rows"] == 20000

@@ -47,6 +47,8 @@ _JAR_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDi
 _ADDED: dict[str, Any] = {}
 _UNLOADABLE: dict[str, str] = {}
 
+#: Set to false (before bucketkit's first use in a session) to keep bucketkit's jar out of a session started without it.
+ADD_JAR = "spark.bucketkit.addJar"
 #: What a session without bucketkit's JVM part costs, measured (benchmarks/RESULTS.md, "plain session").
 WITHOUT_JAR = ("a pruned scan re-hashes its rows in Spark SQL (2-4x the one-bucket floor) and bucketkit.write uses "
                "Spark's own partitioned writer (about 1.2x Spark's INSERT)")
@@ -97,13 +99,15 @@ def load_jar(spark: Any) -> bool:
     """Add bucketkit's jar to a running classic session that lacks it (once per Spark context), as Spark's
     ``ADD JAR`` does: the executors fetch it, the session's class loader (the driver's planning, data source
     look-ups, generated code) loads from it. False, with one warning naming the reason, the setting that
-    avoids it and the measured cost, where it cannot be added."""
+    avoids it and the measured cost, where it cannot be added or ``spark.bucketkit.addJar`` is false."""
     key = session_key(spark)
     if key in _ADDED:
         return True
     if key in _UNLOADABLE:
         return False
     try:
+        if spark.conf.get(ADD_JAR, "true").strip().lower() == "false":
+            raise BucketkitError(f"{ADD_JAR}=false")
         from bucketkit.jvmbuild import jar_path
 
         jar = jar_path()
@@ -121,7 +125,7 @@ def load_jar(spark: Any) -> bool:
         reason = _first_line(str(exc)) or type(exc).__name__
         _UNLOADABLE[key] = reason
         warnings.warn(f"bucketkit: could not add its jar to this Spark session ({reason}); without it {WITHOUT_JAR}. "
-                      "Start the session with bucketkit.configure_builder(SparkSession.builder) (or the settings "
+                      "Start the session with bucketkit.spark.session.configure_builder(SparkSession.builder) (or the settings "
                       "`bucketkit spark-conf` prints) to avoid this", stacklevel=3)
         return False
 

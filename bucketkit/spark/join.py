@@ -22,7 +22,8 @@ from bucketkit.joins.execute import build_exec, output_columns, select_output
 from bucketkit.joins.plan import JoinPlan, normalize_how, normalize_on
 from bucketkit.joins.plan import plan_join as core_plan_join
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
-from bucketkit.spark.driver import ServerError, is_connect, master, refusal, session_key, table_function
+from bucketkit.spark.driver import (SERVER_SETUP, ServerError, has_extensions, is_connect, jar_class, master, refusal,
+                                    session_key, table_function)
 from bucketkit.spark.filters import is_spark_filter
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind
 from bucketkit.trust import spec_doubt, transactional_kind
@@ -357,11 +358,11 @@ def _probe_room(spark: Any) -> tuple[int, int]:
 
 def _jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
     """Why the JVM cannot join ``plan``'s sides bucket by bucket (:func:`_jvm_side`), or None."""
-    from bucketkit.spark.session import CATALOG_CONF
-
-    key = "spark.sql.catalog.spark_catalog"
-    if spark.conf.get(key, "") != CATALOG_CONF[key]:
-        return "the session does not use bucketkit's catalog (bucketkit.get_session), which binds the bucket hash"
+    if is_connect(spark):
+        if not has_extensions(spark):
+            return f"the Spark Connect server has no bucketkit extensions ({SERVER_SETUP})"
+    elif jar_class(spark, "BucketDirectory") is None:
+        return "bucketkit's jar could not be added to this session (the warning said why)"
     for side, table, snapshot in (("left", plan.left, plan.left_snapshot), ("right", plan.right, plan.right_snapshot)):
         spec = table.spec
         if snapshot or table.transactional:
@@ -394,7 +395,7 @@ def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any
         if is_connect(spark):
             df = table_function(spark, "bucketkit_directory", *args)
         else:
-            df = DataFrame(spark._jvm.io.bucketkit.spark.BucketDirectory.read(spark._jsparkSession, *args), spark)
+            df = DataFrame(jar_class(spark, "BucketDirectory").read(spark._jsparkSession, *args), spark)
     except (Py4JJavaError, ServerError) as exc:
         raise LayoutError(f"{table}: reading it bucketed in the JVM failed: {refusal(exc)}") from None
     where = to_column(plan.filters)

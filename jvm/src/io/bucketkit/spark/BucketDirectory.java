@@ -23,8 +23,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * one with a catalog table, bucket by bucket without an {@code Exchange}. {@code bucketkit.join} runs
  * its join here when a bucket group cannot be joined in a Python worker's memory
  * ({@code bucketkit/spark/join.py}). The table's metadata is made up from bucketkit's record (the
- * caller passes it); the relation's catalog is the session's, whose functions bind the bucket
- * transform: the session must use bucketkit's catalog.
+ * caller passes it); the relation's catalog, whose functions bind the bucket transform, is the
+ * session's where it is bucketkit's, else {@link BucketFunctions} (a session the user built).
  */
 public final class BucketDirectory {
   private BucketDirectory() {}
@@ -55,8 +55,12 @@ public final class BucketDirectory {
     }
     HiveBucketedTable table = judged.table();
     table.directory = directory;
+    Identifier ident = Identifier.of(new String[0], name);
     CatalogPlugin catalog = spark.sessionState().catalogManager().v2SessionCatalog();
+    if (!(catalog instanceof BucketkitCatalog)) {  // a session the user built: Hive's bucket functions bind
+      catalog = new BucketFunctions(ident, table);
+    }
     return Dataset.ofRows(spark, DataSourceV2Relation.create(table, scala.Option.apply(catalog),
-        scala.Option.apply(Identifier.of(new String[0], name))));
+        scala.Option.apply(ident)));
   }
 }
