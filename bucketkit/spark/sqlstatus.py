@@ -2,7 +2,7 @@
 
 A table the catalog cannot vouch for passes through to Spark as its own, unbucketed table; ``EXPLAIN``
 and ``DESCRIBE`` of it are Spark's and cannot say so. :func:`sql_status` asks the catalog's own
-rules (``io.bucketkit.spark.PassThrough.status``, the same ``HiveBucketedTable.vouch`` a query's
+rules (``io.bucketkit.spark.DriverCalls.status``, the same ``HiveBucketedTable.vouch`` a query's
 table resolution runs), so the answer is the one a query gets.
 """
 
@@ -65,10 +65,10 @@ def sql_status(spark: SparkSession, table: str) -> SqlStatus:
     if off is not None:
         return SqlStatus(table, False, off)
     try:
-        if is_connect(spark):  # the same PassThrough.status, asked through SQL (io.bucketkit.spark.DriverCalls)
+        if is_connect(spark):  # the same DriverCalls.status, asked through SQL (bucketkit_status)
             state, detail = call(spark, "bucketkit_status", table)
         else:
-            state, detail = spark._jvm.io.bucketkit.spark.PassThrough.status(spark._jsparkSession, table)
+            state, detail = spark._jvm.io.bucketkit.spark.DriverCalls.status(spark._jsparkSession, table)
     except (Py4JJavaError, ServerError) as exc:
         raise LayoutError(f"table {table!r}: listing its files failed: {refusal(exc)}") from None
     return SqlStatus(table, state == "bucketed", detail)

@@ -202,7 +202,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
     }
     TreeMap<Integer, List<PartitionedFile>> byBucket = new TreeMap<>();
     int selectedParts = 0;
-    for (HiveBucketedTable.TablePartition part : listing.parts()) {
+    for (TablePartition part : listing.parts()) {
       if (!ScanPredicates.mayMatch(partitionFilters, part.values)) {
         continue;
       }
@@ -470,7 +470,7 @@ final class BucketScan implements SupportsReportPartitioning, SupportsReportOrde
       return null;
     }
     java.util.Set<String> vouched = new java.util.HashSet<>();  // files whose placement the manifest vouches for
-    for (HiveBucketedTable.TablePartition part : listing.parts()) {
+    for (TablePartition part : listing.parts()) {
       if (part.vouched) {
         part.files.forEach(f -> vouched.add(f.path));
       }

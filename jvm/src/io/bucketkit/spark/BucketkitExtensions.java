@@ -27,7 +27,7 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     CommitCoordinator.registerStaticSettings();
     DriverCalls.functions().forEach(extensions::injectTableFunction);
-    extensions.injectFunction(HiveBucketColumn.sqlFunction());
+    extensions.injectFunction(DriverCalls.hiveBucketFunction());
     extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
       @Override
       public ColumnarRule apply(SparkSession session) {

@@ -36,7 +36,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
  *   <li>{@code bucketkit_describe(name)}: the catalog table's metadata as JSON ({@link
  *       AcidSnapshotTable#describe}), with {@code misplaced_partition} ({@link CatalogPartitions#misplaced});
  *   <li>{@code bucketkit_table_path(name)}: where the catalog keeps, or would keep, the table's files;
- *   <li>{@code bucketkit_status(name)}: how Spark SQL plans the table ({@link PassThrough#status});
+ *   <li>{@code bucketkit_status(name)}: how Spark SQL plans the table ({@link #status});
  *   <li>{@code bucketkit_held(name)}: whether {@code bucketkit.scan} reads the table through the catalog, and
  *       which version it holds ({@link #held});
  *   <li>{@code bucketkit_parse(predicate)}: a SQL predicate parsed by the session's parser, as Catalyst's JSON;
@@ -61,7 +61,7 @@ public final class DriverCalls {
     out.add(function("bucketkit_held", 1, a -> rows(new String[] {"held"}, held(SparkSession.active(), string(a, 0)))));
     out.add(function("bucketkit_status", 1, a -> {
       try {
-        String[] status = PassThrough.status(SparkSession.active(), string(a, 0));
+        String[] status = status(SparkSession.active(), string(a, 0));
         return rows(new String[] {"state", "detail"}, status[0], status[1]);
       } catch (java.io.IOException e) {
         throw new IllegalStateException("bucketkit: listing table " + string(a, 0) + " failed: " + e.getMessage(), e);
@@ -88,6 +88,56 @@ public final class DriverCalls {
       }
     }));
     return out;
+  }
+
+  /**
+   * The SQL function {@code bucketkit_hive_bucket(version, buckets, array(hive types), key, ...)} of
+   * bucketkit's extensions: {@link HiveBucketColumn#of}'s expression, for a client that has no py4j (Spark
+   * Connect).
+   */
+  static scala.Tuple3<org.apache.spark.sql.catalyst.FunctionIdentifier,
+      org.apache.spark.sql.catalyst.expressions.ExpressionInfo,
+      scala.Function1<scala.collection.immutable.Seq<Expression>, Expression>> hiveBucketFunction() {
+    String name = "bucketkit_hive_bucket";
+    return new scala.Tuple3<>(org.apache.spark.sql.catalyst.FunctionIdentifier.apply(name),
+        new org.apache.spark.sql.catalyst.expressions.ExpressionInfo(HiveBucketColumn.class.getName(), name),
+        new scala.runtime.AbstractFunction1<>() {
+          @Override
+          public Expression apply(scala.collection.immutable.Seq<Expression> seq) {
+            List<Expression> args = CollectionConverters.asJava(seq);
+            if (args.size() < 4 || !args.get(0).foldable() || !args.get(1).foldable() || !args.get(2).foldable()) {
+              throw new IllegalArgumentException("bucketkit: " + name + "(version, buckets, array(hive types), key, "
+                  + "...) takes constant version, bucket count and types, then the key columns");
+            }
+            return HiveBucketColumn.expression(args.subList(3, args.size()).toArray(Expression[]::new),
+                strings(args, 2), integer(args, 0), integer(args, 1));
+          }
+        });
+  }
+
+  /**
+   * Python-callable: whether the catalog plans table {@code name} bucketed, as {"bucketed", what
+   * Spark SQL is told} or {"unbucketed", why not}; it lists the table's files, as a query would.
+   *
+   * @throws org.apache.spark.sql.AnalysisException no such table, namespace, or a name that does not parse
+   */
+  public static String[] status(SparkSession spark, String name)
+      throws java.io.IOException, org.apache.spark.sql.AnalysisException {
+    TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+    CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
+    if (HiveBucketedTable.isAcid(t)) {
+      return AcidSnapshotTable.status(t);
+    }
+    HiveBucketedTable.Vouched v = HiveBucketedTable.vouch(spark, t);
+    if (v.table() == null) {
+      return new String[] {"unbucketed", v.doubt()};
+    }
+    HiveBucketedTable b = v.table();
+    List<TablePartition> parts = v.listing().parts();
+    int files = parts.stream().mapToInt(p -> p.files.size()).sum();
+    return new String[] {"bucketed", "Hive bucketing v" + b.version + ", " + b.buckets + " buckets on " + b.bucketColumn
+        + " (transform " + b.bucketTransform().describe() + "), " + b.format + ", " + parts.size()
+        + " partition(s), " + files + " file(s)"};
   }
 
   /** The JSON {@code bucketkit_describe} answers: the table's description and its misplaced partition. */

@@ -116,18 +116,19 @@ public final class FileManifest {
   }
 
   /**
-   * Mark each of {@code parts} (listed under {@code root}) vouched or not; the first reason one is checked,
-   * or who vouches for all of them.
+   * Mark each of {@code parts} (listed under {@code root}, of a table bucketed by {@code column} of Hive type
+   * {@code hiveType} into {@code buckets} with hash {@code version}) vouched or not; the first reason one is
+   * checked, or who vouches for all of them.
    */
-  static String vouch(Configuration conf, String root, HiveBucketedTable table,
-                      List<HiveBucketedTable.TablePartition> parts) throws IOException {
+  static String vouch(Configuration conf, String root, String column, String hiveType, int buckets, int version,
+                      List<TablePartition> parts) throws IOException {
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
     FileManifest manifest = read(fs, rootPath);
-    String doubt = manifest == null ? NONE : manifest.layoutDoubt("hive", List.of(table.bucketColumn),
-        List.of(table.bucketHiveType), table.buckets, table.version);
+    String doubt = manifest == null ? NONE : manifest.layoutDoubt("hive", List.of(column),
+        List.of(hiveType), buckets, version);
     String first = null;
-    for (HiveBucketedTable.TablePartition p : parts) {
+    for (TablePartition p : parts) {
       String rel = relative(fs, rootPath, p.location);
       String why = doubt != null ? doubt : rel == null ? p.location + " lies outside the table's directory"
           : manifest.partitionDoubt(rel, p.files);

@@ -57,31 +57,8 @@ public final class HiveBucketColumn {
     return ExpressionUtils.column(expression(expressions, hiveTypes, version, numBuckets));
   }
 
-  /**
-   * The SQL function {@code bucketkit_hive_bucket(version, buckets, array(hive types), key, ...)} of
-   * bucketkit's extensions: {@link #of}'s expression, for a client that has no py4j (Spark Connect).
-   */
-  static scala.Tuple3<org.apache.spark.sql.catalyst.FunctionIdentifier,
-      org.apache.spark.sql.catalyst.expressions.ExpressionInfo,
-      scala.Function1<scala.collection.immutable.Seq<Expression>, Expression>> sqlFunction() {
-    String name = "bucketkit_hive_bucket";
-    return new scala.Tuple3<>(org.apache.spark.sql.catalyst.FunctionIdentifier.apply(name),
-        new org.apache.spark.sql.catalyst.expressions.ExpressionInfo(HiveBucketColumn.class.getName(), name),
-        new scala.runtime.AbstractFunction1<>() {
-          @Override
-          public Expression apply(scala.collection.immutable.Seq<Expression> seq) {
-            List<Expression> args = CollectionConverters.asJava(seq);
-            if (args.size() < 4 || !args.get(0).foldable() || !args.get(1).foldable() || !args.get(2).foldable()) {
-              throw new IllegalArgumentException("bucketkit: " + name + "(version, buckets, array(hive types), key, "
-                  + "...) takes constant version, bucket count and types, then the key columns");
-            }
-            return expression(args.subList(3, args.size()).toArray(Expression[]::new), DriverCalls.strings(args, 2),
-                DriverCalls.integer(args, 0), DriverCalls.integer(args, 1));
-          }
-        });
-  }
-
-  private static Expression expression(Expression[] keys, String[] hiveTypes, int version, int numBuckets) {
+  /** {@link #of}'s expression over Catalyst expressions (also the SQL function {@code bucketkit_hive_bucket}'s). */
+  static Expression expression(Expression[] keys, String[] hiveTypes, int version, int numBuckets) {
     HiveHash.checkVersion(version);
     HiveHash.bucketId(0, numBuckets);  // validates the count
     if (keys.length != hiveTypes.length || keys.length == 0) {

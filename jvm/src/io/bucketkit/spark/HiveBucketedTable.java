@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 
 import io.bucketkit.hive.HiveHash;
+import io.bucketkit.spark.TablePartition.Located;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.catalog.BucketSpec;
@@ -55,9 +56,6 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   KeptVersions.Found asOf;  // a time-travel read (VERSION / TIMESTAMP AS OF): that kept version's files; null: live
   String directory;  // partitions and files listed from this directory, not the metastore's (a kept version, BucketDirectory)
 
-  /** A table partition the metastore knows of (the table itself when unpartitioned): its values and location. */
-  record Located(InternalRow values, String location) {}
-
   /**
    * The partitions a scan reads, listed as one version ({@link TableListing#oneVersion}), of
    * {@code total} in the table; {@code doubt}: why their files cannot be vouched for (then each file's
@@ -65,26 +63,6 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
    * for the placement of the partitions' rows, or why some are checked as they are read ({@link FileManifest}).
    */
   record Selection(List<TablePartition> parts, int total, String doubt, String placement) {}
-
-  /** One table partition (the whole table when unpartitioned): its values and bucket files. */
-  static final class TablePartition {
-    final InternalRow values;
-    final String location;
-    final List<BucketFiles.BucketFile> files;
-    final boolean kept;  // its files are read from the kept version of the table (KeptVersions)
-    boolean vouched;  // its files are those the table's manifest records: rows not re-hashed (FileManifest)
-
-    TablePartition(InternalRow values, String location, List<BucketFiles.BucketFile> files) {
-      this(values, location, files, false);
-    }
-
-    TablePartition(InternalRow values, String location, List<BucketFiles.BucketFile> files, boolean kept) {
-      this.values = values;
-      this.location = location;
-      this.files = files;
-      this.kept = kept;
-    }
-  }
 
   /** The Hadoop configuration the table was listed with, reused by its scans' readers (null: a write's). */
   transient Configuration hadoopConf;
@@ -363,7 +341,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       String disagreement = recordDisagreement(table, hadoopConf, buckets, version);
       String found = disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
       if (found == null) {  // read the version listed where it stays after later commits, when it is kept whole
-        placement[0] = FileManifest.vouch(hadoopConf, pathOf(table.location()), this, parts);
+        placement[0] = FileManifest.vouch(hadoopConf, pathOf(table.location()), bucketColumn, bucketHiveType, buckets,
+            version, parts);
         List<TablePartition> pinned = KeptVersions.pin(hadoopConf, pathOf(table.location()), marker, parts);
         if (pinned != parts) {
           parts.clear();
@@ -409,7 +388,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
       partitionsIn(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(), tz, all);
       String found = recordDisagreement(table, hadoopConf, buckets, version, dir);
       found = found != null ? found : listPartitions(hadoopConf, buckets, version, matching(all, partitionFilters), parts);
-      placement[0] = found != null ? null : FileManifest.vouch(hadoopConf, directory, this, parts);
+      placement[0] = found != null ? null : FileManifest.vouch(hadoopConf, directory, bucketColumn, bucketHiveType,
+          buckets, version, parts);
       return found;
     });
     if (doubt != null) {

@@ -29,8 +29,8 @@ public final class KeptVersions {
    * live) with their files in that version's kept copy, or {@code parts} itself where any file is not
    * that version's own (or a partition lies outside {@code root}).
    */
-  static List<HiveBucketedTable.TablePartition> pin(Configuration conf, String root, String marker,
-                                                    List<HiveBucketedTable.TablePartition> parts) throws IOException {
+  static List<TablePartition> pin(Configuration conf, String root, String marker,
+                                                    List<TablePartition> parts) throws IOException {
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
     // elsewhere than on a local filesystem kept versions are copies: never the same files
@@ -40,7 +40,7 @@ public final class KeptVersions {
     Path kept = new Path(store(rootPath), marker.substring(TableListing.VERSION_PREFIX.length()));
     String top = fs.makeQualified(rootPath).toString();
     List<String> dirs = new ArrayList<>();
-    for (HiveBucketedTable.TablePartition p : parts) {
+    for (TablePartition p : parts) {
       String at = fs.makeQualified(new Path(p.location)).toString();
       String rel = at.equals(top) ? "" : at.startsWith(top + "/") ? at.substring(top.length() + 1) : null;
       if (rel == null) {
@@ -49,9 +49,9 @@ public final class KeptVersions {
       dirs.add((rel.isEmpty() ? kept : new Path(kept, rel)).toString());
     }
     List<List<BucketFiles.Entry>> listed = BucketFiles.eachDir(dirs, dir -> BucketFiles.entries(fs, new Path(dir)));
-    List<HiveBucketedTable.TablePartition> out = new ArrayList<>();
+    List<TablePartition> out = new ArrayList<>();
     for (int i = 0; i < parts.size(); i++) {
-      HiveBucketedTable.TablePartition p = parts.get(i);
+      TablePartition p = parts.get(i);
       if (listed.get(i) == null) {
         return parts;
       }
@@ -66,7 +66,7 @@ public final class KeptVersions {
         }
         files.add(BucketFiles.placed(same, f.bucket));
       }
-      HiveBucketedTable.TablePartition same = new HiveBucketedTable.TablePartition(p.values, dirs.get(i), files, true);
+      TablePartition same = new TablePartition(p.values, dirs.get(i), files, true);
       same.vouched = p.vouched;  // the same files (hard links): the same verdict
       out.add(same);
     }
@@ -79,7 +79,7 @@ public final class KeptVersions {
    * catalog table reads with {@code VERSION AS OF n}, so that its DataFrame reads that version whatever is
    * committed later.
    */
-  static Integer pinnedNumber(Configuration conf, String root, List<HiveBucketedTable.TablePartition> parts)
+  static Integer pinnedNumber(Configuration conf, String root, List<TablePartition> parts)
       throws IOException {
     if (parts.isEmpty() || parts.stream().anyMatch(p -> !p.kept)) {
       return null;

@@ -41,14 +41,14 @@ final class SparkCompat {
    * location), an unpartitioned table's directory with its files (hidden names skipped, a missing
    * location empty).
    */
-  static List<HiveBucketedTable.TablePartition> leafFiles(SparkSession spark, org.apache.hadoop.conf.Configuration conf,
+  static List<TablePartition> leafFiles(SparkSession spark, org.apache.hadoop.conf.Configuration conf,
                                                          StructType partitionSchema,
-                                                         List<HiveBucketedTable.Located> parts)
+                                                         List<TablePartition.Located> parts)
       throws java.io.IOException {
     List<org.apache.hadoop.fs.Path> roots = new ArrayList<>();
     List<org.apache.spark.sql.execution.datasources.PartitionPath> given = new ArrayList<>();
     java.util.Map<InternalRow, Integer> partOf = new java.util.IdentityHashMap<>();
-    for (HiveBucketedTable.Located p : parts) {
+    for (TablePartition.Located p : parts) {
       org.apache.hadoop.fs.Path root = new org.apache.hadoop.fs.Path(p.location());
       root = root.getFileSystem(conf).makeQualified(root);
       partOf.put(p.values(), roots.size());
@@ -75,10 +75,10 @@ final class SparkCompat {
         files.get(owner).add(new BucketFiles.BucketFile(s.getPath().toString(), s.getLen(), s.getModificationTime(), -1));
       }
     }
-    List<HiveBucketedTable.TablePartition> out = new ArrayList<>();
+    List<TablePartition> out = new ArrayList<>();
     for (int i = 0; i < parts.size(); i++) {
       files.get(i).sort(java.util.Comparator.comparing(b -> b.path));
-      out.add(new HiveBucketedTable.TablePartition(parts.get(i).values(), parts.get(i).location(), files.get(i)));
+      out.add(new TablePartition(parts.get(i).values(), parts.get(i).location(), files.get(i)));
     }
     return out;
   }
