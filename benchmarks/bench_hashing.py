@@ -5,7 +5,7 @@ Kernels: ``bucketkit.hashing.hive.bucket_ids`` over 10M Arrow values per case (v
 (robust to other load on the machine); the issue's goals are >= 200 M rows/s for v1 int/bigint
 and >= 20 M rows/s for v2 strings. Spark: ``with_bucket_id`` on a 10M-row DataFrame next to Spark's
 own ``hash()`` column on the same data, both forced with a ``noop`` write, in alternating rounds:
-the JVM column bucketkit uses when the session has its jar (``io.bucketkit.spark.HiveBucketColumn``),
+the JVM column bucketkit uses when the session has its jar (``io.bucketkit.hashing.HiveBucketColumn``),
 and the two fallbacks without it (the Spark SQL expression of ``bucketkit.spark.hashexpr`` for
 integer keys, the scalar Arrow UDF otherwise).
 """

@@ -127,7 +127,7 @@ def child(out: str, scale: float) -> None:
     spark = plain_session()
     from bucketkit.spark.driver import jar_class
 
-    results = {"jar_loaded": jar_class(spark, "HiveBucketColumn") is not None,
+    results = {"jar_loaded": jar_class(spark, "hashing.HiveBucketColumn") is not None,
                "scan": _scan(spark, scaled(10_000_000, scale)),
                "write": [_write(spark, scaled(m, scale)) for m in (4_000_000, 10_000_000)],
                "join": _join(spark, scaled(10_000_000, scale))}

@@ -5,8 +5,8 @@ jars of the Spark they will run in — a DSv2 API change between Spark versions 
 not a runtime one — into one jar per Spark feature release, ``bucketkit/jars/bucketkit-spark-<x.y>.jar``
 (the way Iceberg ships a runtime per Spark version), shipped inside the Python package and never
 committed. ``jvm/src`` is the same for every release; the few calls whose signatures differ between
-releases live in ``jvm/release/<x.y>/`` (``SparkRelease.java``), and a build for Spark ``x.y`` adds the
-newest of those not newer than ``x.y``.
+releases live in ``jvm/release/<x.y>/`` (``io/bucketkit/compat/SparkRelease.java``), and a build for
+Spark ``x.y`` adds the newest of those not newer than ``x.y``.
 
 At run time :func:`jar_path` picks the jar of the installed pyspark's feature release. In a checkout
 (``make demo``/``make test``) it builds that jar first when its sources changed; an installed wheel

@@ -83,7 +83,7 @@ def catalog_verdict(provider: str | None, bucket_columns: Sequence[str], propert
                     serde: str | None, bucket_types: Sequence[str | None]) -> CatalogVerdict:
     """What a catalog table's metadata says of its bucketing, by Hive's and Trino's rules (pure).
 
-    The JVM catalog decides by the same rules (``io.bucketkit.spark.TableVerdict``; a differential
+    The JVM catalog decides by the same rules (``io.bucketkit.table.TableVerdict``; a differential
     test holds the two equal over generated tables): a missing ``bucketing_version`` is version 1
     (Hive's ``Utilities.getBucketingVersion``, Trino's ``HiveBucketing.getBucketingVersion``); any
     value but 1 or 2 leaves the hash unknown, so the table is read unbucketed, never guessed.

@@ -17,7 +17,7 @@ def _conf(spark, **settings):
 
 
 def test_an_equal_configuration_shares_one_broadcast_and_a_changed_one_gets_its_own(spark):
-    cb = spark._jvm.io.bucketkit.spark.ConfBroadcasts
+    cb = spark._jvm.io.bucketkit.compat.ConfBroadcasts
     sc = spark._jsparkSession.sparkContext()
     first = cb.of(sc, _conf(spark, **{"bucketkit.test.setting": "a"}))
     again = cb.of(sc, _conf(spark, **{"bucketkit.test.setting": "a"}))
@@ -29,7 +29,7 @@ def test_an_equal_configuration_shares_one_broadcast_and_a_changed_one_gets_its_
 
 
 def test_a_configuration_changed_after_its_broadcast_does_not_change_the_broadcast(spark):
-    cb = spark._jvm.io.bucketkit.spark.ConfBroadcasts
+    cb = spark._jvm.io.bucketkit.compat.ConfBroadcasts
     sc = spark._jsparkSession.sparkContext()
     conf = _conf(spark, **{"bucketkit.test.later": "before"})
     b = cb.of(sc, conf)
@@ -75,7 +75,7 @@ def test_a_session_setting_changed_between_queries_reaches_the_orc_reader(spark,
 
 
 def test_a_configuration_missing_a_setting_is_not_equal_to_one_having_it(spark):
-    cb = spark._jvm.io.bucketkit.spark.ConfBroadcasts
+    cb = spark._jvm.io.bucketkit.compat.ConfBroadcasts
     sc = spark._jsparkSession.sparkContext()
     having = _conf(spark, **{"bucketkit.test.present": "x"})
     missing = _conf(spark)

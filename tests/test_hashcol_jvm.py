@@ -1,4 +1,4 @@
-"""The bucket-id column bucketkit.write adds, computed in the JVM (``io.bucketkit.spark.HiveBucketColumn``
+"""The bucket-id column bucketkit.write adds, computed in the JVM (``io.bucketkit.hashing.HiveBucketColumn``
 over the jar's ``HiveHash``), held to Hive's own classes (``hive_oracle``) and to ``bucketkit.hashing.hive``,
 v1 and v2, over hypothesis values of every bucketable type and multi-column keys; the fallbacks
 (Spark SQL expression, Arrow UDF) in sessions without the jar; writes through it that validate()
@@ -43,7 +43,7 @@ def buckets_by_spark(spark, types, rows, n, *, expect_jvm=True):
     keys = [f"c{j}" for j in range(len(types))]
     out = df.select("i", *(bucket_id_column(keys, types, v, n, spark=spark).alias(f"b{v}") for v in (1, 2)))
     plan = out._jdf.queryExecution().executedPlan().toString()
-    assert ("io.bucketkit.hive.HiveHash.bucketId" in plan) == expect_jvm, plan
+    assert ("io.bucketkit.hashing.HiveHash.bucketId" in plan) == expect_jvm, plan
     return [(r.b1, r.b2) for r in out.orderBy("i").collect()]
 
 

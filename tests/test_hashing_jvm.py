@@ -2,7 +2,7 @@
 catalog's bucket function (``HiveBucketFunction``, through ``produceResult`` as Spark calls it) equal
 ``bucketkit.hashing.hive``'s scalar hash and Hive's own classes (``hive_oracle``), v1 and v2, over
 hypothesis values of every bucketable type. Values travel to the JVM as one JSON array per batch
-(``io.bucketkit.hive.JsonValues``), so a property costs a few py4j calls, not one per value."""
+(``io.bucketkit.hashing.JsonValues``), so a property costs a few py4j calls, not one per value."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def to_json(values, hive_type: str) -> str:
 
 
 def java_hashes(jvm, hive_type, version, values) -> list[int]:
-    return list(jvm.io.bucketkit.hive.JsonValues.hash(hive_type, version, to_json(values, hive_type)))
+    return list(jvm.io.bucketkit.hashing.JsonValues.hash(hive_type, version, to_json(values, hive_type)))
 
 
 def hive_hashes(oracle, hive_type, version, values) -> list[int]:
@@ -72,19 +72,19 @@ def struct_of(jvm, *types):
 
 
 def spark_type(jvm, hive_type):
-    return jvm.io.bucketkit.hive.HiveHash.Type.parse(hive_type).sparkType()
+    return jvm.io.bucketkit.hashing.HiveHash.Type.parse(hive_type).sparkType()
 
 
 def bound_named(jvm, version, hive_type, n):
     """The per-table form: hive_v<version>[_varchar]_bucket_<n>(col), bound as Spark binds it."""
-    fn = jvm.io.bucketkit.spark.HiveBucketFunction
+    fn = jvm.io.bucketkit.hashing.HiveBucketFunction
     unbound = fn.forName(fn.nameFor(version, hive_type, n))
     return unbound.bind(struct_of(jvm, spark_type(jvm, hive_type)))
 
 
 def bound_bucket(jvm, version, hive_type):
     """The bucket(n, col) form: (int numBuckets, column)."""
-    unbound = jvm.io.bucketkit.spark.HiveBucketFunction(version)
+    unbound = jvm.io.bucketkit.hashing.HiveBucketFunction(version)
     return unbound.bind(struct_of(jvm, jvm.org.apache.spark.sql.types.DataTypes.IntegerType,
                                   spark_type(jvm, hive_type)))
 
@@ -109,7 +109,7 @@ def test_java_multi_column_hash_equals_python_and_hive(jvm, oracle, version, typ
     rows = [[data.draw(values_of(t)) for t in types] for _ in range(data.draw(st.integers(1, 4)))]
     encoded = json.dumps([[_plain(v, parse_hive_type(t)) for v, t in zip(row, types)] for row in rows])
     python = [hive_hash(row, types, version) for row in rows]
-    assert list(jvm.io.bucketkit.hive.JsonValues.hashRows(types, version, encoded)) == python
+    assert list(jvm.io.bucketkit.hashing.JsonValues.hashRows(types, version, encoded)) == python
     assert [(oracle.v1 if version == 1 else oracle.v2)(row, types) for row in rows] == python
 
 
@@ -126,7 +126,7 @@ def test_bucket_function_equals_python_and_hive(jvm, oracle, hive_type, version,
     if version == 1:
         hive = [oracle.v1_bucket([v], [hive_type], n) for v in values]
     encoded = to_json(values, hive_type)
-    produce = jvm.io.bucketkit.hive.JsonValues.produceResult
+    produce = jvm.io.bucketkit.hashing.JsonValues.produceResult
     if version == 1 and "varchar" in hive_type and not hive_type.startswith("varchar"):
         with pytest.raises(Exception, match="varchar inside an array or map"):
             bound_named(jvm, version, hive_type, n)
@@ -139,7 +139,7 @@ def test_bucket_function_equals_python_and_hive(jvm, oracle, hive_type, version,
 def test_bucket_transform_cannot_tell_varchar_from_string_in_v1(jvm):
     """Spark hands bucket(n, col) a StringType for a varchar column; v1 hashes the two apart, so
     varchar tables need the named form (hive_v1_varchar_bucket_<n>)."""
-    produce = jvm.io.bucketkit.hive.JsonValues.produceResult
+    produce = jvm.io.bucketkit.hashing.JsonValues.produceResult
     values = ["a", "hello"]
     as_bucket = list(produce(bound_bucket(jvm, 1, "varchar(10)"), 1000, "string", json.dumps(values)))
     named = list(produce(bound_named(jvm, 1, "varchar(10)", 1000), None, "string", json.dumps(values)))
@@ -148,7 +148,7 @@ def test_bucket_transform_cannot_tell_varchar_from_string_in_v1(jvm):
 
 
 def test_function_names_and_canonical_names(jvm):
-    fn = jvm.io.bucketkit.spark.HiveBucketFunction
+    fn = jvm.io.bucketkit.hashing.HiveBucketFunction
     assert fn.nameFor(2, "bigint", 8) == "hive_v2_bucket_8"
     assert fn.nameFor(1, "varchar(5)", 16) == "hive_v1_varchar_bucket_16"
     assert fn.nameFor(2, "varchar(5)", 16) == "hive_v2_bucket_16"  # v2 hashes varchar as string
@@ -178,9 +178,9 @@ def test_bucket_function_refuses_floating_point_keys(jvm, hive_type):
 def test_bucket_function_refuses_wrong_arguments(jvm):
     types = jvm.org.apache.spark.sql.types.DataTypes
     with pytest.raises(Exception, match=r"takes \(int numBuckets, column\)"):
-        jvm.io.bucketkit.spark.HiveBucketFunction(2).bind(struct_of(jvm, types.LongType))
+        jvm.io.bucketkit.hashing.HiveBucketFunction(2).bind(struct_of(jvm, types.LongType))
     with pytest.raises(Exception, match="cannot bucket on a Spark timestamp"):
-        jvm.io.bucketkit.spark.HiveBucketFunction.forName("hive_v2_bucket_8").bind(
+        jvm.io.bucketkit.hashing.HiveBucketFunction.forName("hive_v2_bucket_8").bind(
             struct_of(jvm, types.TimestampType))
 
 
@@ -193,7 +193,7 @@ def test_reducer_maps_kn_buckets_onto_n(jvm, values, version, n, k):
     reducer = large.reducer(small)
     assert small.reducer(large) is None  # only the larger count reduces
     encoded = to_json(values, "bigint")
-    produce = jvm.io.bucketkit.hive.JsonValues.produceResult
+    produce = jvm.io.bucketkit.hashing.JsonValues.produceResult
     of_large = list(produce(large, None, "bigint", encoded))
     assert [reducer.reduce(b) for b in of_large] == list(produce(small, None, "bigint", encoded))
 
@@ -233,7 +233,7 @@ def test_unbucketable_types_refused_by_both(jvm, hive_type):
     with pytest.raises(UnsupportedTypeError):
         check_bucketable("k", hive_type)
     with pytest.raises(Exception, match="Hive/Trino cannot bucket on"):
-        jvm.io.bucketkit.hive.HiveHash.Type.parse(hive_type)
+        jvm.io.bucketkit.hashing.HiveHash.Type.parse(hive_type)
 
 
 # --------------------------------------------------------------------------- through Spark SQL

@@ -68,7 +68,7 @@ def test_every_supported_release_has_its_release_sources():
 
     for release in RELEASES:
         overlay = _overlay(SOURCES, release)
-        assert overlay is not None and (overlay / "io" / "bucketkit" / "spark" / "SparkRelease.java").is_file()
+        assert overlay is not None and (overlay / "io" / "bucketkit" / "compat" / "SparkRelease.java").is_file()
 
 
 def test_a_build_compiles_the_release_sources_with_the_common_ones(tmp_path):

@@ -1,4 +1,4 @@
-"""One verdict on placement: the SQL catalog (io.bucketkit.spark.FileManifest) and Python
+"""One verdict on placement: the SQL catalog (io.bucketkit.layout.FileManifest) and Python
 (bucketkit.layout.manifest) vouch for the same partitions of the same files, and both skip the read-time
 check exactly there; where they check, a lying file still fails the read.
 
@@ -50,7 +50,7 @@ def _python(root: Path) -> dict[str, bool]:
 
 def _jvm(spark, root: Path, hive_type: str = "bigint", version: int = 2) -> dict[str, bool]:
     dirs = sorted(str(p) for p in root.iterdir() if p.name.startswith("p="))
-    got = spark._jvm.io.bucketkit.spark.FileManifest.describe(str(root), dirs, "k", hive_type, 4, version)
+    got = spark._jvm.io.bucketkit.layout.FileManifest.describe(str(root), dirs, "k", hive_type, 4, version)
     return {Path(d).name: v == "vouched" for d, v in zip(dirs, got)}
 
 

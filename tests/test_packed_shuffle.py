@@ -1,4 +1,4 @@
-"""A bucketkit write's shuffle moves its rows packed (io.bucketkit.spark.PackedShuffle, docs/writing.md).
+"""A bucketkit write's shuffle moves its rows packed (io.bucketkit.rules.PackedShuffle, docs/writing.md).
 
 Golden data never comes from the packing: each write is compared, file by file, with the same write
 with the packing off (Spark's own shuffle moves the rows), and the table's rows with the source as

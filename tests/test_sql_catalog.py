@@ -277,7 +277,7 @@ NAMES = st.one_of(
 @settings(max_examples=300)
 @given(name=NAMES)
 def test_java_file_to_bucket_mapping_equals_python(spark, name):
-    files = spark._jvm.io.bucketkit.spark.BucketFiles
+    files = spark._jvm.io.bucketkit.layout.BucketFiles
     python = bucket_of(name)
     assert files.bucketOf(name) == (None if python is None else str(python))
     assert files.isSparkHiveInsert(name) == is_spark_hive_insert(name)
@@ -295,7 +295,7 @@ def test_java_layout_rules_equal_python_layout(spark, tmp_path):
         d.mkdir()
         for f in files:
             (d / f).write_bytes(b"x")
-        java = sorted(spark._jvm.io.bucketkit.spark.BucketFiles.describe(str(d), 4, 1))
+        java = sorted(spark._jvm.io.bucketkit.layout.BucketFiles.describe(str(d), 4, 1))
         layout = discover(str(d), 4)
         python = sorted(f"{b}:{f.name}" for b, fs in layout.partition_layouts[0].buckets.items() for f in fs)
         assert java == python
@@ -303,7 +303,7 @@ def test_java_layout_rules_equal_python_layout(spark, tmp_path):
     d.mkdir()
     for f in ("a.orc", "b.orc"):
         (d / f).write_bytes(b"x")
-    assert spark._jvm.io.bucketkit.spark.BucketFiles.describe(str(d), 4, 1)[0].startswith("doubt:")
+    assert spark._jvm.io.bucketkit.layout.BucketFiles.describe(str(d), 4, 1)[0].startswith("doubt:")
 
 
 def test_configure_builder_adds_the_jar_beside_other_jars_and_the_catalog():
@@ -342,7 +342,7 @@ def test_a_local_directory_lists_as_hadoop_lists_it_through_a_hive_sessions_file
                     if not s.getPath().getName().startswith(("_", ".")))
     from py4j.java_gateway import get_field
 
-    listing = jvm.io.bucketkit.spark.BucketFiles.list(conf, str(d), 4, 2)
+    listing = jvm.io.bucketkit.layout.BucketFiles.list(conf, str(d), 4, 2)
     assert get_field(listing, "doubt") is None
     ours = sorted((get_field(f, "path"), get_field(f, "size"), get_field(f, "modificationTime"))
                   for f in get_field(listing, "files"))
@@ -623,7 +623,7 @@ def test_a_multi_column_table_passes_through_with_one_warning(spark, tables):
     for _ in range(2):
         rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_two_cols a JOIN sqlc_plain_pq b USING (k)")
         assert not scans(plan) and rows == golden
-    warned = [w for w in spark._jvm.io.bucketkit.spark.PassThrough.warned() if "sqlc_" in w]
+    warned = [w for w in spark._jvm.io.bucketkit.table.PassThrough.warned() if "sqlc_" in w]
     assert [w for w in warned if "sqlc_two_cols" in w] == [f"spark_catalog.default.sqlc_two_cols: {status.detail}"]
     assert not any("sqlc_plain_pq" in w for w in warned)  # not bucketed: nothing to warn about
 

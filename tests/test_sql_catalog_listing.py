@@ -1,4 +1,4 @@
-"""The catalog's listing across bucketkit's directory switch (io.bucketkit.spark.TableListing).
+"""The catalog's listing across bucketkit's directory switch (io.bucketkit.layout.TableListing).
 
 A commit switches whole table directories (docs/writing.md "Commit protocol"): one exchange, or
 two renames with the table path missing in between. The catalog must list one version, as
@@ -28,7 +28,7 @@ NEW = {"": [(k, "new") for k in range(5, 20)]}
 
 def listing(spark, root, dirs, conf=None):
     jvm = spark._jvm
-    return sorted(jvm.io.bucketkit.spark.TableListing.describe(
+    return sorted(jvm.io.bucketkit.layout.TableListing.describe(
         str(root), [str(d) for d in dirs], 4, 1, conf or {}))
 
 
@@ -50,7 +50,7 @@ def two_versions(tmp_path, old, new, spec):
 
 
 def test_java_knows_the_commit_protocols_names(spark):
-    java = spark._jvm.io.bucketkit.spark.TableListing
+    java = spark._jvm.io.bucketkit.layout.TableListing
     assert java.VERSION_PREFIX == VERSION_PREFIX
     assert java.SWITCHING == SWITCHING
     assert java.KEPT_VERSIONS == KEPT_VERSIONS and TablePaths("/data/t").store == "/data/.t" + KEPT_VERSIONS

@@ -1,4 +1,4 @@
-"""SQL INSERT INTO / OVERWRITE through bucketkit's catalog (io.bucketkit.spark.BucketWrite, docs/sql.md).
+"""SQL INSERT INTO / OVERWRITE through bucketkit's catalog (io.bucketkit.table.BucketWrite, docs/sql.md).
 
 Golden data never comes from bucketkit's writer: rows are compared with the source query, file
 placement of v1 tables with Spark's own Hive INSERT of the same rows, and v2 placement with
@@ -307,7 +307,7 @@ def test_crafted_partition_values_stay_inside_the_table(spark, tmp_path):
 ], ids=["8 into 8", "8 into 16", "16 into 8", "3 into 8", "v1 into v2", "int into bigint", "4 into 12"])
 def test_a_copy_between_tables_bucketed_alike_moves_no_rows(spark, src, tmp_path, source, target, moves):
     """INSERT ... SELECT from a table whose tasks already hold the target's buckets drops Spark's shuffle
-    (io.bucketkit.spark.WriteFromAlikeBuckets); every row still lands in its bucket, one file per bucket."""
+    (io.bucketkit.rules.WriteFromAlikeBuckets); every row still lands in its bucket, one file per bucket."""
     (sb, sv, scol), (tb, tv, tcol) = source, target
     create(spark, "sqli_from", tmp_path, buckets=sb, version=sv, cols=f"{scol}, v STRING")
     spark.sql(f"INSERT INTO sqli_from SELECT k, v FROM {src}")

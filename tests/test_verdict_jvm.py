@@ -1,5 +1,5 @@
 """One verdict per catalog table: Python's ``bucketkit.trust.catalog_verdict`` and the JVM catalog's
-``io.bucketkit.spark.TableVerdict`` decide bucketed-or-not, hash version, format and ACID by the
+``io.bucketkit.table.TableVerdict`` decide bucketed-or-not, hash version, format and ACID by the
 same rules, held equal here over generated tables (provider x bucket columns x properties x serde x
 bucket column type). The rules themselves are Hive's and Trino's: a missing ``bucketing_version`` is
 1; tests/test_sql_catalog.py checks that against Spark's own Hive INSERT."""
@@ -72,7 +72,7 @@ def test_python_and_jvm_give_one_verdict(spark, t):
         jprops.put(k, v)
     first = t["columns"][0] if t["columns"] else None
     j_first = jfield if first is not None and first.lower() == "k" else None
-    kind, version, fmt, reason = jvm.io.bucketkit.spark.TableVerdict.describe(
+    kind, version, fmt, reason = jvm.io.bucketkit.table.TableVerdict.describe(
         t["provider"], jcolumns, jprops, t["serde"], j_first)
     types = [hive_type_of_spark(t["field"]) if c.lower() == "k" else "string" if c == "v" else None
              for c in t["columns"]]
@@ -108,7 +108,7 @@ def test_python_and_jvm_agree_on_a_record_that_contradicts_the_catalog(spark, ca
     record = record or {**catalog, "bucketed_by": [c.upper() for c in catalog["bucketed_by"]]}  # case only
     catalog = {**catalog, "hash_family": catalog["hash_family"] or "hive"}
     python = record_disagreement(catalog, record, "/t/_bucketkit_table.json")
-    java = spark._jvm.io.bucketkit.spark.TableVerdict.recordDisagreement(
+    java = spark._jvm.io.bucketkit.table.TableVerdict.recordDisagreement(
         catalog["hash_family"], catalog["bucketed_by"], catalog["bucket_count"], catalog["bucketing_version"],
         record["hash_family"], record["bucketed_by"], record["bucket_count"], record["bucketing_version"],
         "/t/_bucketkit_table.json")

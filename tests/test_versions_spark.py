@@ -191,7 +191,7 @@ def test_java_and_python_name_the_same_version(spark, tmp_path):
         bucketkit.write(version(spark, n, str(i)), "k", 2, path=root, bucketing_version=2,
                         mode="overwrite" if i else "error")
     history = bucketkit.history(root)
-    java = spark._jvm.io.bucketkit.spark.KeptVersions
+    java = spark._jvm.io.bucketkit.layout.KeptVersions
     local = pafs.LocalFileSystem()
 
     def python(as_of):

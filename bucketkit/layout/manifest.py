@@ -15,7 +15,7 @@ each with the recorded size and modification time (milliseconds, as Hadoop's ``F
 it), and the manifest's layout is the one the read hashes with. Anything else -- a file another
 engine added or rewrote, a file gone, a table bucketkit never wrote, a manifest of another
 layout -- is **checked**, row by row, as before. The SQL catalog decides by the same rule
-(``io.bucketkit.spark.FileManifest``; tests/test_manifest_jvm.py holds the two equal).
+(``io.bucketkit.layout.FileManifest``; tests/test_manifest_jvm.py holds the two equal).
 """
 
 from __future__ import annotations

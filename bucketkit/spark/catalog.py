@@ -153,7 +153,7 @@ def misplaced_partition(spark: Any, ct: Any, *, jar: bool = True) -> tuple[str, 
         return None
     jvm = spark.sparkContext._jvm
     ident = ct.identifier()
-    jar_rule = jar_class(spark, "CatalogPartitions") if jar else None
+    jar_rule = jar_class(spark, "spark.CatalogPartitions") if jar else None
     if jar_rule is not None:
         found = jar_rule.misplaced(spark._jsparkSession, ct)
         return None if found is None else tuple(found)
@@ -177,7 +177,7 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
     """A session catalog table's metadata as plain data (:func:`table_from_description` reads it).
 
     The JVM catalog sends the same description of a Hive ACID table to the ``bucketkit`` data source
-    (``io.bucketkit.spark.AcidSnapshotTable.describe``); tests/test_sql_acid.py holds the two equal.
+    (``io.bucketkit.acid.AcidSnapshotTable.describe``); tests/test_sql_acid.py holds the two equal.
 
     Raises:
         TableNotFoundError: no such table.
@@ -189,7 +189,7 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
         d = json.loads(call(spark, "bucketkit_describe", name)[0])
         _refuse_misplaced(name, d.pop("misplaced_partition"))
         return d
-    calls = jar_class(spark, "DriverCalls")
+    calls = jar_class(spark, "spark.DriverCalls")
     if calls is not None:  # bucketkit's jar on the driver: the JVM's description in one py4j call, not ~200
         try:
             d = json.loads(calls.describe(spark._jsparkSession, name))

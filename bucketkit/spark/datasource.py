@@ -95,7 +95,7 @@ class UnitPartition(InputPartition):
     of a Hive ACID partition's snapshot), or none (Spark wants at least one partition).
 
     Pickled as a plain dict the JVM catalog reads (with Spark's own unpickler, Pyrolite) to key its
-    scan by bucket (``io.bucketkit.spark.AcidSnapshotScan``): ``bucket`` (the hash bucket, -1 when
+    scan by bucket (``io.bucketkit.acid.AcidSnapshotScan``): ``bucket`` (the hash bucket, -1 when
     this reader reads the table unbucketed), ``unbucketed`` (why, or None), ``bytes`` (the unit's
     file sizes), ``pruned`` (whether the read selected buckets), ``payload`` (the unit itself,
     pickled again for the Python reader; absent: nothing to read) and, where its rows are to be

@@ -55,8 +55,10 @@ WITHOUT_JAR = ("a pruned scan re-hashes its rows in Spark SQL (2-4x the one-buck
 
 
 def jar_class(spark: Any, name: str) -> Any | None:
-    """bucketkit's JVM class ``io.bucketkit.spark.<name>`` in a classic session's driver (a py4j class), or
-    None: no session, a Spark Connect session (no py4j), or bucketkit's jar could not be added.
+    """bucketkit's JVM class ``io.bucketkit.<name>`` in a classic session's driver (a py4j class), or None: no
+    session, a Spark Connect session (no py4j), or bucketkit's jar could not be added. ``name`` is the class's
+    name in its Java package under ``io.bucketkit`` (``"read.FileBucketCheck"``, ``"spark.DriverCalls"``;
+    docs/architecture.md lists the packages).
 
     A session started without the jar (``SparkSession.builder.getOrCreate()`` in a notebook, a platform's own
     session) gets it at first use, as Spark's ``ADD JAR`` adds one: on the executors' class path and the
@@ -82,7 +84,9 @@ def _lookup(spark: Any, name: str) -> Any | None:
     if jvm is None:
         return None
     _use_loader(spark)
-    found = getattr(jvm.io.bucketkit.spark, name)
+    found = jvm.io.bucketkit
+    for part in name.split("."):
+        found = getattr(found, part)
     return found if isinstance(found, JavaClass) else None  # a missing class is a JavaPackage
 
 

@@ -4,7 +4,7 @@ Three ways to the same ids, cheapest first, chosen once per key spec:
 
 1. In a session whose JVM has bucketkit's jar (every :func:`bucketkit.spark.session.get_session`
    session, and sessions set up with ``configure_builder``), a JVM column for every key type and
-   any number of key columns: ``io.bucketkit.spark.HiveBucketColumn`` calls the jar's ``HiveHash``
+   any number of key columns: ``io.bucketkit.hashing.HiveBucketColumn`` calls the jar's ``HiveHash``
    from Spark's generated code, as cheap as Spark's own ``hash()`` (benchmarks/RESULTS.md). Whether
    the class is there is asked once per session.
 2. Without the jar, integer-like keys (boolean, tinyint, smallint, int, bigint, date) get a plain
@@ -95,7 +95,7 @@ def jvm_column_class(spark: Any) -> Any | None:
     """bucketkit's ``HiveBucketColumn`` in ``spark``'s JVM (a py4j class), or None: no classic
     session (Spark Connect has no py4j JVM), or bucketkit's jar is not on its classpath (a user's
     own session without ``configure_builder``). Looked up once per session (:func:`~bucketkit.spark.driver.jar_class`)."""
-    return jar_class(spark, "HiveBucketColumn")
+    return jar_class(spark, "hashing.HiveBucketColumn")
 
 
 def _jvm_bucket_column(spark: Any, columns: Sequence[Any], function: BucketFunction) -> Any | None:

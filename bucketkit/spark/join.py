@@ -361,7 +361,7 @@ def _jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
     if is_connect(spark):
         if not has_extensions(spark):
             return f"the Spark Connect server has no bucketkit extensions ({SERVER_SETUP})"
-    elif jar_class(spark, "BucketDirectory") is None:
+    elif jar_class(spark, "spark.BucketDirectory") is None:
         return "bucketkit's jar could not be added to this session (the warning said why)"
     for side, table, snapshot in (("left", plan.left, plan.left_snapshot), ("right", plan.right, plan.right_snapshot)):
         spec = table.spec
@@ -395,7 +395,7 @@ def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any
         if is_connect(spark):
             df = table_function(spark, "bucketkit_directory", *args)
         else:
-            df = DataFrame(jar_class(spark, "BucketDirectory").read(spark._jsparkSession, *args), spark)
+            df = DataFrame(jar_class(spark, "spark.BucketDirectory").read(spark._jsparkSession, *args), spark)
     except (Py4JJavaError, ServerError) as exc:
         raise LayoutError(f"{table}: reading it bucketed in the JVM failed: {refusal(exc)}") from None
     where = to_column(plan.filters)

@@ -257,7 +257,7 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
 
 def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: BucketedTable) -> DataFrame:
     """``df`` (a pruned read of Hive-bucketed files) with every row's bucket checked against its file's, as the
-    SQL catalog checks it (``io.bucketkit.spark.BucketReadCheck``; Trino's ``hive.validate-bucketing``): files
+    SQL catalog checks it (``io.bucketkit.read.BucketReadCheck``; Trino's ``hive.validate-bucketing``): files
     named as buckets whose rows were never hashed fail the read naming the file, never a pruned read missing
     rows silently. Partitions whose files a bucketkit commit recorded (``plan.placement``, vouched) are not
     checked. Files are told by name (a name two partitions give different buckets is not checked)."""
@@ -279,7 +279,7 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     if not checked:
         return df
     keys = [F.col(f"`{c}`") for c in spec.bucketed_by]
-    cls = jar_class(spark, "FileBucketCheck")
+    cls = jar_class(spark, "read.FileBucketCheck")
     if cls is not None:  # the file's bucket looked up once per file, in the JVM (a row: its hash and a comparison)
         from pyspark.sql.classic.column import Column, _to_java_column
 

@@ -122,7 +122,7 @@ def held(spark: SparkSession, table: str) -> Held | None:
         if is_connect(spark):
             answer = call(spark, "bucketkit_held", table)[0]
         else:
-            calls = jar_class(spark, "DriverCalls")
+            calls = jar_class(spark, "spark.DriverCalls")
             if calls is None:
                 return None
             answer = calls.held(spark._jsparkSession, table)

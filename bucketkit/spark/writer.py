@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["write", "WriteResult", "WrittenFile", "PartitionWrite", "MODES", "OVERWRITE_SCOPES"]
 
 MAX_BUCKETS = 99999  # Trino's file names carry 5 bucket digits
-STAGED_SOURCE = "io.bucketkit.spark.StagedBucketSource"  # the JVM writer of staged bucket files
+STAGED_SOURCE = "io.bucketkit.write.StagedBucketSource"  # the JVM writer of staged bucket files
 
 
 def _names(value: Sequence[str] | str | None, option: str) -> tuple[str, ...]:

@@ -27,12 +27,12 @@ def main(out: str) -> None:
     import bucketkit
     from bucketkit.spark.driver import jar_class
 
-    report = {"before": spark._jvm.io.bucketkit.spark.HiveBucketColumn.__class__.__name__ == "JavaClass"}
+    report = {"before": spark._jvm.io.bucketkit.hashing.HiveBucketColumn.__class__.__name__ == "JavaClass"}
     base = tempfile.mkdtemp(dir=out)
     df = spark.range(20000).select((F.col("id") * 3).alias("k"), F.col("id").cast("string").alias("s"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        report["after"] = jar_class(spark, "HiveBucketColumn") is not None
+        report["after"] = jar_class(spark, "hashing.HiveBucketColumn") is not None
         bucketkit.write(df, "k", 8, path=f"{base}/t")
         bucketkit.write(df.withColumn("s", F.upper("s")), "k", 8, path=f"{base}/u")
         report["warnings"] = [str(w.message) for w in caught if "bucketkit" in str(w.message)]

@@ -3,6 +3,8 @@ package io.bucketkit.spark;
 import java.util.List;
 import java.util.Locale;
 
+import io.bucketkit.compat.SparkRelease;
+import io.bucketkit.table.HiveBucketedTable;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.catalog.BucketSpec;

@@ -2,6 +2,7 @@ package io.bucketkit.spark;
 
 import java.util.Map;
 
+import io.bucketkit.hashing.HiveBucketFunction;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.connector.catalog.FunctionCatalog;

@@ -3,6 +3,12 @@ package io.bucketkit.spark;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 
+import io.bucketkit.acid.AcidSnapshotTable;
+import io.bucketkit.compat.SparkCompat;
+import io.bucketkit.hashing.HiveBucketFunction;
+import io.bucketkit.layout.KeptVersions;
+import io.bucketkit.table.HiveBucketedTable;
+import io.bucketkit.write.CommitCoordinator;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.classic.SparkSession;
@@ -150,7 +156,7 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
     super.initialize(name, options);
     CommitCoordinator.registerStaticSettings();
     bucketVersion = Integer.parseInt(options.getOrDefault("bucketing-version", "2").trim());
-    io.bucketkit.hive.HiveHash.checkVersion(bucketVersion);
+    io.bucketkit.hashing.HiveHash.checkVersion(bucketVersion);
   }
 
   @Override

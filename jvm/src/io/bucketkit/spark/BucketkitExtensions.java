@@ -1,5 +1,13 @@
 package io.bucketkit.spark;
 
+import io.bucketkit.rules.AggregateInBuckets;
+import io.bucketkit.rules.HashJoinBucketPairs;
+import io.bucketkit.rules.HashJoinIntoBuckets;
+import io.bucketkit.rules.JoinInBucketType;
+import io.bucketkit.rules.PackUnneededBuckets;
+import io.bucketkit.rules.PackedShuffle;
+import io.bucketkit.rules.WriteFromAlikeBuckets;
+import io.bucketkit.write.CommitCoordinator;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;

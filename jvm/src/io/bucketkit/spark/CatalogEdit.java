@@ -2,6 +2,7 @@ package io.bucketkit.spark;
 
 import java.util.Arrays;
 
+import io.bucketkit.compat.SparkCompat;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.catalog.BucketSpec;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;

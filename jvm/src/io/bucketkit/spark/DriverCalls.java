@@ -4,6 +4,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
+import io.bucketkit.acid.AcidSnapshotTable;
+import io.bucketkit.hashing.HiveBucketColumn;
+import io.bucketkit.layout.KeptVersions;
+import io.bucketkit.layout.TablePartition;
+import io.bucketkit.table.HiveBucketedTable;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;

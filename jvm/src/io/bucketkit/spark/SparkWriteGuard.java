@@ -1,5 +1,8 @@
 package io.bucketkit.spark;
 
+import io.bucketkit.compat.SparkCompat;
+import io.bucketkit.table.HiveBucketedTable;
+import io.bucketkit.table.TableVerdict;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.datasources.CreateTable;

@@ -8,8 +8,8 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.bucketkit.hive.HiveHash;
-import io.bucketkit.spark.HiveBucketFunction;
+import io.bucketkit.hashing.HiveBucketFunction;
+import io.bucketkit.hashing.HiveHash;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;

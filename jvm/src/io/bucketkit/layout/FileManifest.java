@@ -1,0 +1,163 @@
+package io.bucketkit.layout;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * A table's file manifest, {@code _bucketkit_files.json}: the files a bucketkit commit (or {@code bucketkit
+ * validate --vouch}) recorded with the layout their rows were hashed by, so a read of exactly those files
+ * needs no {@link BucketReadCheck}. The rules of {@code bucketkit/layout/manifest.py}, which writes it
+ * (tests/test_manifest_jvm.py holds the two verdicts equal): a partition is vouched when its files are
+ * exactly those the manifest lists for its directory, each with the recorded size and modification time
+ * (ms), and the manifest's layout is the read's; anything else is checked.
+ */
+public final class FileManifest {
+  static final String FILE = "_bucketkit_files.json";
+  private static final int FORMAT = 1;
+  /** Python's NO_MANIFEST, shortened. */
+  static final String NONE = "no " + FILE + " (a table bucketkit did not commit, or committed before it kept one; "
+      + "`bucketkit validate --vouch` records one for a table whose every row it finds in place)";
+
+  final String by;
+  private final JsonNode layout;
+  private final Map<String, long[]> files = new HashMap<>();
+  private final Map<String, Integer> perDir = new HashMap<>();
+
+  private FileManifest(String by, JsonNode layout, JsonNode files) {
+    this.by = by;
+    this.layout = layout;
+    files.fields().forEachRemaining(e -> {
+      this.files.put(e.getKey(), new long[] {e.getValue().get(0).asLong(), e.getValue().get(1).asLong()});
+      int slash = e.getKey().lastIndexOf('/');
+      perDir.merge(slash < 0 ? "" : e.getKey().substring(0, slash), 1, Integer::sum);
+    });
+  }
+
+  /** The manifest at {@code root}, or null: none, or not readable as one (then rows are checked). */
+  static FileManifest read(FileSystem fs, Path root) throws IOException {
+    JsonNode json = TableListing.readJson(fs, new Path(root, FILE));
+    if (json == null || json.path("bucketkit_manifest_version").asInt(-1) != FORMAT || !json.path("files").isObject()
+        || !json.path("layout").isObject()) {
+      return null;
+    }
+    try {
+      return new FileManifest(json.path("by").asText("?"), json.get("layout"), json.get("files"));
+    } catch (RuntimeException e) {  // a malformed entry: trust nothing of it
+      return null;
+    }
+  }
+
+  /** Why this manifest cannot vouch for a read hashing with this layout, or null (Manifest.layout_doubt). */
+  String layoutDoubt(String family, List<String> columns, List<String> types, int buckets, int version) {
+    List<String> diffs = new ArrayList<>();
+    compare(diffs, "hash_family", layout.path("hash_family").asText(""), family);
+    compare(diffs, "bucketed_by", strings(layout.path("bucketed_by")), lower(columns));
+    compare(diffs, "bucket_types", strings(layout.path("bucket_types")), lower(types));
+    compare(diffs, "bucket_count", layout.path("bucket_count").asInt(-1), buckets);
+    compare(diffs, "bucketing_version", layout.path("bucketing_version").asInt(-1), version);
+    return diffs.isEmpty() ? null : "its manifest (" + by + ") records " + String.join(", ", diffs);
+  }
+
+  private static void compare(List<String> diffs, String name, Object mine, Object read) {
+    if (!mine.equals(read)) {
+      diffs.add(name + " " + mine + " where the read hashes with " + read);
+    }
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(n -> out.add(n.asText()));
+    return out;
+  }
+
+  private static List<String> lower(List<String> items) {
+    return items.stream().map(s -> s.toLowerCase(Locale.ROOT)).toList();
+  }
+
+  /**
+   * Why the files of the partition directory {@code relDir} ("" for the table root) are not exactly the
+   * manifest's, or null: vouched (Manifest.partition_doubt).
+   */
+  String partitionDoubt(String relDir, List<BucketFiles.BucketFile> listed) {
+    String prefix = relDir.isEmpty() ? "" : relDir + "/";
+    for (BucketFiles.BucketFile f : listed) {
+      String rel = prefix + (f.hadoopPath != null ? f.hadoopPath : new Path(f.path)).getName();
+      long[] recorded = files.get(rel);
+      if (recorded == null) {
+        return rel + " is not among the files " + by + " recorded";
+      }
+      if (recorded[0] != f.size || recorded[1] != f.modificationTime) {
+        return rel + " changed since " + by + " recorded it (size " + f.size + ", modified " + f.modificationTime
+            + " ms; recorded " + recorded[0] + ", " + recorded[1] + " ms)";
+      }
+    }
+    int expected = perDir.getOrDefault(relDir, 0);
+    if (expected != listed.size()) {
+      return (expected - listed.size()) + " file(s) " + by + " recorded in " + (relDir.isEmpty() ? "the table root"
+          : relDir) + " are gone";
+    }
+    return null;
+  }
+
+  /** {@code dir} relative to {@code root} ("" for the root itself), or null when it is not under it. */
+  static String relative(FileSystem fs, Path root, String dir) {
+    String top = fs.makeQualified(root).toUri().getPath().replaceAll("/+$", "");
+    String at = fs.makeQualified(new Path(dir)).toUri().getPath().replaceAll("/+$", "");
+    return at.equals(top) ? "" : at.startsWith(top + "/") ? at.substring(top.length() + 1) : null;
+  }
+
+  /**
+   * Mark each of {@code parts} (listed under {@code root}, of a table bucketed by {@code column} of Hive type
+   * {@code hiveType} into {@code buckets} with hash {@code version}) vouched or not; the first reason one is
+   * checked, or who vouches for all of them.
+   */
+  public static String vouch(Configuration conf, String root, String column, String hiveType, int buckets, int version,
+                      List<TablePartition> parts) throws IOException {
+    Path rootPath = new Path(root);
+    FileSystem fs = rootPath.getFileSystem(conf);
+    FileManifest manifest = read(fs, rootPath);
+    String doubt = manifest == null ? NONE : manifest.layoutDoubt("hive", List.of(column),
+        List.of(hiveType), buckets, version);
+    String first = null;
+    for (TablePartition p : parts) {
+      String rel = relative(fs, rootPath, p.location);
+      String why = doubt != null ? doubt : rel == null ? p.location + " lies outside the table's directory"
+          : manifest.partitionDoubt(rel, p.files);
+      p.vouched = why == null;
+      first = first == null ? why : first;
+    }
+    return first != null ? first : "every file read is one " + manifest.by + " recorded";
+  }
+
+  /**
+   * Python-callable, for tests: the verdict of each partition directory {@code dirs} of the table at
+   * {@code root}, read with this layout: "vouched" or "checked: reason", as Python's placement gives them.
+   */
+  public static String[] describe(String root, List<String> dirs, String column, String hiveType, int buckets,
+                                  int version) throws IOException {
+    Configuration conf = new Configuration();
+    Path rootPath = new Path(root);
+    FileSystem fs = rootPath.getFileSystem(conf);
+    FileManifest manifest = read(fs, rootPath);
+    String doubt = manifest == null ? NONE
+        : manifest.layoutDoubt("hive", List.of(column), List.of(hiveType), buckets, version);
+    List<String> out = new ArrayList<>();
+    for (String dir : dirs) {
+      BucketFiles.Listing l = BucketFiles.list(conf, dir, buckets, version);
+      String rel = relative(fs, rootPath, dir);
+      String why = doubt != null ? doubt : l.doubt != null ? l.doubt
+          : rel == null ? dir + " lies outside the table's directory" : manifest.partitionDoubt(rel, l.files);
+      out.add(why == null ? "vouched" : "checked: " + why);
+    }
+    return out.toArray(new String[0]);
+  }
+}

@@ -1,0 +1,207 @@
+package io.bucketkit.layout;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+
+/**
+ * A table's files listed as <em>one version</em> of it, across bucketkit's commit, which switches
+ * whole table directories ({@code bucketkit/layout/versions.py}, docs/writing.md "Commit protocol"); the
+ * same rules as {@code bucketkit.layout.discovery.discover}:
+ *
+ * <ul>
+ *   <li>The table directory is missing (a two-rename switch is between its renames), or the store
+ *       moves directories file by file (neither local nor HDFS): while a commit's journal says
+ *       {@code switching}, wait (up to 2 s), then list.
+ *   <li>The live version's marker {@code .bucketkit-version-<write id>} is noted before the listing
+ *       and must still be there after it; otherwise a commit switched versions meanwhile (a partition
+ *       or a file listed from the old version, the rest from the new), and the table is listed again.
+ * </ul>
+ *
+ * <p>Java must know the protocol's names; tests hold {@link #VERSION_PREFIX}, {@link #journalName},
+ * {@link #SWITCHING} and {@link #KEPT_VERSIONS} equal to Python's.
+ */
+public final class TableListing {
+  /** versions.VERSION_PREFIX: the live version's marker file, inside the table directory. */
+  public static final String VERSION_PREFIX = ".bucketkit-version-";
+  /** io.KEPT_VERSIONS: the suffix of the directory beside a table that keeps its versions ({@link KeptVersions}). */
+  public static final String KEPT_VERSIONS = ".bucketkit.versions";
+  /** versions.SWITCHING: the journal state of a commit switching its next version into place. */
+  public static final String SWITCHING = "switching";
+  static final int ATTEMPTS = 20;  // layout._ATTEMPTS
+  static final long SWITCH_WAIT_MS = 2000;  // versions.wait_for_switch's timeout
+  private static final long POLL_MS = 20;
+  private static final JsonMapper JSON = JsonMapper.builder().build();
+
+  private TableListing() {}
+
+  /** One listing of every partition of a table, given the live version's marker name (null: none). */
+  @FunctionalInterface
+  public interface Lister<T> {
+    T list(String marker) throws IOException;
+  }
+
+  /** versions.TablePaths(root).journal(writeId)'s name: {@code .<table dir>.bucketkit-<write id>.json}. */
+  public static String journalName(String tableDir, String writeId) {
+    return journalPrefix(tableDir) + writeId + ".json";
+  }
+
+  private static String journalPrefix(String tableDir) {
+    return "." + tableDir + ".bucketkit-";
+  }
+
+  /**
+   * {@code lister}'s listing of the table whose directory is {@code root}, made while one version
+   * was live (see the class comment).
+   *
+   * @throws IOException a commit stayed mid-switch for 2 s (its writer may have died: {@code bucketkit
+   *     recover} restores the table), or commits kept switching versions during 20 listings in a row
+   */
+  public static <T> T oneVersion(Configuration conf, String root, String table, Lister<T> lister) throws IOException {
+    Path path = new Path(root);
+    FileSystem fs = path.getFileSystem(conf);
+    boolean renamesAtomic = scheme(fs).equals("file") || scheme(fs).equals("hdfs");
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+      if (waitForSwitch(fs, path, table, renamesAtomic)) {
+        continue;
+      }
+      String marker = marker(fs, path);
+      T listed = lister.list(marker);
+      if (marker == null || fs.exists(new Path(path, marker))) {
+        return listed;
+      }
+    }
+    throw new IOException("bucketkit: table " + table + " (" + root + ") changed under " + ATTEMPTS
+        + " listings in a row (concurrent commits); run the query again");
+  }
+
+  private static String scheme(FileSystem fs) {
+    return String.valueOf(fs.getUri().getScheme()).toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /**
+   * The live version's marker name in {@code root}, or null (no marker: a table bucketkit did not
+   * write). A local directory's names are read through one open handle and never looked up again:
+   * Hadoop's local listing looks every name up by path and drops those a switch took away meanwhile.
+   */
+  static String marker(FileSystem fs, Path root) throws IOException {
+    List<String> names = new ArrayList<>();
+    java.nio.file.Path local = BucketFiles.fileOf(fs, root);
+    if (local != null) {
+      try (DirectoryStream<java.nio.file.Path> entries = Files.newDirectoryStream(local)) {
+        entries.forEach(e -> names.add(e.getFileName().toString()));
+      } catch (NoSuchFileException | NotDirectoryException e) {
+        return null;
+      }
+    } else {
+      try {
+        for (FileStatus s : fs.listStatus(root)) {
+          names.add(s.getPath().getName());
+        }
+      } catch (java.io.FileNotFoundException e) {
+        return null;
+      }
+    }
+    return names.stream().filter(n -> n.startsWith(VERSION_PREFIX)).max(String::compareTo).orElse(null);
+  }
+
+  /**
+   * Wait while a commit of the table at {@code root} is mid-switch; whether one was (versions.wait_for_switch):
+   * its journal says {@code switching} and the table path is missing (between the two renames), or
+   * the store moves directories file by file. A live writer finishes within milliseconds; a switch
+   * still under way after 2 s is reported (Java cannot tell whether a Python writer on this host is
+   * alive; bucketkit's recover can).
+   */
+  static boolean waitForSwitch(FileSystem fs, Path root, String table, boolean renamesAtomic) throws IOException {
+    long deadline = System.currentTimeMillis() + SWITCH_WAIT_MS;
+    for (boolean waited = false; ; waited = true) {
+      String journal = renamesAtomic && fs.exists(root) ? null : switching(fs, root);
+      if (journal == null) {
+        return waited;
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IOException("bucketkit: table " + table + ": the commit journaled in " + journal + " has been "
+            + "switching a new version into place for over " + SWITCH_WAIT_MS / 1000 + " s, so " + root
+            + " is missing or incomplete; if its writer died, run `bucketkit recover " + root + "` (it restores "
+            + "the last committed version); then run the query again");
+      }
+      try {
+        Thread.sleep(POLL_MS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException("bucketkit: interrupted while waiting for a commit of " + table);
+      }
+    }
+  }
+
+  /** The path of a journal beside {@code root} whose state is {@code switching}, or null. */
+  static String switching(FileSystem fs, Path root) throws IOException {
+    Path parent = root.getParent();
+    String prefix = journalPrefix(root.getName());
+    FileStatus[] siblings;
+    try {
+      siblings = parent == null ? new FileStatus[0] : fs.listStatus(parent);
+    } catch (java.io.FileNotFoundException e) {
+      return null;
+    }
+    for (FileStatus s : siblings) {
+      String name = s.getPath().getName();
+      if (!name.startsWith(prefix) || !name.endsWith(".json") || s.isDirectory()) {
+        continue;
+      }
+      JsonNode journal = readJson(fs, s.getPath());  // gone: the commit finished and cleaned up
+      if (journal != null && SWITCHING.equals(journal.path("state").asText(null))) {
+        return s.getPath().toString();
+      }
+    }
+    return null;
+  }
+
+  /**
+   * A JSON file of bucketkit's commit protocol (a journal, a version record), or null when it is gone
+   * or cut short by a kill before its rename: versions.read_json.
+   */
+  static JsonNode readJson(FileSystem fs, Path path) throws IOException {
+    try (InputStream in = fs.open(path)) {
+      return JSON.readTree(in);
+    } catch (java.io.FileNotFoundException | com.fasterxml.jackson.core.JacksonException e) {
+      return null;
+    }
+  }
+
+  /**
+   * Python-callable, for tests: the partition directories {@code dirs} of the table at {@code root}
+   * listed as one version by {@link BucketFiles#list}, as "dir/bucket:name" strings (or "doubt:...").
+   *
+   * @param conf Hadoop settings over the defaults (a test file system)
+   */
+  public static String[] describe(String root, List<String> dirs, int bucketCount, int version,
+                                  Map<String, String> conf) throws IOException {
+    Configuration hadoop = new Configuration();
+    conf.forEach(hadoop::set);
+    return oneVersion(hadoop, root, root, marker -> {
+      List<String> out = new ArrayList<>();
+      for (String dir : dirs) {
+        BucketFiles.Listing l = BucketFiles.list(hadoop, dir, bucketCount, version);
+        if (l.doubt != null) {
+          return new String[] {"doubt:" + l.doubt};
+        }
+        l.files.forEach(f -> out.add(new Path(dir).getName() + "/" + f.bucket + ":" + new Path(f.path).getName()));
+      }
+      return out.toArray(new String[0]);
+    });
+  }
+}

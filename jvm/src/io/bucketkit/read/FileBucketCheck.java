@@ -1,0 +1,94 @@
+package io.bucketkit.read;
+
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.bucketkit.hashing.HiveBucketColumn;
+import org.apache.spark.paths.SparkPath;
+import org.apache.spark.rdd.InputFileBlockHolder;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
+import org.apache.spark.sql.classic.ExpressionUtils;
+import org.apache.spark.sql.types.AbstractDataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.ObjectType;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The read-time check of {@code bucketkit.scan}'s pruned reads of files Spark's own reader reads
+ * ({@code bucketkit/spark/scan.py}): every row's Hive bucket ({@link HiveBucketColumn}) against the
+ * bucket its file is named for, failing the read on the first row in another bucket, as the catalog's
+ * {@link BucketReadCheck} does for SQL. A boolean column that is always true (or throws), for a filter.
+ *
+ * <p>Why not Spark SQL's own functions: {@code input_file_name()} makes a string a row, and a lookup of
+ * it in a literal map scans the map's keys a row; here the file's bucket is looked up once per file (the
+ * reader's current file, {@link InputFileBlockHolder}, changes identity only when the file does), so a
+ * row costs its hash and one comparison. Nondeterministic, so Spark keeps it where the file is read.
+ */
+public final class FileBucketCheck implements Serializable {
+  private static final long serialVersionUID = 1L;
+  private final Map<String, Integer> bucketOfName;  // file name -> its bucket (names two partitions give
+                                                    // different buckets are left out: not checked)
+  private final String table;
+  private final int buckets;
+  private final int version;
+  private final String columns;
+  private transient UTF8String current;
+  private transient int expected = -1;
+
+  private FileBucketCheck(Map<String, Integer> bucketOfName, String table, int buckets, int version, String columns) {
+    this.bucketOfName = bucketOfName;
+    this.table = table;
+    this.buckets = buckets;
+    this.version = version;
+    this.columns = columns;
+  }
+
+  /**
+   * The check as a column.
+   *
+   * @param keys the bucket columns, in bucketing order; {@code hiveTypes} their Hive types
+   * @param names the file names checked; {@code fileBuckets} the bucket each is named for
+   * @param table the table's name in the message
+   */
+  public static Column of(Column[] keys, String[] hiveTypes, int version, int numBuckets, List<String> names,
+                          List<Integer> fileBuckets, String table) {
+    Map<String, Integer> byName = new HashMap<>();
+    for (int i = 0; i < names.size(); i++) {
+      byName.put(names.get(i), fileBuckets.get(i));
+    }
+    FileBucketCheck check = new FileBucketCheck(byName, table, numBuckets, version, String.join(", ",
+        java.util.Arrays.stream(keys).map(Column::toString).toList()));
+    Expression bucket = ExpressionUtils.expression(HiveBucketColumn.of(keys, hiveTypes, version, numBuckets));
+    Expression target = Literal.create(check, new ObjectType(FileBucketCheck.class));
+    return ExpressionUtils.column(new Invoke(target, "check", DataTypes.BooleanType,
+        CollectionConverters.asScala(List.of(bucket)).toSeq(),
+        CollectionConverters.asScala(List.<AbstractDataType>of()).toSeq(), false, false, false));
+  }
+
+  /** True, or the error naming the file, the row's bucket and the file's. */
+  public boolean check(int bucket) {
+    UTF8String path = InputFileBlockHolder.getInputFilePath();
+    if (path != current) {
+      current = path;
+      Integer b = bucketOfName.get(name(path));
+      expected = b == null ? -1 : b;
+    }
+    if (expected >= 0 && bucket != expected) {
+      throw new IllegalStateException("bucketkit: " + SparkPath.fromUrlString(path.toString()).toPath() + " (table "
+          + table + ", bucket " + expected + " of " + buckets + " by its name) holds a row whose " + columns
+          + " belongs in bucket " + bucket + " (Hive bucketing v" + version + "): the files are not placed as the "
+          + "table's metadata says, so a pruned read would miss rows. Check it with `bucketkit validate`");
+    }
+    return true;
+  }
+
+  private static String name(UTF8String path) {
+    return path == null || path.numBytes() == 0 ? "" : SparkPath.fromUrlString(path.toString()).toPath().getName();
+  }
+}

@@ -1,0 +1,609 @@
+package io.bucketkit.table;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+import io.bucketkit.compat.SparkCompat;
+import io.bucketkit.compat.SparkRelease;
+import io.bucketkit.hashing.HiveBucketFunction;
+import io.bucketkit.hashing.HiveHash;
+import io.bucketkit.layout.BucketFiles;
+import io.bucketkit.layout.FileManifest;
+import io.bucketkit.layout.KeptVersions;
+import io.bucketkit.layout.PartitionPaths;
+import io.bucketkit.layout.TableListing;
+import io.bucketkit.layout.TablePartition;
+import io.bucketkit.layout.TablePartition.Located;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.catalog.BucketSpec;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * A Hive bucketed catalog table whose bucketing bucketkit vouches for: one bucket column of a type
+ * it hashes, {@code bucketing_version} 1 or 2 (missing is 1, as Hive and Trino read it), ORC or
+ * Parquet, not transactional ({@link TableVerdict}), and every file's bucket known (see {@link BucketFiles}). {@link #load} returns
+ * null with the reason logged for any other table; the catalog then hands Spark its own table.
+ *
+ * <p>The files are listed once, when the table is loaded for a query, so a query reads one listing.
+ */
+public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveBucketedTable.class);
+  static final String CHAR_VARCHAR = "__CHAR_VARCHAR_TYPE_STRING";
+
+  final CatalogTable table;
+  public final String format;
+  public final int version;
+  public final int buckets;
+  public final String bucketColumn;
+  final DataType bucketType;
+  final String bucketHiveType;
+  final HiveBucketFunction.Bound function;
+  final StructType dataSchema;
+  final StructType partitionSchema;
+  final boolean forRead;  // loaded for a query (its scans list the partitions they read); false: for a write
+  private List<Located> catalogParts;  // the metastore's partitions, asked once per query (null: not yet)
+  KeptVersions.Found asOf;  // a time-travel read (VERSION / TIMESTAMP AS OF): that kept version's files; null: live
+  public String directory;  // partitions and files listed from this directory, not the metastore's (a kept version, BucketDirectory)
+
+  /**
+   * The partitions a scan reads, listed as one version ({@link TableListing#oneVersion}), of
+   * {@code total} in the table; {@code doubt}: why their files cannot be vouched for (then each file's
+   * bucket is -1, the files those Spark's own reader would read), or null; {@code placement}: who vouches
+   * for the placement of the partitions' rows, or why some are checked as they are read ({@link FileManifest}).
+   */
+  public record Selection(List<TablePartition> parts, int total, String doubt, String placement) {}
+
+  /** The Hadoop configuration the table was listed with, reused by its scans' readers (null: a write's). */
+  public transient Configuration hadoopConf;
+
+  private HiveBucketedTable(CatalogTable table, String format, int version, StructField bucketColumn,
+                            boolean forRead) {
+    this.table = table;
+    this.format = format;
+    this.version = version;
+    this.buckets = ((BucketSpec) table.bucketSpec().get()).numBuckets();
+    this.bucketColumn = bucketColumn.name().toLowerCase(Locale.ROOT);
+    this.bucketType = bucketColumn.dataType();
+    this.bucketHiveType = hiveType(bucketColumn);
+    this.function = bind(version, bucketColumn, buckets);
+    this.dataSchema = table.dataSchema();
+    this.partitionSchema = table.partitionSchema();
+    this.forRead = forRead;
+  }
+
+  /** What the table's metadata says of its bucketing: the rules Python applies too ({@link TableVerdict}). */
+  static TableVerdict verdict(CatalogTable t) {
+    return verdict(t, t.dataSchema());
+  }
+
+  /** The verdict of {@code t} holding {@code dataSchema} (a CTAS's table has no schema until it runs). */
+  public static TableVerdict verdict(CatalogTable t, StructType dataSchema) {
+    String provider = t.provider().isDefined() ? t.provider().get() : "hive";
+    List<String> columns = t.bucketSpec().isDefined()
+        ? CollectionConverters.asJava(t.bucketSpec().get().bucketColumnNames()) : List.of();
+    String serde = t.storage().serde().isDefined() ? t.storage().serde().get() : "";
+    return TableVerdict.of(provider, columns, CollectionConverters.asJava(t.properties()), serde,
+        columns.isEmpty() ? null : bucketField(t, dataSchema));
+  }
+
+  /** Why bucketkit cannot plan the table bucketed in Spark SQL, or null (pure: no listing). */
+  static String doubt(CatalogTable t) {
+    TableVerdict v = verdict(t);
+    if (!v.kind().equals(TableVerdict.BUCKETED)) {
+      return v.reason();
+    }
+    if (v.format().equals("text")) {
+      String input = t.storage().inputFormat().isDefined() ? t.storage().inputFormat().get() : "";
+      if (!input.equals("org.apache.hadoop.mapred.TextInputFormat")) {
+        return "serde " + TableVerdict.TEXT_SERDE + " with input format " + (input.isEmpty() ? "(none)" : input)
+            + " (bucketkit reads its text files with TextInputFormat only: STORED AS TEXTFILE)";
+      }
+      for (String key : new String[] {"skip.header.line.count", "skip.footer.line.count"}) {
+        if (!property(t, key).isEmpty() && !property(t, key).equals("0")) {
+          return "table property " + key + "=" + property(t, key) + " (header or footer lines: read by Spark's own reader)";
+        }
+      }
+    }
+    int columns = t.bucketSpec().get().bucketColumnNames().size();
+    if (columns != 1) {
+      return "bucketed by " + columns + " columns; Spark's transforms take one column "
+          + "(bucketkit.join handles multi-column keys)";
+    }
+    StructField field = bucketField(t);
+    try {  // what Spark SQL can be told of it (a float key, a collated string: Spark's equality is not Hive's)
+      bind(v.version(), field, t.bucketSpec().get().numBuckets());
+    } catch (UnsupportedOperationException | IllegalArgumentException e) {
+      return "bucket column " + field.name() + ": " + e.getMessage();
+    }
+    return null;
+  }
+
+  /**
+   * Whether {@code t} is a Hive bucketed table (not ACID) declaring {@code bucketing_version=2}, whatever
+   * its format: Spark's own Hive writer would place its rows by the v1 hash. The one rule by which both
+   * the catalog's INSERT ({@link #forWrite}) and {@link SparkWriteGuard} (catalog off, CTAS) refuse.
+   */
+  public static boolean declaresV2(CatalogTable t) {
+    return property(t, "bucketing_version").equals("2") && t.bucketSpec().isDefined() && !isAcid(t);
+  }
+
+  /** A table property, trimmed ("" when missing). */
+  private static String property(CatalogTable t, String key) {
+    return CollectionConverters.asJava(t.properties()).getOrDefault(key, "").trim();
+  }
+
+  public static boolean isAcid(CatalogTable t) {
+    return TableVerdict.isAcid(CollectionConverters.asJava(t.properties()));
+  }
+
+  /**
+   * The transform a Hive ACID table's buckets are keyed by, or why it has none: the
+   * bucketing rules of a plain table ({@link #doubt}) applied to its metadata without the
+   * {@code transactional} flag. Hive's ACID writers place rows by the table's own bucketing, as its
+   * plain writers do ({@code bucket_N} is that bucket; unbucketed tables number them by writer).
+   */
+  public static AcidBucketing acidBucketing(CatalogTable t) {
+    if (t.bucketSpec().isEmpty()) {
+      return new AcidBucketing(null, "an unbucketed Hive ACID table: its bucket_N files are numbered by writer, not by hash");
+    }
+    java.util.Map<String, String> props = new java.util.HashMap<>(CollectionConverters.asJava(t.properties()));
+    props.remove("transactional");
+    props.remove("TRANSACTIONAL");
+    CatalogTable plain = SparkRelease.withBucketing(t, t.bucketSpec().get(),
+        scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(props)));
+    String doubt = doubt(plain);
+    if (doubt != null) {
+      return new AcidBucketing(null, doubt);
+    }
+    StructField field = bucketField(plain);
+    return new AcidBucketing(HiveBucketFunction.transform(version(plain), hiveType(field),
+        t.bucketSpec().get().numBuckets(), field.name().toLowerCase(Locale.ROOT)), null);
+  }
+
+  /** A Hive ACID table's bucket transform, or (null and) why its buckets cannot key a scan. */
+  public record AcidBucketing(org.apache.spark.sql.connector.expressions.Transform transform, String doubt) {}
+
+  /** The table's bucketing version, once {@link #doubt} found none. */
+  private static int version(CatalogTable t) {
+    return verdict(t).version();
+  }
+
+  /** The column's Hive type: char/varchar from the metadata Spark keeps them in, else from its Spark type. */
+  static String hiveType(StructField field) {
+    return field.metadata().contains(CHAR_VARCHAR) ? field.metadata().getString(CHAR_VARCHAR)
+        : HiveHash.Type.fromSpark(field.dataType()).toString();
+  }
+
+  /** The bucket function Spark will bind for the table's transform, bound here first (it may refuse the type). */
+  static HiveBucketFunction.Bound bind(int version, StructField field, int buckets) {
+    String name = HiveBucketFunction.nameFor(version, hiveType(field), buckets);
+    return (HiveBucketFunction.Bound) HiveBucketFunction.forName(name)
+        .bind(new StructType().add("_0", field.dataType(), field.nullable()));
+  }
+
+  private static String format(CatalogTable t) {
+    return TableVerdict.format(t.storage().serde().isDefined() ? t.storage().serde().get() : "");
+  }
+
+  private static StructField bucketField(CatalogTable t) {
+    return bucketField(t, t.dataSchema());
+  }
+
+  private static StructField bucketField(CatalogTable t, StructType dataSchema) {
+    String name = t.bucketSpec().get().bucketColumnNames().head().toLowerCase(Locale.ROOT);
+    for (StructField f : dataSchema.fields()) {
+      if (f.name().toLowerCase(Locale.ROOT).equals(name)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The bucketkit table for {@code t}, or null (reason logged) when Spark should read it its own way:
+   * what the metastore and bucketkit's record say. Files are listed by the scans, for the partitions
+   * each reads ({@link #select}), as Spark lists only the partitions a query reads.
+   */
+  public static HiveBucketedTable load(SparkSession spark, CatalogTable t) throws IOException {
+    Vouched v = judged(spark, t);
+    if (v.doubt() != null) {
+      PassThrough.log(LOG, t, v.doubt());
+    }
+    return v.table();
+  }
+
+  /** {@code t} for reading, unlisted, or why the metastore's word or bucketkit's record forbids it. */
+  public static Vouched judged(SparkSession spark, CatalogTable t) throws IOException {
+    Configuration conf = spark.sessionState().newHadoopConf();
+    String doubt = tableDoubt(spark, t, conf);
+    if (doubt != null) {
+      return new Vouched(null, null, doubt);
+    }
+    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version(t), bucketField(t), true);
+    table.hadoopConf = conf;  // one per query: its scans' listings and reader factories use the same settings
+    return new Vouched(table, null, null);
+  }
+
+  /** Why the metastore's word or bucketkit's record keeps {@code t} from being read bucketed, or null. */
+  private static String tableDoubt(SparkSession spark, CatalogTable t, Configuration conf) throws IOException {
+    String doubt = doubt(t);
+    if (doubt == null) {
+      doubt = recordDisagreement(t, conf, t.bucketSpec().get().numBuckets(), version(t));
+      if (doubt != null) {
+        // read by Spark's own relation, which Spark caches with its file listing; but a record that
+        // disagrees is mostly a table bucketkit is re-bucketing (its files switched, the metastore not
+        // yet edited): a listing cached now would outlive the files it names. Spark lists afresh.
+        spark.sessionState().catalog().invalidateCachedTable(t.identifier());
+      }
+    }
+    return doubt;
+  }
+
+  /** The metadata file bucketkit's writer keeps at a table's root (Python: metadata.METADATA_FILE). */
+  static final String METADATA_FILE = "_bucketkit_table.json";
+  private static final com.fasterxml.jackson.databind.json.JsonMapper JSON =
+      com.fasterxml.jackson.databind.json.JsonMapper.builder().build();
+
+  /**
+   * Why bucketkit's record at the table's root (how it hashed the files it wrote) forbids reading
+   * {@code t} bucketed as its catalog says, or null (no record, or the two agree):
+   * {@link TableVerdict#recordDisagreement}.
+   */
+  static String recordDisagreement(CatalogTable t, Configuration conf, int buckets, int version) throws IOException {
+    return recordDisagreement(t, conf, buckets, version, new org.apache.hadoop.fs.Path(pathOf(t.location())));
+  }
+
+  /** {@link #recordDisagreement} of the record in {@code dir} (the table's own directory, or a kept version of it). */
+  static String recordDisagreement(CatalogTable t, Configuration conf, int buckets, int version,
+                                   org.apache.hadoop.fs.Path dir) throws IOException {
+    org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path(dir, METADATA_FILE);
+    com.fasterxml.jackson.databind.JsonNode record;
+    org.apache.hadoop.fs.FileSystem fs = path.getFileSystem(conf);
+    java.nio.file.Path local = BucketFiles.localPath(fs, path);  // read once per query: no checksum file opened
+    try (java.io.InputStream in = local != null ? java.nio.file.Files.newInputStream(local) : fs.open(path)) {
+      record = JSON.readTree(in);
+    } catch (java.io.FileNotFoundException | java.nio.file.NoSuchFileException e) {
+      return null;
+    } catch (com.fasterxml.jackson.core.JacksonException e) {
+      return "bucketkit's record " + path + " cannot be read (" + e.getOriginalMessage() + "): how its files "
+          + "were hashed is unknown";
+    }
+    List<String> recordColumns = new ArrayList<>();
+    record.path("bucketed_by").forEach(c -> recordColumns.add(c.asText()));
+    return TableVerdict.recordDisagreement("hive",
+        CollectionConverters.asJava(t.bucketSpec().get().bucketColumnNames()), buckets, version,
+        record.path("hash_family").asText("hive"), recordColumns, record.path("bucket_count").asInt(-1),
+        record.path("bucketing_version").asInt(-1), path.toString());
+  }
+
+  /**
+   * The bucketkit table for {@code t} with every partition listed, or why its scans cannot read it
+   * bucketed (then {@code table} is null): what {@code bucketkit.sql_status} reports of a query
+   * reading the whole table.
+   */
+  public record Vouched(HiveBucketedTable table, Selection listing, String doubt) {}
+
+  public static Vouched vouch(SparkSession spark, CatalogTable t) throws IOException {
+    Vouched judged = judged(spark, t);
+    if (judged.table() == null) {
+      return judged;
+    }
+    HiveBucketedTable table = judged.table();
+    Selection all = table.select(List.of());
+    return all.doubt() != null ? new Vouched(null, all, all.doubt()) : new Vouched(table, all, null);
+  }
+
+  /**
+   * The partitions that may hold rows matching {@code partitionFilters} (bound to the partition
+   * schema), their files listed as one version. The metastore is asked once per query: for the
+   * partitions the filters keep, as Spark's own plan asks it ({@code listPartitionsByFilter}, pruned
+   * by the metastore where {@code spark.sql.hive.metastorePartitionPruning} is on; then the selection's
+   * total is unknown, -1), else for every partition; only the partitions kept are listed. Where a kept partition's files cannot be vouched for (a sub-directory,
+   * names of no bucket scheme, Spark's v1-hashed INSERT files in a v2 table ...), the selection says
+   * why and holds every file Spark's own reader would read there, each of bucket -1: the scan reads
+   * them unbucketed, and says so (a query reading only sound partitions stays bucketed).
+   */
+  Selection select(List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) throws IOException {
+    SparkSession spark = SparkSession.active();
+    if (directory != null) {
+      return selectDirectory(spark, partitionFilters);
+    }
+    List<Located> candidates;
+    int total;
+    if (!partitionFilters.isEmpty() && partitionSchema.length() > 0
+        && spark.sessionState().conf().metastorePartitionPruning()) {
+      candidates = prunedPartitions(spark, table, partitionFilters);
+      total = -1;
+    } else {
+      if (catalogParts == null) {
+        catalogParts = catalogPartitions(spark, table);
+      }
+      candidates = catalogParts;
+      total = catalogParts.size();
+    }
+    List<Located> kept = matching(candidates, partitionFilters);
+    List<TablePartition> parts = new ArrayList<>();
+    // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
+    // (the table may have been re-bucketed since it was loaded, its files hashed into another count)
+    String[] placement = {null};
+    String doubt = TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(), marker -> {
+      String disagreement = recordDisagreement(table, hadoopConf, buckets, version);
+      String found = disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
+      if (found == null) {  // read the version listed where it stays after later commits, when it is kept whole
+        placement[0] = FileManifest.vouch(hadoopConf, pathOf(table.location()), bucketColumn, bucketHiveType, buckets,
+            version, parts);
+        List<TablePartition> pinned = KeptVersions.pin(hadoopConf, pathOf(table.location()), marker, parts);
+        if (pinned != parts) {
+          parts.clear();
+          parts.addAll(pinned);
+        }
+      }
+      return found;
+    });
+    if (doubt != null) {
+      PassThrough.log(LOG, table, doubt);
+      parts.clear();
+      parts.addAll(TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(),
+          marker -> SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, kept)));
+    }
+    return new Selection(parts, total, doubt, doubt != null ? null : placement[0]);
+  }
+
+  /** This table as of a kept version (SQL's {@code VERSION AS OF} / {@code TIMESTAMP AS OF}). */
+  public HiveBucketedTable asOf(KeptVersions.Found found) {
+    HiveBucketedTable out = new HiveBucketedTable(table, format, version, bucketField(table), true);
+    out.hadoopConf = hadoopConf;
+    out.asOf = found;
+    out.directory = found.dir();
+    return out;
+  }
+
+  /**
+   * {@link #select} of a table read from {@link #directory} (a kept version, or a directory bucketkit
+   * wrote and {@link BucketDirectory} reads): its partitions are the directory's own {@code k=v}
+   * directories (the metastore's, if any, are today's), its files that directory's, its record the one
+   * it holds; listed as one version ({@link TableListing#oneVersion}: a kept version never changes).
+   */
+  private Selection selectDirectory(SparkSession spark,
+                                    List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters)
+      throws IOException {
+    org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(directory);
+    String tz = spark.sessionState().conf().sessionLocalTimeZone();
+    List<Located> all = new ArrayList<>();
+    List<TablePartition> parts = new ArrayList<>();
+    String[] placement = {null};
+    String doubt = TableListing.oneVersion(hadoopConf, directory, name(), marker -> {
+      all.clear();
+      partitionsIn(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(), tz, all);
+      String found = recordDisagreement(table, hadoopConf, buckets, version, dir);
+      found = found != null ? found : listPartitions(hadoopConf, buckets, version, matching(all, partitionFilters), parts);
+      placement[0] = found != null ? null : FileManifest.vouch(hadoopConf, directory, bucketColumn, bucketHiveType,
+          buckets, version, parts);
+      return found;
+    });
+    if (doubt != null) {
+      PassThrough.log(LOG, table, doubt);
+      parts.clear();
+      parts.addAll(SparkCompat.leafFiles(spark, hadoopConf, partitionSchema, matching(all, partitionFilters)));
+    }
+    return new Selection(parts, all.size(), doubt, doubt != null ? null : placement[0]);
+  }
+
+  /** The partitions of {@code candidates} that may hold rows matching {@code partitionFilters}. */
+  private static List<Located> matching(List<Located> candidates,
+                                        List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) {
+    return candidates.stream().filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
+  }
+
+  /** The partition directories under {@code dir}, one level per partition column after those in {@code spec}. */
+  private void partitionsIn(org.apache.hadoop.fs.FileSystem fs, org.apache.hadoop.fs.Path dir,
+                              java.util.LinkedHashMap<String, String> spec, String tz, List<Located> out) throws IOException {
+    if (spec.size() == partitionSchema.length()) {
+      out.add(new Located(spec.isEmpty() ? InternalRow.empty() : new CatalogTablePartition(
+          CollectionConverters.asScala(spec).toMap(scala.$less$colon$less$.MODULE$.refl()),
+          org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat$.MODULE$.empty(),
+          scala.collection.immutable.Map$.MODULE$.empty(), 0L, -1L, scala.Option.empty()).toRow(partitionSchema, tz),
+          dir.toString()));
+      return;
+    }
+    String column = partitionSchema.fields()[spec.size()].name();
+    org.apache.hadoop.fs.FileStatus[] children;
+    try {
+      children = fs.listStatus(dir);
+    } catch (java.io.FileNotFoundException e) {
+      throw new IOException("bucketkit: table " + name() + ": " + dir + " is gone" + (asOf == null ? ""
+          : " (version " + asOf.number() + ", removed by vacuum while the query was planned)"), e);
+    }
+    for (org.apache.hadoop.fs.FileStatus child : children) {
+      String n = child.getPath().getName();
+      int eq = n.indexOf('=');
+      if (child.isDirectory() && eq > 0 && org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
+          .unescapePathName(n.substring(0, eq)).equalsIgnoreCase(column)) {
+        java.util.LinkedHashMap<String, String> deeper = new java.util.LinkedHashMap<>(spec);
+        deeper.put(column, org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName(n.substring(eq + 1)));
+        partitionsIn(fs, child.getPath(), deeper, tz, out);
+      }
+    }
+  }
+
+  /**
+   * The bucketkit table an INSERT writes through, or null when Spark's own INSERT should run (the
+   * table is not a Hive bucketed table bucketkit can vouch for, and its rows would be placed by the
+   * v1 hash Spark writes anyway). A {@code bucketing_version=2} table bucketkit cannot write is
+   * refused: Spark's own INSERT would place its rows by the v1 hash, which Hive 3 and Trino read wrong.
+   */
+  public static HiveBucketedTable forWrite(CatalogTable t) {
+    String doubt = doubt(t);
+    if (doubt == null && format(t).equals("text")) {
+      doubt = "a TEXTFILE table (bucketkit's SQL INSERT writes ORC and Parquet files)";
+    }
+    if (doubt == null) {
+      for (StructField f : t.partitionSchema().fields()) {
+        if (!PartitionPaths.supported(f.dataType())) {
+          doubt = "partition column " + f.name() + " has type " + f.dataType().catalogString()
+              + " (bucketkit's SQL INSERT writes string, integer, boolean and date partitions)";
+        }
+      }
+    }
+    if (doubt == null) {
+      return new HiveBucketedTable(t, format(t), version(t), bucketField(t), false);
+    }
+    if (declaresV2(t)) {
+      throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
+          + " (bucketing_version=2): " + doubt + ". Spark's own INSERT would place its rows by the v1 hash, which "
+          + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...)");
+    }
+    return null;
+  }
+
+  /** List partitions {@code kept} into {@code parts} (emptied first); why one cannot be vouched for, or null. */
+  private static String listPartitions(Configuration conf, int buckets, int version, List<Located> kept,
+                                       List<TablePartition> parts) throws IOException {
+    parts.clear();
+    List<BucketFiles.Listing> listings = BucketFiles.listAll(conf,
+        kept.stream().map(Located::location).toList(), buckets, version);
+    for (int i = 0; i < listings.size(); i++) {
+      if (listings.get(i).doubt != null) {
+        return listings.get(i).doubt;
+      }
+      parts.add(new TablePartition(kept.get(i).values(), kept.get(i).location(), listings.get(i).files));
+    }
+    return null;
+  }
+
+  /**
+   * The metastore's partitions of {@code t} (the table itself when unpartitioned). Asked of the
+   * external catalog with the table just loaded: the session catalog's {@code listPartitions} would
+   * first ask the metastore whether the database and the table exist (two more round trips per query).
+   */
+  /** The partitions of {@code t} the metastore keeps for {@code bound} (predicates bound to its partition schema). */
+  private static List<Located> prunedPartitions(SparkSession spark, CatalogTable t,
+                                                List<org.apache.spark.sql.catalyst.expressions.Expression> bound) {
+    String tz = spark.sessionState().conf().sessionLocalTimeZone();
+    List<org.apache.spark.sql.catalyst.expressions.Expression> named = bound.stream()
+        .map(e -> ScanPredicates.named(e, t.partitionSchema())).toList();
+    return CollectionConverters.asJava(spark.sessionState().catalog().externalCatalog().listPartitionsByFilter(
+        t.identifier().database().get(), t.identifier().table(), CollectionConverters.asScala(named).toList(), tz))
+        .stream().map(p -> new Located(p.toRow(t.partitionSchema(), tz), pathOf(p.location()))).toList();
+  }
+
+  private static List<Located> catalogPartitions(SparkSession spark, CatalogTable t) {
+    if (t.partitionColumnNames().isEmpty()) {
+      return List.of(new Located(InternalRow.empty(), pathOf(t.location())));
+    }
+    String tz = spark.sessionState().conf().sessionLocalTimeZone();
+    return CollectionConverters.asJava(spark.sessionState().catalog().externalCatalog().listPartitions(
+        t.identifier().database().get(), t.identifier().table(), scala.Option.empty())).stream()
+        .map(p -> new Located(p.toRow(t.partitionSchema(), tz), pathOf(p.location()))).toList();
+  }
+
+  /**
+   * A catalog location as a Hadoop path string. A location is a URI whose raw form escapes '%' and
+   * spaces ({@code p=a%252Fb%253Dc} for Hive's directory {@code p=a%2Fb%3Dc}), which
+   * {@code new Path(String)} would take literally: a partition of a value with '/' or '=', or a table
+   * path with a space, would list as missing and read as empty.
+   */
+  public static String pathOf(java.net.URI location) {
+    return new org.apache.hadoop.fs.Path(location).toString();
+  }
+
+  int bucketOf(Object value) {
+    return function.bucketOf(value, buckets);
+  }
+
+  /** The partitioning transform of the table's bucketing, {@code hive_v<version>[_varchar]_bucket_<n>(k)}. */
+  public org.apache.spark.sql.connector.expressions.Transform bucketTransform() {
+    return bucketTransform(buckets);
+  }
+
+  /** The transform whose values Spark's hash partitioning into {@code tasks} sends bucket b to task {@code b % tasks}. */
+  org.apache.spark.sql.connector.expressions.Transform routeTransform(int tasks) {
+    return HiveBucketFunction.routeTransform(version, bucketHiveType, buckets, tasks, bucketColumn);
+  }
+
+  /** The transform of the table's hash into {@code count} buckets, a divisor of its own count. */
+  org.apache.spark.sql.connector.expressions.Transform bucketTransform(int count) {
+    return HiveBucketFunction.transform(version, bucketHiveType, count, bucketColumn);
+  }
+
+  @Override
+  public String name() {
+    return table.identifier().unquotedString();
+  }
+
+  @Override
+  public StructType schema() {
+    return dataThenPartition(dataSchema, partitionSchema);
+  }
+
+  /** Hive's column order: data columns, then partition columns. */
+  static StructType dataThenPartition(StructType data, StructType partition) {
+    StructType out = data;
+    for (StructField f : partition.fields()) {
+      out = out.add(f);
+    }
+    return out;
+  }
+
+  @Override
+  public org.apache.spark.sql.connector.expressions.Transform[] partitioning() {
+    List<org.apache.spark.sql.connector.expressions.Transform> out = new ArrayList<>();
+    for (String c : partitionSchema.fieldNames()) {
+      out.add(org.apache.spark.sql.connector.expressions.Expressions.identity(c));
+    }
+    out.add(bucketTransform());
+    return out.toArray(new org.apache.spark.sql.connector.expressions.Transform[0]);
+  }
+
+  @Override
+  public Map<String, String> properties() {
+    Map<String, String> out = new java.util.HashMap<>(CollectionConverters.asJava(table.properties()));
+    out.put(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_LOCATION, table.location().toString());
+    out.put(org.apache.spark.sql.connector.catalog.TableCatalog.PROP_PROVIDER, "hive");
+    return out;
+  }
+
+  @Override
+  public Set<TableCapability> capabilities() {
+    return forRead ? EnumSet.of(TableCapability.BATCH_READ) : EnumSet.of(TableCapability.BATCH_WRITE,
+        TableCapability.TRUNCATE, TableCapability.OVERWRITE_BY_FILTER, TableCapability.OVERWRITE_DYNAMIC);
+  }
+
+  @Override
+  public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+    if (!forRead) {
+      throw new IllegalStateException("bucketkit: " + name() + " was loaded for a write, not listed for reading");
+    }
+    return new BucketScanBuilder(this, options);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new BucketWriteBuilder(this, info);
+  }
+
+  @Override
+  public String toString() {
+    return "HiveBucketedTable(" + name() + ", " + buckets + " buckets, v" + version + ", " + format + ")";
+  }
+}

@@ -1,0 +1,227 @@
+package io.bucketkit.table;
+
+import java.util.BitSet;
+import java.util.List;
+import java.util.Locale;
+
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.V2ExpressionUtils;
+import org.apache.spark.sql.connector.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.Literal;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * What pushed predicates say about a bucketed table: which buckets can hold matching rows
+ * ({@code =}, {@code <=>}, {@code IN}, {@code IS NULL} on the bucket column, through AND/OR), and
+ * whether a table partition can (predicates on partition columns only, evaluated by Catalyst on
+ * the partition's values). Every predicate is still evaluated by Spark after the scan.
+ */
+final class ScanPredicates {
+  private ScanPredicates() {}
+
+  /** The column a reference names (top-level only; Hive's names are case-insensitive), or null. */
+  static String column(Expression e) {
+    if (!(e instanceof NamedReference)) {
+      return null;
+    }
+    String[] parts = ((NamedReference) e).fieldNames();
+    return parts.length == 1 ? parts[0].toLowerCase(Locale.ROOT) : null;
+  }
+
+  /** Buckets the conjunction of {@code predicates} can match (null: all). */
+  static BitSet buckets(Predicate[] predicates, HiveBucketedTable t) {
+    BitSet out = null;
+    for (Predicate p : predicates) {
+      BitSet b = buckets(p, t);
+      if (b != null) {
+        if (out == null) {
+          out = b;
+        } else {
+          out.and(b);
+        }
+      }
+    }
+    return out;
+  }
+
+  private static BitSet buckets(Expression e, HiveBucketedTable t) {
+    if (!(e instanceof Predicate)) {
+      return null;
+    }
+    Predicate p = (Predicate) e;
+    Expression[] c = p.children();
+    switch (p.name()) {
+      case "AND": {
+        BitSet l = buckets(c[0], t), r = buckets(c[1], t);
+        if (l == null) {
+          return r;
+        }
+        if (r != null) {
+          l.and(r);
+        }
+        return l;
+      }
+      case "OR": {
+        BitSet l = buckets(c[0], t), r = buckets(c[1], t);
+        if (l == null || r == null) {
+          return null;
+        }
+        l.or(r);
+        return l;
+      }
+      case "IS_NULL":
+        return isBucketColumn(c[0], t) ? one(t.bucketOf(null)) : null;
+      case "=":
+      case "<=>": {
+        int ref = isBucketColumn(c[0], t) ? 0 : isBucketColumn(c[1], t) ? 1 : -1;
+        if (ref < 0 || !isLiteralOf(c[1 - ref], t)) {
+          return null;
+        }
+        Object v = ((Literal<?>) c[1 - ref]).value();
+        if (v == null) {  // k = NULL is never true; k <=> NULL is k IS NULL
+          return p.name().equals("=") ? new BitSet() : one(t.bucketOf(null));
+        }
+        return one(t.bucketOf(v));
+      }
+      case "IN": {
+        if (!isBucketColumn(c[0], t)) {
+          return null;
+        }
+        BitSet out = new BitSet();
+        for (int i = 1; i < c.length; i++) {
+          if (!isLiteralOf(c[i], t)) {
+            return null;
+          }
+          Object v = ((Literal<?>) c[i]).value();
+          if (v != null) {  // NULL in an IN list matches no row
+            out.set(t.bucketOf(v));
+          }
+        }
+        return out;
+      }
+      default:
+        return null;
+    }
+  }
+
+  private static BitSet one(int bucket) {
+    BitSet b = new BitSet();
+    b.set(bucket);
+    return b;
+  }
+
+  private static boolean isBucketColumn(Expression e, HiveBucketedTable t) {
+    return t.bucketColumn.equals(column(e));
+  }
+
+  // A literal of another type would be hashed as the wrong type: no pruning from it.
+  private static boolean isLiteralOf(Expression e, HiveBucketedTable t) {
+    return e instanceof Literal && ((Literal<?>) e).dataType().equals(t.bucketType);
+  }
+
+  /** Whether every column {@code p} references is one of {@code schema}'s. */
+  static boolean onlyReferences(Predicate p, StructType schema) {
+    for (NamedReference r : p.references()) {
+      String c = column(r);
+      if (c == null || !fieldNames(schema).contains(c)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  static List<String> fieldNames(StructType schema) {
+    return java.util.Arrays.stream(schema.fieldNames()).map(n -> n.toLowerCase(Locale.ROOT)).toList();
+  }
+
+  /** {@code p} as a Catalyst expression over a row of {@code schema}, or null when Spark cannot convert it. */
+  static org.apache.spark.sql.catalyst.expressions.Expression bind(Predicate p, StructType schema) {
+    scala.Option<org.apache.spark.sql.catalyst.expressions.Expression> converted = V2ExpressionUtils.toCatalyst(p);
+    if (converted.isEmpty()) {
+      return null;
+    }
+    List<String> names = fieldNames(schema);
+    return replace(converted.get(), UnresolvedAttribute.class, a -> {
+      int i = names.indexOf(a.name().toLowerCase(Locale.ROOT));
+      return new BoundReference(i, schema.fields()[i].dataType(), true);
+    });
+  }
+
+  /**
+   * A predicate bound to partition schema {@code schema} ({@link #bind}) with its columns named
+   * instead: what the metastore's partition pruning takes ({@code ExternalCatalog.listPartitionsByFilter}).
+   */
+  static org.apache.spark.sql.catalyst.expressions.Expression named(
+      org.apache.spark.sql.catalyst.expressions.Expression bound, StructType schema) {
+    return replace(bound, BoundReference.class, r -> {
+      org.apache.spark.sql.types.StructField f = schema.fields()[r.ordinal()];
+      return new org.apache.spark.sql.catalyst.expressions.AttributeReference(f.name(), f.dataType(), true,
+          org.apache.spark.sql.types.Metadata.empty(),
+          org.apache.spark.sql.catalyst.expressions.NamedExpression$.MODULE$.newExprId(),
+          scala.collection.immutable.List$.MODULE$.empty());
+    });
+  }
+
+  /** {@code e} with every sub-expression of class {@code kind} replaced by {@code f} of it. */
+  private static <T> org.apache.spark.sql.catalyst.expressions.Expression replace(
+      org.apache.spark.sql.catalyst.expressions.Expression e, Class<T> kind,
+      java.util.function.Function<T, org.apache.spark.sql.catalyst.expressions.Expression> f) {
+    return e.transform(new scala.runtime.AbstractPartialFunction<
+        org.apache.spark.sql.catalyst.expressions.Expression, org.apache.spark.sql.catalyst.expressions.Expression>() {
+      @Override
+      public boolean isDefinedAt(org.apache.spark.sql.catalyst.expressions.Expression x) {
+        return kind.isInstance(x);
+      }
+
+      @Override
+      public org.apache.spark.sql.catalyst.expressions.Expression apply(
+          org.apache.spark.sql.catalyst.expressions.Expression x) {
+        return f.apply(kind.cast(x));
+      }
+    });
+  }
+
+  /** Whether a partition with values {@code row} may hold rows matching every bound predicate. */
+  static boolean mayMatch(List<org.apache.spark.sql.catalyst.expressions.Expression> bound, InternalRow row) {
+    for (org.apache.spark.sql.catalyst.expressions.Expression e : bound) {
+      Object result;
+      try {
+        result = e.eval(row);
+      } catch (RuntimeException error) {  // e.g. an ANSI cast error: Spark's own filter will say so; keep the partition
+        continue;
+      }
+      if (!Boolean.TRUE.equals(result)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * A data filter for the file reader (which skips stripes and row groups; the query still applies
+   * the exact predicate): NULLs dropped from every {@code IN} list. ORC's reader cannot take a NULL in
+   * an {@code IN} (it fails the task), and {@code k IN (1, NULL)} is true exactly where
+   * {@code k IN (1)} is; elsewhere it is NULL, never false, so no row the query keeps is skipped,
+   * under {@code NOT} too.
+   */
+  static org.apache.spark.sql.sources.Filter forReader(org.apache.spark.sql.sources.Filter f) {
+    if (f instanceof org.apache.spark.sql.sources.In in) {
+      Object[] values = java.util.Arrays.stream(in.values()).filter(java.util.Objects::nonNull).toArray();
+      return values.length == in.values().length ? f : new org.apache.spark.sql.sources.In(in.attribute(), values);
+    }
+    if (f instanceof org.apache.spark.sql.sources.And a) {
+      return new org.apache.spark.sql.sources.And(forReader(a.left()), forReader(a.right()));
+    }
+    if (f instanceof org.apache.spark.sql.sources.Or o) {
+      return new org.apache.spark.sql.sources.Or(forReader(o.left()), forReader(o.right()));
+    }
+    if (f instanceof org.apache.spark.sql.sources.Not n) {
+      return new org.apache.spark.sql.sources.Not(forReader(n.child()));
+    }
+    return f;
+  }
+}
