@@ -30,19 +30,20 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * The read of a Hive ACID table's snapshot ({@link AcidSnapshotTable}) by the {@code bucketkit} Python
  * data source, keyed by bucket where the table is bucketed: each of the Python source's input
  * partitions (one bucket of one table partition's snapshot) says which bucket it reads, and the scan
- * reports them key-grouped by the table's {@link HiveBucketFunction} transform, as {@link BucketScan}
- * reports a plain table's buckets. Spark then joins a bucketed ACID table with a table bucketed alike,
- * and aggregates on its bucket column, without an Exchange.
+ * reports them key-grouped by the table's {@link io.bucketkit.hashing.HiveBucketFunction} transform, as
+ * {@link BucketScan} reports a plain table's buckets. Spark then joins a bucketed ACID table with a table
+ * bucketed alike, and aggregates on its bucket column, without an Exchange.
  *
  * <p>A partition's bucket is read from its pickled form ({@code AcidPartition.__getstate__} in
  * {@code bucketkit.spark.datasource}: a plain dict) with Spark's own unpickler. The Python reader's
  * own verdict counts too: a table it reads unbucketed (bucket -1, with its reason) is reported
  * unkeyed here, so the buckets key a join only where both sides of bucketkit vouch for them. Where the
  * read relies on the buckets (keyed, or pruned to some), every row is re-hashed and checked against
- * its bucket as it is read ({@code spark.bucketkit.checkBuckets}), as {@link BucketReadCheck} does for
- * plain tables; a full read nothing keys reads the partitions pickled without the check.
+ * its bucket as it is read ({@code spark.bucketkit.checkBuckets}), as {@link io.bucketkit.read.BucketReadCheck}
+ * does for plain tables; a full read nothing keys reads the partitions pickled without the check.
  *
- * <p>A query that does not need the buckets gets the {@link #unkeyed} scan ({@link PackUnneededBuckets}).
+ * <p>A query that does not need the buckets gets the {@link #unkeyed} scan
+ * ({@link io.bucketkit.rules.PackUnneededBuckets}).
  */
 final class AcidSnapshotScan implements Scan, SupportsReportPartitioning, SupportsReportStatistics, Batch,
     KeyedScan {

@@ -94,7 +94,7 @@ public final class AcidSnapshotTable implements SupportsRead {
     return description(t).toString();
   }
 
-  /** {@link #describe}'s JSON object, for callers that add to it ({@link DriverCalls#describe}). */
+  /** {@link #describe}'s JSON object, for callers that add to it ({@link io.bucketkit.spark.DriverCalls#describe}). */
   public static ObjectNode description(CatalogTable t) {
     ObjectNode d = JSON.createObjectNode();
     d.put("name", t.identifier().unquotedString());

@@ -15,8 +15,8 @@ import org.apache.hadoop.fs.Path;
 /**
  * A table's file manifest, {@code _bucketkit_files.json}: the files a bucketkit commit (or {@code bucketkit
  * validate --vouch}) recorded with the layout their rows were hashed by, so a read of exactly those files
- * needs no {@link BucketReadCheck}. The rules of {@code bucketkit/layout/manifest.py}, which writes it
- * (tests/test_manifest_jvm.py holds the two verdicts equal): a partition is vouched when its files are
+ * needs no {@link io.bucketkit.read.BucketReadCheck}. The rules of {@code bucketkit/layout/manifest.py}, which
+ * writes it (tests/test_manifest_jvm.py holds the two verdicts equal): a partition is vouched when its files are
  * exactly those the manifest lists for its directory, each with the recorded size and modification time
  * (ms), and the manifest's layout is the read's; anything else is checked.
  */

@@ -20,15 +20,15 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * Bucketed scans only where the plan uses the bucketing: Spark's own rule for its V1 bucketed scans
  * ({@code DisableUnnecessaryBucketedScan}, {@code spark.sql.sources.bucketing.autoBucketedScan.enabled}),
- * for bucketkit's {@link KeyedScan}s (a plain bucketed table's {@link BucketScan}, an ACID table's
- * {@link AcidSnapshotScan}).
+ * for bucketkit's {@link KeyedScan}s (a plain bucketed table's {@link io.bucketkit.table.BucketScan}, an ACID table's
+ * {@link io.bucketkit.acid.AcidSnapshotScan}).
  *
  * <p>A scan keeps one task per bucket when an operator above it needs its partitioning (a join, an
  * aggregate, a window on the bucket key; a global aggregate over one bucket: any required distribution
  * but a broadcast, or a required ordering) with no shuffle in between. Every other scan — a full scan,
  * a filter on another column, a global aggregate over several buckets (a shuffle to one partition
  * sits between), a broadcast join's sides, a side a shuffle re-partitions anyway — is {@link KeyedScan#unkeyed}
- * ({@link BucketScan#packed}):
+ * ({@link io.bucketkit.table.BucketScan#packed}):
  * its files split and packed into tasks by size, as Spark packs them, instead of one task per bucket.
  * Bucket pruning stays. A scan that reports a sort order is packed only when nothing between it and
  * the next shuffle (or the root) but projections, filters, sorts and partial aggregates could have

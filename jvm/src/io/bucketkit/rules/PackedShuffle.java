@@ -90,7 +90,7 @@ public final class PackedShuffle {
 
   /**
    * Whether {@code exchange} clusters by a bucket id: a bucketkit bucket function (the SQL write's
-   * clustering) or Hive's bucket id as {@link HiveBucketColumn} computes it (the routed SQL write,
+   * clustering) or Hive's bucket id as {@link io.bucketkit.hashing.HiveBucketColumn} computes it (the routed SQL write,
    * {@code bucketkit.write}).
    */
   private static boolean clustersByBucket(ShuffleExchangeExec exchange) {

@@ -20,7 +20,7 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * A write into a Hive bucketed table from a table bucketed alike reads the source's buckets as they are:
  * no shuffle. bucketkit's writer asks Spark to cluster its input by the target's bucket function
- * ({@link BucketWrite#requiredDistribution}), which Spark plans as a shuffle whatever the input's
+ * ({@link io.bucketkit.table.BucketWrite#requiredDistribution}), which Spark plans as a shuffle whatever the input's
  * partitioning ({@code REPARTITION_BY_COL}). Where that input is a bucketkit scan (through projections
  * and filters) of the same column, hashed the same way (version and hash class), whose tasks can each
  * hold {@code hash % d} for a {@code d} dividing the target's count {@code n} (then {@code hash % n}

@@ -68,8 +68,8 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>A query that does not need the bucketing gets the scan {@link #packed}: the same files, split
  * and packed into tasks by size as Spark's own file scans do, with no partitioning reported
- * ({@link PackUnneededBuckets} decides). Runtime filters (dynamic partition pruning, and on the bucket
- * column a runtime bucket pruning) narrow either kind before it runs.
+ * ({@link io.bucketkit.rules.PackUnneededBuckets} decides). Runtime filters (dynamic partition pruning, and on
+ * the bucket column a runtime bucket pruning) narrow either kind before it runs.
  */
 public final class BucketScan implements SupportsReportPartitioning, SupportsReportOrdering, SupportsReportStatistics,
     SupportsRuntimeV2Filtering, Batch, KeyedScan {
@@ -145,9 +145,10 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
   }
 
   /**
-   * This read as the input of a write into {@code n} buckets of the same hash ({@link WriteFromAlikeBuckets}),
-   * or null: each task holding whole target buckets, so the write needs no shuffle. The scan's own
-   * grouping of buckets into tasks ({@link #groupCount}: {@code hash % d} per task) is kept when {@code d}
+   * This read as the input of a write into {@code n} buckets of the same hash
+   * ({@link io.bucketkit.rules.WriteFromAlikeBuckets}), or null: each task holding whole target buckets, so
+   * the write needs no shuffle. The scan's own grouping of buckets into tasks ({@link #groupCount}:
+   * {@code hash % d} per task) is kept when {@code d}
    * divides {@code n}, its files merged into one input partition per group (Spark groups them only for
    * an operator that asks); else one task per bucket when the table's count divides {@code n}. The
    * scan stays keyed whether or not anything above asks for it ({@link #unkeyed} is itself).

@@ -40,7 +40,7 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A SQL INSERT into a Hive bucketed table: Spark clusters the rows by (partition, Hive bucket)
- * with the table's own hash ({@link HiveBucketFunction}, v1 or v2 as its {@code bucketing_version}
+ * with the table's own hash ({@link io.bucketkit.hashing.HiveBucketFunction}, v1 or v2 as its {@code bucketing_version}
  * says), sorted so only for partitioned and SORTED BY tables, and {@link BucketDataWriter} writes
  * one file per (partition, bucket) per task (one per bucket in all, as clustering puts a whole
  * bucket in one task); bucketkit's Python commit ({@link CommitCoordinator}) names the files
@@ -75,7 +75,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
   /**
    * Rows clustered by (partition, bucket). An unpartitioned table's {@link #requiredNumPartitions} tasks
    * get an equal share of its buckets: bucket b goes to task {@code b % tasks}
-   * ({@link HiveBucketFunction#routeTransform}).
+   * ({@link io.bucketkit.hashing.HiveBucketFunction#routeTransform}).
    */
   @Override
   public Distribution requiredDistribution() {

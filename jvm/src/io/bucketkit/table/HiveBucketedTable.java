@@ -141,7 +141,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   /**
    * Whether {@code t} is a Hive bucketed table (not ACID) declaring {@code bucketing_version=2}, whatever
    * its format: Spark's own Hive writer would place its rows by the v1 hash. The one rule by which both
-   * the catalog's INSERT ({@link #forWrite}) and {@link SparkWriteGuard} (catalog off, CTAS) refuse.
+   * the catalog's INSERT ({@link #forWrite}) and {@link io.bucketkit.spark.SparkWriteGuard} (catalog off, CTAS) refuse.
    */
   public static boolean declaresV2(CatalogTable t) {
     return property(t, "bucketing_version").equals("2") && t.bucketSpec().isDefined() && !isAcid(t);
@@ -380,7 +380,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
 
   /**
    * {@link #select} of a table read from {@link #directory} (a kept version, or a directory bucketkit
-   * wrote and {@link BucketDirectory} reads): its partitions are the directory's own {@code k=v}
+   * wrote and {@link io.bucketkit.spark.BucketDirectory} reads): its partitions are the directory's own {@code k=v}
    * directories (the metastore's, if any, are today's), its files that directory's, its record the one
    * it holds; listed as one version ({@link TableListing#oneVersion}: a kept version never changes).
    */

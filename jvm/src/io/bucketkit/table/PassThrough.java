@@ -11,8 +11,8 @@ import org.apache.spark.sql.catalyst.catalog.CatalogTable;
  * such a table are Spark's own (the catalog returns Spark's V1 table), so the reason goes to the
  * driver's log, as a WARN once per table and reason when the table is a Hive bucketed table (joins
  * and GROUP BYs on its key will shuffle), and to {@code bucketkit.sql_status}, which asks
- * {@link DriverCalls#status}: the same {@link HiveBucketedTable#vouch} the catalog runs, never a second
- * copy of its rules.
+ * {@link io.bucketkit.spark.DriverCalls#status}: the same {@link HiveBucketedTable#vouch} the catalog runs,
+ * never a second copy of its rules.
  */
 public final class PassThrough {
   private static final Set<String> WARNED = ConcurrentHashMap.newKeySet();

@@ -31,7 +31,7 @@ import org.apache.spark.util.SerializableConfiguration;
 
 /**
  * One write task of a SQL INSERT: rows arrive clustered by (partition, bucket) (the distribution
- * {@link BucketWrite} requires), and each (partition, bucket) group becomes one file written by
+ * {@link io.bucketkit.table.BucketWrite} requires), and each (partition, bucket) group becomes one file written by
  * Spark's own ORC/Parquet {@link OutputWriter}: sorted by (partition, bucket, SORTED BY columns)
  * for partitioned or sorted tables, one file open at a time; unsorted for the others, one file
  * open per bucket the task holds (sorting would cost more than the open files).

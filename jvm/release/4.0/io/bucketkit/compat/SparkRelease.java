@@ -52,7 +52,10 @@ public final class SparkRelease {
         scala.Option.empty(), scala.Option.empty(), scala.Option.empty(), false, false));
   }
 
-  /** The metadata of an external Hive table at {@code location}, made up for a directory bucketkit wrote ({@link BucketDirectory}). */
+  /**
+   * The metadata of an external Hive table at {@code location}, made up for a directory bucketkit wrote
+   * ({@link io.bucketkit.spark.BucketDirectory}).
+   */
   public static CatalogTable directoryTable(org.apache.spark.sql.catalyst.TableIdentifier id, java.net.URI location, String serde,
                                      StructType schema, scala.collection.immutable.Seq<String> partitionColumns,
                                      org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
