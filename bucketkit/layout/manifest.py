@@ -170,6 +170,6 @@ def placement(fs: pafs.FileSystem, root: str, spec: Any, partitions: Iterable[An
             first = first or why
         else:
             vouched.add(p.relpath)
-    if first is None:
-        first = f"every file read is one {manifest.by} recorded" if manifest is not None else NO_MANIFEST
+    if first is None:  # every partition vouched, or none read (a filter kept none): the table's own verdict
+        first = doubt or f"every file read is one {manifest.by} recorded"
     return Placement(frozenset(vouched), frozenset(checked), first)

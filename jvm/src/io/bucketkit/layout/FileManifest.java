@@ -135,7 +135,8 @@ public final class FileManifest {
       p.vouched = why == null;
       first = first == null ? why : first;
     }
-    return first != null ? first : "every file read is one " + manifest.by + " recorded";
+    // no partition read (a filter kept none): the table's own verdict
+    return first != null ? first : doubt != null ? doubt : "every file read is one " + manifest.by + " recorded";
   }
 
   /**
