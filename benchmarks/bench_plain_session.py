@@ -12,7 +12,10 @@ Run in a child process (a JVM has one session of this kind; the suite's other to
 * bucketkit.write of 4M and 10M rows into 64 buckets (v1) vs Spark's Hive ``INSERT OVERWRITE`` of the same
   rows into a 64-bucket table (goal <= 0.8x);
 * bucketkit.join of two 10M-row tables, 64 buckets, inner join + aggregate, vs Spark's shuffle join of the
-  same files (goal <= 0.2x).
+  same files (goal <= 0.2x);
+* in a second child whose Python workers are capped (``spark.executor.pyspark.memory=500m``, too little room for
+  a join task), bucketkit.join of two 12M-row tables in 4 buckets, which joins the buckets in the JVM without
+  bucketkit's catalog, vs Spark's shuffle join (goal <= 0.8x).
 
 Best of interleaved rounds (benchmarks.common.times_interleaved). Run:
 ``python -m benchmarks.bench_plain_session [--scale S]`` (the child: ``--child OUT.json``).
@@ -33,14 +36,16 @@ from benchmarks.common import BenchResult, data_dir, print_results, scaled, time
 BUCKETS = 64
 
 
-def plain_session() -> Any:
-    """The session a user builds: Hive support, local[2], Spark's defaults otherwise."""
+def plain_session(cap: str | None = None) -> Any:
+    """The session a user builds: Hive support, local[2], Spark's defaults otherwise (Python workers capped at
+    ``cap``, as a platform may cap them)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("BUCKETKIT_RETENTION", "0")
     from pyspark.sql import SparkSession
 
     base = data_dir("plain-session")
-    spark = (SparkSession.builder.appName("bucketkit-bench-plain").master("local[2]")
+    builder = SparkSession.builder if cap is None else SparkSession.builder.config("spark.executor.pyspark.memory", cap)
+    spark = (builder.appName("bucketkit-bench-plain").master("local[2]")
              .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
              .config("spark.driver.memory", os.environ.get("BUCKETKIT_BENCH_DRIVER_MEMORY", "4g"))
              .config("spark.sql.warehouse.dir", str(base / "warehouse"))
@@ -123,10 +128,35 @@ def _join(spark: Any, n: int) -> dict:
             "spark": t_spark, "rows": n}
 
 
-def child(out: str, scale: float) -> None:
-    spark = plain_session()
+def _capped_join(spark: Any, n: int) -> dict:
+    import bucketkit
+    from benchmarks.bench_join import aggregate, write_pair
+
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    t = write_pair(spark, data_dir(f"join-memory-{n}"), 4, n)  # bench_join_memory's tables
+    strategy = bucketkit.plan_join(t["left"], t["right"], "k", spark=spark).strategy
+    cols = [("left", "d"), ("right", "d")]
+    ours = lambda: aggregate(bucketkit.join(spark, t["left"], t["right"], "k", columns=cols).toDF("ld", "rd"))  # noqa: E731
+
+    def shuffle() -> Any:
+        ldf, rdf = spark.read.orc(t["left"]), spark.read.orc(t["right"])
+        return aggregate(ldf.join(rdf, "k").select(ldf.d.alias("ld"), rdf.d.alias("rd")))
+
+    assert ours()[0] == shuffle()[0], "capped join: row counts differ"
+    t_ours, t_spark = timed_interleaved([ours, shuffle], repeat=3)
+    return {"label": f"plain session: join inner+agg {n:,} x {n:,}, 4 buckets, workers capped at 500m (strategy "
+                     f"{strategy})", "ours": t_ours, "spark": t_spark, "rows": n}
+
+
+def child(out: str, scale: float, capped: bool = False) -> None:
+    spark = plain_session("500m" if capped else None)
     from bucketkit.spark.driver import jar_class
 
+    if capped:
+        with open(out, "w") as f:
+            json.dump({"capped": _capped_join(spark, scaled(12_000_000, scale))}, f)
+        spark.stop()
+        return
     results = {"jar_loaded": jar_class(spark, "hashing.HiveBucketColumn") is not None,
                "scan": _scan(spark, scaled(10_000_000, scale)),
                "write": [_write(spark, scaled(m, scale)) for m in (4_000_000, 10_000_000)],
@@ -136,13 +166,17 @@ def child(out: str, scale: float) -> None:
     spark.stop()
 
 
-def run(scale: float = 1.0) -> list[BenchResult]:
+def _in_child(scale: float, *flags: str) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "plain.json")
-        subprocess.run([sys.executable, "-m", "benchmarks.bench_plain_session", "--child", out, "--scale", str(scale)],
-                       check=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        subprocess.run([sys.executable, "-m", "benchmarks.bench_plain_session", "--child", out, "--scale", str(scale),
+                        *flags], check=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         with open(out) as f:
-            got = json.load(f)
+            return json.load(f)
+
+
+def run(scale: float = 1.0) -> list[BenchResult]:
+    got = {**_in_child(scale), **_in_child(scale, "--capped")}
     note = "plain SparkSession (nothing of bucketkit's configured; jar added at first use: " + \
         ("yes" if got["jar_loaded"] else "NO") + ")"
     results = []
@@ -157,6 +191,9 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     j = got["join"]
     results.append(BenchResult(j["label"], j["ours"], j["spark"], "Spark shuffle join, same files", note,
                                {"rows": j["rows"]}, goal_ratio=0.2))
+    c = got["capped"]
+    results.append(BenchResult(c["label"], c["ours"], c["spark"], "Spark shuffle join, same files", note,
+                               {"rows": c["rows"]}, goal_ratio=0.8))
     return results
 
 
@@ -164,8 +201,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the 10M-row tables")
     parser.add_argument("--child", metavar="OUT", help=argparse.SUPPRESS)
+    parser.add_argument("--capped", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.scale)
+        child(args.child, args.scale, args.capped)
     else:
         print_results(run(args.scale))
