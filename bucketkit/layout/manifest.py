@@ -20,6 +20,8 @@ layout -- is **checked**, row by row, as before. The SQL catalog decides by the 
 
 from __future__ import annotations
 
+import collections
+import functools
 import json
 import posixpath
 from dataclasses import dataclass
@@ -66,6 +68,11 @@ class Manifest:
         diffs = [f"{k} {mine[k]} where the read hashes with {read[k]}" for k in LAYOUT_KEYS if mine[k] != read[k]]
         return f"its manifest ({self.by}) records {', '.join(diffs)}" if diffs else None
 
+    @functools.cached_property
+    def _per_dir(self) -> dict[str, int]:
+        """Recorded files per directory, counted once (not once per partition checked)."""
+        return dict(collections.Counter(posixpath.dirname(p) for p in self.files))
+
     def partition_doubt(self, relpath: str, listed: Iterable[tuple[str, int, int | None]]) -> str | None:
         """Why the files ``listed`` in the partition directory ``relpath`` (``""``: the table root) --
         ``(name, size, mtime_ms)`` each -- are not exactly the manifest's, or None: vouched."""
@@ -79,7 +86,7 @@ class Manifest:
             if recorded != (size, mtime):
                 return (f"{prefix + name} changed since {self.by} recorded it (size {size}, modified {mtime} ms; "
                         f"recorded {recorded[0]}, {recorded[1]} ms)")
-        expected = sum(1 for p in self.files if posixpath.dirname(p) == prefix.rstrip("/"))
+        expected = self._per_dir.get(prefix.rstrip("/"), 0)
         if seen != expected:
             return f"{expected - seen} file(s) {self.by} recorded in {prefix or 'the table root'} are gone"
         return None

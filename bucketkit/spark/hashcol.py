@@ -30,7 +30,7 @@ from bucketkit.hashing.hive import BucketFunction, check_bucketable
 from bucketkit.spark.driver import has_extensions, is_connect, jar_class
 from bucketkit.spark.hashexpr import native_bucket_id_column
 
-__all__ = ["with_bucket_id", "bucket_id_column", "arrow_bucket_id_column", "jvm_column_class"]
+__all__ = ["with_bucket_id", "bucket_id_column", "arrow_bucket_id_column", "jvm_column_class", "java_keys"]
 
 
 def bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], version: int, bucket_count: int, *,
@@ -100,7 +100,7 @@ def jvm_column_class(spark: Any) -> Any | None:
 
 def _jvm_bucket_column(spark: Any, columns: Sequence[Any], function: BucketFunction) -> Any | None:
     from pyspark.sql import SparkSession
-    from pyspark.sql.classic.column import Column, _to_java_column
+    from pyspark.sql.classic.column import Column
 
     spark = spark if spark is not None else SparkSession.getActiveSession()
     if spark is not None and is_connect(spark):  # no py4j: the same expression, as bucketkit's SQL function
@@ -114,13 +114,21 @@ def _jvm_bucket_column(spark: Any, columns: Sequence[Any], function: BucketFunct
     cls = jvm_column_class(spark)
     if cls is None:
         return None
+    return Column(cls.of(*java_keys(spark, columns, function.hive_types), function.version, function.bucket_count))
+
+
+def java_keys(spark: Any, columns: Sequence[Any], hive_types: Sequence[str]) -> tuple[Any, Any]:
+    """The key columns (names or Columns) and their Hive types as the Java arrays bucketkit's JVM columns take
+    (``Column[]``, ``String[]``), over ``spark``'s py4j gateway."""
+    from pyspark.sql.classic.column import _to_java_column
+
     gateway = spark.sparkContext._gateway
     keys = gateway.new_array(gateway.jvm.org.apache.spark.sql.Column, len(columns))
     types = gateway.new_array(gateway.jvm.java.lang.String, len(columns))
-    for i, (c, t) in enumerate(zip(columns, function.hive_types)):
+    for i, (c, t) in enumerate(zip(columns, hive_types)):
         keys[i] = _to_java_column(c)
         types[i] = str(t)
-    return Column(cls.of(keys, types, function.version, function.bucket_count))
+    return keys, types
 
 
 def _resolve(df: Any, columns: Sequence[str]) -> list[Any]:

@@ -264,7 +264,7 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     from pyspark.sql import functions as F
 
     from bucketkit.spark.driver import jar_class
-    from bucketkit.spark.hashcol import bucket_id_column
+    from bucketkit.spark.hashcol import bucket_id_column, java_keys
 
     spec = bt.spec
     if not plan.is_pruned or plan.unbucketed or plan.placement is None or not plan.placement.checked:
@@ -281,15 +281,10 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     keys = [F.col(f"`{c}`") for c in spec.bucketed_by]
     cls = jar_class(spark, "read.FileBucketCheck")
     if cls is not None:  # the file's bucket looked up once per file, in the JVM (a row: its hash and a comparison)
-        from pyspark.sql.classic.column import Column, _to_java_column
+        from pyspark.sql.classic.column import Column
 
-        gateway = spark.sparkContext._gateway
-        jkeys = gateway.new_array(gateway.jvm.org.apache.spark.sql.Column, len(keys))
-        jtypes = gateway.new_array(gateway.jvm.java.lang.String, len(keys))
-        for i, (k, t) in enumerate(zip(keys, spec.bucket_types)):
-            jkeys[i], jtypes[i] = _to_java_column(k), str(t)
-        return df.where(Column(cls.of(jkeys, jtypes, spec.bucketing_version, spec.bucket_count, list(checked),
-                                      list(checked.values()), str(bt))))
+        return df.where(Column(cls.of(*java_keys(spark, keys, spec.bucket_types), spec.bucketing_version,
+                                      spec.bucket_count, list(checked), list(checked.values()), str(bt))))
     row_bucket = bucket_id_column(keys, spec.bucket_types, spec.bucketing_version, spec.bucket_count, spark=spark)
     # the file name: substring_index is linear; a regex anchored at the end (([^/]*)$) backtracks over the
     # whole path at every start position, which cost 20 us a row (a 156k-row bucket: 3 s of a 0.1 s read)

@@ -115,6 +115,21 @@ public final class FileManifest {
     return at.equals(top) ? "" : at.startsWith(top + "/") ? at.substring(top.length() + 1) : null;
   }
 
+  /** Why {@code manifest} (null: none) vouches for no partition of a read with this layout, or null. */
+  private static String doubtOf(FileManifest manifest, String column, String hiveType, int buckets, int version) {
+    return manifest == null ? NONE : manifest.layoutDoubt("hive", List.of(column), List.of(hiveType), buckets, version);
+  }
+
+  /** Why the partition directory {@code dir} with {@code files} is checked (the table's {@code doubt} first), or null. */
+  private static String partitionVerdict(FileSystem fs, Path root, FileManifest manifest, String doubt, String dir,
+                                         List<BucketFiles.BucketFile> files) {
+    if (doubt != null) {
+      return doubt;
+    }
+    String rel = relative(fs, root, dir);
+    return rel == null ? dir + " lies outside the table's directory" : manifest.partitionDoubt(rel, files);
+  }
+
   /**
    * Mark each of {@code parts} (listed under {@code root}, of a table bucketed by {@code column} of Hive type
    * {@code hiveType} into {@code buckets} with hash {@code version}) vouched or not; the first reason one is
@@ -125,13 +140,10 @@ public final class FileManifest {
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
     FileManifest manifest = read(fs, rootPath);
-    String doubt = manifest == null ? NONE : manifest.layoutDoubt("hive", List.of(column),
-        List.of(hiveType), buckets, version);
+    String doubt = doubtOf(manifest, column, hiveType, buckets, version);
     String first = null;
     for (TablePartition p : parts) {
-      String rel = relative(fs, rootPath, p.location);
-      String why = doubt != null ? doubt : rel == null ? p.location + " lies outside the table's directory"
-          : manifest.partitionDoubt(rel, p.files);
+      String why = partitionVerdict(fs, rootPath, manifest, doubt, p.location, p.files);
       p.vouched = why == null;
       first = first == null ? why : first;
     }
@@ -149,14 +161,12 @@ public final class FileManifest {
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
     FileManifest manifest = read(fs, rootPath);
-    String doubt = manifest == null ? NONE
-        : manifest.layoutDoubt("hive", List.of(column), List.of(hiveType), buckets, version);
+    String doubt = doubtOf(manifest, column, hiveType, buckets, version);
     List<String> out = new ArrayList<>();
     for (String dir : dirs) {
       BucketFiles.Listing l = BucketFiles.list(conf, dir, buckets, version);
-      String rel = relative(fs, rootPath, dir);
       String why = doubt != null ? doubt : l.doubt != null ? l.doubt
-          : rel == null ? dir + " lies outside the table's directory" : manifest.partitionDoubt(rel, l.files);
+          : partitionVerdict(fs, rootPath, manifest, null, dir, l.files);
       out.add(why == null ? "vouched" : "checked: " + why);
     }
     return out.toArray(new String[0]);
