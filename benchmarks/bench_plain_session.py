@@ -109,12 +109,15 @@ def _write(spark: Any, n: int) -> dict:
             "rows": n}
 
 
-def _join(spark: Any, n: int) -> dict:
+def _join(spark: Any, n: int, buckets: int = BUCKETS, where: str | None = None, what: str = "") -> dict:
+    """bucketkit.join of two ``n``-row tables in ``buckets`` (written under ``where`` once) against Spark's
+    shuffle join of the same files, inner join + aggregate; the label names the plan's strategy."""
     import bucketkit
     from benchmarks.bench_join import aggregate, write_pair
 
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    t = write_pair(spark, data_dir(f"plain-session/join{n}"), BUCKETS, n)
+    t = write_pair(spark, data_dir(where or f"plain-session/join{n}"), buckets, n)
+    strategy = bucketkit.plan_join(t["left"], t["right"], "k", spark=spark).strategy
     cols = [("left", "d"), ("right", "d")]
     ours = lambda: aggregate(bucketkit.join(spark, t["left"], t["right"], "k", columns=cols).toDF("ld", "rd"))  # noqa: E731
 
@@ -124,28 +127,8 @@ def _join(spark: Any, n: int) -> dict:
 
     assert ours()[0] == shuffle()[0], "join: row counts differ"
     t_ours, t_spark = timed_interleaved([ours, shuffle], repeat=3)
-    return {"label": f"plain session: join inner+agg {n:,} x {n:,}, {BUCKETS} buckets", "ours": t_ours,
-            "spark": t_spark, "rows": n}
-
-
-def _capped_join(spark: Any, n: int) -> dict:
-    import bucketkit
-    from benchmarks.bench_join import aggregate, write_pair
-
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    t = write_pair(spark, data_dir(f"join-memory-{n}"), 4, n)  # bench_join_memory's tables
-    strategy = bucketkit.plan_join(t["left"], t["right"], "k", spark=spark).strategy
-    cols = [("left", "d"), ("right", "d")]
-    ours = lambda: aggregate(bucketkit.join(spark, t["left"], t["right"], "k", columns=cols).toDF("ld", "rd"))  # noqa: E731
-
-    def shuffle() -> Any:
-        ldf, rdf = spark.read.orc(t["left"]), spark.read.orc(t["right"])
-        return aggregate(ldf.join(rdf, "k").select(ldf.d.alias("ld"), rdf.d.alias("rd")))
-
-    assert ours()[0] == shuffle()[0], "capped join: row counts differ"
-    t_ours, t_spark = timed_interleaved([ours, shuffle], repeat=3)
-    return {"label": f"plain session: join inner+agg {n:,} x {n:,}, 4 buckets, workers capped at 500m (strategy "
-                     f"{strategy})", "ours": t_ours, "spark": t_spark, "rows": n}
+    return {"label": f"plain session: join inner+agg {n:,} x {n:,}, {buckets} buckets{what} (strategy {strategy})",
+            "ours": t_ours, "spark": t_spark, "rows": n}
 
 
 def child(out: str, scale: float, capped: bool = False) -> None:
@@ -154,7 +137,8 @@ def child(out: str, scale: float, capped: bool = False) -> None:
 
     if capped:
         with open(out, "w") as f:
-            json.dump({"capped": _capped_join(spark, scaled(12_000_000, scale))}, f)
+            n = scaled(12_000_000, scale)  # bench_join_memory's tables
+            json.dump({"capped": _join(spark, n, 4, f"join-memory-{n}", ", workers capped at 500m")}, f)
         spark.stop()
         return
     results = {"jar_loaded": jar_class(spark, "hashing.HiveBucketColumn") is not None,
