@@ -316,9 +316,11 @@ def test_listing_leaves_the_garbage_collector_as_it_found_it(tmp_path):
         gc.enable()
     gc.freeze()
     try:
-        frozen = gc.get_freeze_count()
+        assert gc.get_freeze_count() > 0
         discover(str(tmp_path / "bad"), 2)
-        assert frozen > 0 and gc.get_freeze_count() == frozen
+        # still frozen: unfreezing would empty the permanent generation (the count may drop by a few
+        # objects other threads free meanwhile, so it is not compared exactly)
+        assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
 
