@@ -36,13 +36,15 @@ def modules() -> dict[str, pathlib.Path]:
     return out
 
 
-def imports(path: pathlib.Path, name: str) -> list[tuple[str, list[str], int]]:
-    """(bucketkit module imported, names taken from it, line) for every import in the file."""
+def imports(path: pathlib.Path, name: str, typing_too: bool = False) -> list[tuple[str, list[str], int]]:
+    """(bucketkit module imported, names taken from it, line) for every import in the file (with
+    ``typing_too``, those for type checkers as well)."""
     package = name.rsplit(".", 1)[0] if "." in name else ""
     found = []
     tree = ast.parse(path.read_text())
     typing_only = {id(n) for guard in ast.walk(tree) if isinstance(guard, ast.If)
-                   and getattr(guard.test, "id", "") == "TYPE_CHECKING" for stmt in guard.body for n in ast.walk(stmt)}
+                   and getattr(guard.test, "id", "") == "TYPE_CHECKING" for stmt in guard.body for n in ast.walk(stmt)
+                   if not typing_too}
     for node in ast.walk(tree):
         if id(node) in typing_only:
             continue
@@ -82,6 +84,29 @@ def test_modules_import_only_their_layer_and_above():
             if target in mods and target in layers and name in layers and layers[target] > layers[name]:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} imports {target} (below it)")
     assert not wrong, "\n".join(wrong)
+
+
+def test_no_import_cycle_not_even_for_type_checkers():
+    """A module a reader opens to follow a type never leads back to the one they came from."""
+    mods = modules()
+    graph = {name: {t for t, _, _ in imports(path, name, typing_too=True) if t in mods and t != name}
+             for name, path in mods.items()}
+    done: set[str] = set()
+
+    def cycle_from(name: str, trail: list[str]) -> list[str] | None:
+        if name in trail:
+            return trail[trail.index(name):] + [name]
+        if name in done:
+            return None
+        for target in sorted(graph[name]):
+            found = cycle_from(target, trail + [name])
+            if found:
+                return found
+        done.add(name)
+        return None
+
+    cycles = [c for c in (cycle_from(name, []) for name in sorted(graph)) if c]
+    assert not cycles, " -> ".join(cycles[0])
 
 
 def test_no_module_takes_another_modules_private_names():

@@ -28,7 +28,7 @@ from bucketkit.units import ReadUnit
 from bucketkit.layout.discovery import format_bytes
 
 if TYPE_CHECKING:
-    from bucketkit.joins.plan import BucketGroup  # for type checkers only: the plan imports this module
+    from bucketkit.joins.sides import BucketGroup
     from bucketkit.table import BucketedTable
 
 __all__ = ["Budget", "task_budget", "parse_size", "OPTION", "DEFAULT_BUDGET", "VARIABLE_WIDTH", "column_width",

@@ -21,7 +21,7 @@ import pyarrow as pa
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.joins.memory import estimate_memory
-from bucketkit.joins.sides import SideFiles, scan_side
+from bucketkit.joins.sides import BucketGroup, SideFiles, scan_side
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
@@ -75,50 +75,6 @@ def normalize_on(on: str | Sequence[Any]) -> tuple[tuple[str, ...], tuple[str, .
             raise InvalidArgumentError(f"on={on!r}: {side} key {sorted(k for k in keys if keys.count(k) > 1)[0]!r} "
                                        "appears twice")
     return left, right, using
-
-
-@dataclass(frozen=True)
-class BucketGroup:
-    """The buckets of both sides that one task joins.
-
-    Attributes:
-        group_id: the bucket id of the side with fewer buckets.
-        left_buckets: left bucket ids read (after pruning).
-        right_buckets: right bucket ids read (after pruning).
-        left_files: the left's read units across its selected partitions (:class:`bucketkit.units.ReadUnit`:
-            data files, or whole ACID buckets).
-        right_files: the right's files.
-        build_side: ``"left"`` or ``"right"``: the smaller side, held in the hash table.
-        left_memory, right_memory: estimated decoded (in-memory Arrow) bytes of each side's rows,
-            all columns (:func:`estimate_memory`; 0 = not estimated).
-    """
-
-    group_id: int
-    left_buckets: tuple[int, ...]
-    right_buckets: tuple[int, ...]
-    left_files: tuple[ReadUnit, ...]
-    right_files: tuple[ReadUnit, ...]
-    build_side: str = "right"
-    left_memory: int = 0
-    right_memory: int = 0
-
-    @property
-    def memory(self) -> int:
-        """Estimated decoded bytes of both sides (what a hash join of the group holds, before its own
-        structures: see :func:`bucketkit.joins.memory.working_set`)."""
-        return self.left_memory + self.right_memory
-
-    @property
-    def left_bytes(self) -> int:
-        return sum(f.size for f in self.left_files)
-
-    @property
-    def right_bytes(self) -> int:
-        return sum(f.size for f in self.right_files)
-
-    @property
-    def bytes(self) -> int:
-        return self.left_bytes + self.right_bytes
 
 
 def pair_buckets(left: SideFiles, right: SideFiles, how: str) -> tuple[BucketGroup, ...]:

@@ -1,4 +1,5 @@
-"""One side of a bucketed join after pruning: its read units, bucket by bucket.
+"""One side of a bucketed join after pruning: its read units, bucket by bucket; and a group, the buckets of
+both sides one task joins.
 
 A side's units come from its scan plan (:meth:`bucketkit.pruning.plan.ScanPlan.units`): one data file
 each, or for a Hive ACID side one bucket of a partition's snapshot each
@@ -14,8 +15,9 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
     from bucketkit.table import BucketedTable
+    from bucketkit.units import ReadUnit
 
-__all__ = ["SideFiles", "scan_side"]
+__all__ = ["SideFiles", "BucketGroup", "scan_side"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,50 @@ class SideFiles:
 
     def is_selected(self, bucket: int) -> bool:
         return self.selected is None or bucket in self.selected
+
+
+@dataclass(frozen=True)
+class BucketGroup:
+    """The buckets of both sides that one task joins.
+
+    Attributes:
+        group_id: the bucket id of the side with fewer buckets.
+        left_buckets: left bucket ids read (after pruning).
+        right_buckets: right bucket ids read (after pruning).
+        left_files: the left's read units across its selected partitions (:class:`bucketkit.units.ReadUnit`:
+            data files, or whole ACID buckets).
+        right_files: the right's files.
+        build_side: ``"left"`` or ``"right"``: the smaller side, held in the hash table.
+        left_memory, right_memory: estimated decoded (in-memory Arrow) bytes of each side's rows,
+            all columns (:func:`estimate_memory`; 0 = not estimated).
+    """
+
+    group_id: int
+    left_buckets: tuple[int, ...]
+    right_buckets: tuple[int, ...]
+    left_files: tuple[ReadUnit, ...]
+    right_files: tuple[ReadUnit, ...]
+    build_side: str = "right"
+    left_memory: int = 0
+    right_memory: int = 0
+
+    @property
+    def memory(self) -> int:
+        """Estimated decoded bytes of both sides (what a hash join of the group holds, before its own
+        structures: see :func:`bucketkit.joins.memory.working_set`)."""
+        return self.left_memory + self.right_memory
+
+    @property
+    def left_bytes(self) -> int:
+        return sum(f.size for f in self.left_files)
+
+    @property
+    def right_bytes(self) -> int:
+        return sum(f.size for f in self.right_files)
+
+    @property
+    def bytes(self) -> int:
+        return self.left_bytes + self.right_bytes
 
 
 def scan_side(table: BucketedTable, filters: Any, write_ids: str | None = None, as_of: Any = None) -> SideFiles:
