@@ -198,7 +198,7 @@ public final class SparkCompat {
     }
     org.apache.spark.sql.catalyst.catalog.CatalogTable raw = hive.client().getTable(db, name);
     java.util.Map<String, String> props = properties.apply(CollectionConverters.asJava(raw.properties()));
-    hive.client().alterTable(SparkRelease.withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
+    hive.client().alterTable(withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
         CollectionConverters.asScala(props))));
   }
 
@@ -225,6 +225,18 @@ public final class SparkCompat {
       out.setLogicalLink(exec.logicalLink().get());
     }
     return out;
+  }
+
+  /** {@code t} with another bucket spec and properties, every other field as it was. */
+  public static org.apache.spark.sql.catalyst.catalog.CatalogTable withBucketing(org.apache.spark.sql.catalyst.catalog.CatalogTable t, org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
+                                          scala.collection.immutable.Map<String, String> properties) {
+    return SparkRelease.reshaped(t, t.schema(), scala.Option.apply(spec), properties);
+  }
+
+  /** {@code t} with another schema and bucket spec (a CTAS's table once its query's columns are known). */
+  public static org.apache.spark.sql.catalyst.catalog.CatalogTable withSchema(org.apache.spark.sql.catalyst.catalog.CatalogTable t, org.apache.spark.sql.types.StructType schema,
+                                        scala.Option<org.apache.spark.sql.catalyst.catalog.BucketSpec> spec) {
+    return SparkRelease.reshaped(t, schema, spec, t.properties());
   }
 
   /**

@@ -28,7 +28,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>Configure as {@code spark.sql.catalog.spark_catalog=io.bucketkit.spark.BucketkitCatalog}. An
  * INSERT INTO / OVERWRITE of such a table writes through {@link io.bucketkit.table.BucketWrite} (the table's own hash,
  * one file per bucket, bucketkit's commit); {@code VERSION AS OF} / {@code TIMESTAMP AS OF} read
- * its kept versions. Every other table, CTAS targets and DDL see Spark's own table. Set
+ * its kept versions; a CTAS of such a table is its CREATE then that INSERT ({@link CreateAsSelect}). Every other
+ * table and DDL see Spark's own table. Set
  * {@code spark.bucketkit.catalog.enabled=false} in a session to turn the wrapping off at run time.
  */
 public class BucketkitCatalog extends DelegatingCatalogExtension {

@@ -26,7 +26,8 @@ import scala.runtime.BoxedUnit;
  * {@link HashJoinBucketPairs} (two tables joined bucket by bucket hash the smaller side's small buckets, unsorted),
  * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows; a write's shuffle moves its
  * rows packed, {@link PackedShuffle}, read in no fewer tasks than the session's parallelism) and
- * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off); and
+ * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off);
+ * {@link CreateAsSelect} ({@code USING hive ... CLUSTERED BY} accepted; a Hive bucketed CTAS written by bucketkit); and
  * {@link DriverCalls}, the table functions through which the Python API asks the driver what it asks
  * over py4j in a classic session (a Spark Connect client has no py4j).
  */
@@ -81,6 +82,22 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
       @Override
       public Rule<LogicalPlan> apply(SparkSession session) {
         return new HashJoinIntoBuckets();
+      }
+    });
+    // before Spark's resolution (DataFrameWriter.saveAsTable plans a v1 CreateTable), and after its
+    // conversion of SQL's CREATE TABLE to one
+    AbstractFunction1<SparkSession, Rule<LogicalPlan>> hiveStorage = new AbstractFunction1<>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new CreateAsSelect.HiveStorage(session);
+      }
+    };
+    extensions.injectHintResolutionRule(hiveStorage);
+    extensions.injectResolutionRule(hiveStorage);
+    extensions.injectPostHocResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new CreateAsSelect.Rewrite();
       }
     });
     extensions.injectCheckRule(new AbstractFunction1<SparkSession, scala.Function1<LogicalPlan, BoxedUnit>>() {

@@ -23,8 +23,8 @@ import scala.runtime.BoxedUnit;
  *   <li>An {@code INSERT}, {@code insertInto} or CTAS into a Hive bucketed table declaring
  *   {@code bucketing_version=2}: Spark's writer places rows by the v1 hash whatever the table says,
  *   so Hive's bucket joins and Trino's bucketed reads would return wrong rows. bucketkit's catalog
- *   writes INSERTs into such tables itself; a CTAS (which Spark runs as one Hive command) and
- *   writes with the catalog off are refused, saying what to run instead.</li>
+ *   writes INSERTs and CTAS into such tables itself ({@link CreateAsSelect}); writes with the catalog off
+ *   are refused, saying what to run instead.</li>
  *   <li>Any write into a Hive ACID table ({@code transactional=true}): Spark writes plain files
  *   outside any transaction, which Hive ignores or reads wrongly once a base exists.</li>
  * </ul>

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Set;
 
 import io.bucketkit.compat.SparkCompat;
-import io.bucketkit.compat.SparkRelease;
 import io.bucketkit.hashing.HiveBucketFunction;
 import io.bucketkit.hashing.HiveHash;
 import io.bucketkit.layout.BucketFiles;
@@ -169,7 +168,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
     java.util.Map<String, String> props = new java.util.HashMap<>(CollectionConverters.asJava(t.properties()));
     props.remove("transactional");
     props.remove("TRANSACTIONAL");
-    CatalogTable plain = SparkRelease.withBucketing(t, t.bucketSpec().get(),
+    CatalogTable plain = SparkCompat.withBucketing(t, t.bucketSpec().get(),
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(props)));
     String doubt = doubt(plain);
     if (doubt != null) {

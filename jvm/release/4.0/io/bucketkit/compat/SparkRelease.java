@@ -35,11 +35,12 @@ public final class SparkRelease {
         storage.compressed(), storage.properties());
   }
 
-  /** {@code t} with another bucket spec and properties, every other field as it was. */
-  public static CatalogTable withBucketing(CatalogTable t, org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
-                                    scala.collection.immutable.Map<String, String> properties) {
-    return t.copy(t.copy$default$1(), t.copy$default$2(), t.copy$default$3(), t.copy$default$4(), t.copy$default$5(),
-        t.copy$default$6(), scala.Option.apply(spec), t.copy$default$8(), t.copy$default$9(),
+  /** {@code t} with another schema, bucket spec and properties, every other field as it was. */
+  static CatalogTable reshaped(CatalogTable t, StructType schema,
+                               scala.Option<org.apache.spark.sql.catalyst.catalog.BucketSpec> spec,
+                               scala.collection.immutable.Map<String, String> properties) {
+    return t.copy(t.copy$default$1(), t.copy$default$2(), t.copy$default$3(), schema, t.copy$default$5(),
+        t.copy$default$6(), spec, t.copy$default$8(), t.copy$default$9(),
         t.copy$default$10(), t.copy$default$11(), properties, t.copy$default$13(), t.copy$default$14(),
         t.copy$default$15(), t.copy$default$16(), t.copy$default$17(), t.copy$default$18(),
         t.copy$default$19(), t.copy$default$20(), t.copy$default$21());

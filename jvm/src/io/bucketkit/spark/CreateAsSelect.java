@@ -1,0 +1,237 @@
+package io.bucketkit.spark;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.bucketkit.compat.SparkCompat;
+import io.bucketkit.table.HiveBucketedTable;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.catalog.BucketSpec;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Statistics;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.catalyst.trees.TreePattern;
+import org.apache.spark.sql.classic.Dataset;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.command.LeafRunnableCommand;
+import org.apache.spark.sql.execution.datasources.CreateTable;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.hive.ResolveHiveSerdeTable;
+import org.apache.spark.sql.hive.execution.CreateHiveTableAsSelectCommand;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * {@code CREATE TABLE ... CLUSTERED BY ... [AS SELECT]} into Hive bucketed tables, as teams write them
+ * (dbt-spark, notebooks): two rules and the command the second plans.
+ *
+ * <ul>
+ *   <li>{@link HiveStorage}, a resolution rule: {@code USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY}
+ *   (dbt-spark's Hive models, {@code DataFrameWriter.format("hive").bucketBy}) gets the serde and formats
+ *   {@code STORED AS ORC} gives it, by Spark's own rule ({@code ResolveHiveSerdeTable}), which refuses a bucketed
+ *   table whose serde is still to be chosen ("Creating bucketed Hive serde table is not supported yet").</li>
+ *   <li>{@link Rewrite}, a post-hoc resolution rule: Spark's Hive CTAS ({@code CreateHiveTableAsSelectCommand}) of
+ *   a bucketed table bucketkit's SQL INSERT writes becomes {@link Command}: create the table, then INSERT its rows
+ *   through the catalog (the table's own hash, v1 or v2, one file per bucket, committed whole and recorded), and
+ *   drop the table again if the INSERT fails, as Spark's CTAS does.</li>
+ * </ul>
+ * With the catalog off ({@code spark.bucketkit.catalog.enabled=false}), or a v1 table bucketkit's INSERT does not
+ * write (TEXTFILE), Spark's own CTAS runs, guarded by {@link SparkWriteGuard}; a v2 table bucketkit's INSERT does not
+ * write is refused, saying why. REPLACE TABLE AS SELECT stays Spark's (it refuses it for the session catalog's tables).
+ */
+public final class CreateAsSelect {
+  private CreateAsSelect() {}
+
+  /** {@code USING hive OPTIONS (fileFormat ...)} with {@code CLUSTERED BY}: the storage Spark gives the unbucketed table. */
+  public static final class HiveStorage extends Rule<LogicalPlan> {
+    private final org.apache.spark.sql.SparkSession session;
+
+    public HiveStorage(org.apache.spark.sql.SparkSession session) {
+      this.session = session;
+    }
+
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      if (!(plan instanceof CreateTable create) || create.tableDesc().bucketSpec().isEmpty()
+          || create.tableDesc().storage().serde().isDefined() || !isHive(create.tableDesc())) {
+        return plan;
+      }
+      CatalogTable t = create.tableDesc();
+      CreateTable unbucketed = new CreateTable(SparkCompat.withSchema(t, t.schema(), scala.Option.empty()),
+          create.mode(), create.query());
+      LogicalPlan resolved = new ResolveHiveSerdeTable(session).apply(unbucketed);
+      if (!(resolved instanceof CreateTable stored) || stored.tableDesc().storage().serde().isEmpty()) {
+        return plan;
+      }
+      CatalogTable s = stored.tableDesc();
+      return new CreateTable(SparkCompat.withSchema(s, s.schema(), t.bucketSpec()), stored.mode(), stored.query());
+    }
+  }
+
+  /** Spark's Hive CTAS of a table bucketkit's catalog writes, planned as {@link Command}. */
+  public static final class Rewrite extends Rule<LogicalPlan> {
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      if (!(plan instanceof CreateHiveTableAsSelectCommand ctas) || ctas.tableDesc().bucketSpec().isEmpty()
+          || !Boolean.parseBoolean(conf().getConfString(BucketkitCatalog.ENABLED, "true"))) {
+        return plan;
+      }
+      CatalogTable table = SparkCompat.withSchema(ctas.tableDesc(), schema(ctas.query(), ctas.outputColumnNames()),
+          ctas.tableDesc().bucketSpec());
+      try {
+        if (HiveBucketedTable.forWrite(table) == null) {
+          return plan;  // not a table bucketkit's INSERT writes: Spark's CTAS, guarded
+        }
+      } catch (UnsupportedOperationException e) {  // a v2 table bucketkit cannot write (Spark's writer would hash v1)
+        throw SparkCompat.analysisError("bucketkit: CREATE TABLE " + table.identifier().unquotedString()
+            + " AS SELECT: " + e.getMessage().replaceFirst("^bucketkit: ", ""));
+      }
+      return new Command(table, ctas.query(), ctas.mode());
+    }
+  }
+
+  /** The CTAS's columns: the query's types under the names the statement gives them. */
+  private static StructType schema(LogicalPlan query, scala.collection.immutable.Seq<String> names) {
+    List<String> named = CollectionConverters.asJava(names);
+    StructField[] fields = query.schema().fields();
+    StructField[] out = new StructField[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      StructField f = fields[i];
+      out[i] = new StructField(i < named.size() ? named.get(i) : f.name(), f.dataType(), true, f.metadata());
+    }
+    return new StructType(out);
+  }
+
+  static boolean isHive(CatalogTable t) {
+    return t.provider().isDefined() && t.provider().get().equalsIgnoreCase("hive");
+  }
+
+  /**
+   * Create {@code table}, then INSERT {@code query}'s rows into it through bucketkit's catalog; on failure the
+   * table is dropped again, so a failed CTAS leaves no table (Spark's CTAS contract).
+   */
+  public static final class Command extends LogicalPlan implements LeafRunnableCommand {
+    private final CatalogTable table;
+    private final LogicalPlan query;
+    private final SaveMode mode;
+
+    public Command(CatalogTable table, LogicalPlan query, SaveMode mode) {
+      this.table = table;
+      this.query = query;
+      this.mode = mode;
+    }
+
+    @Override
+    public scala.collection.immutable.Seq<Row> run(org.apache.spark.sql.SparkSession session) {
+      SparkSession spark = (SparkSession) session;
+      SessionCatalog catalog = spark.sessionState().catalog();
+      TableIdentifier id = catalog.qualifyIdentifier(table.identifier());
+      String name = id.quotedString();
+      if (catalog.tableExists(id)) {
+        if (mode == SaveMode.Ignore) {
+          return empty();
+        }
+        throw SparkCompat.analysisError("bucketkit: CREATE TABLE " + name + " AS SELECT: the table already exists "
+            + "(CREATE TABLE IF NOT EXISTS leaves it as it is; INSERT OVERWRITE replaces its rows)");
+      }
+      catalog.createTable(table, false, true);
+      try {
+        Dataset.ofRows(spark, query).write().mode(SaveMode.Append).insertInto(name);
+      } catch (RuntimeException | Error e) {
+        try {
+          catalog.dropTable(id, true, false);
+        } catch (RuntimeException dropFailed) {
+          e.addSuppressed(dropFailed);
+        }
+        throw e;
+      }
+      return empty();
+    }
+
+    private static scala.collection.immutable.Seq<Row> empty() {
+      return CollectionConverters.asScala(new ArrayList<Row>()).toList();
+    }
+
+    @Override
+    public String simpleString(int maxFields) {
+      return "bucketkit CreateAsSelect " + table.identifier().unquotedString() + " (create, then INSERT through "
+          + "bucketkit's catalog; dropped if the INSERT fails)";
+    }
+
+    @Override
+    public scala.collection.immutable.Seq<LogicalPlan> children() {
+      return CollectionConverters.asScala(new ArrayList<LogicalPlan>()).toList();
+    }
+
+    @Override
+    public LogicalPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<LogicalPlan> newChildren) {
+      return this;
+    }
+
+    @Override
+    public scala.collection.immutable.Seq<Attribute> output() {
+      return CollectionConverters.asScala(new ArrayList<Attribute>()).toList();
+    }
+
+    @Override
+    public org.apache.spark.sql.catalyst.expressions.AttributeSet producedAttributes() {
+      return outputSet();
+    }
+
+    @Override
+    public Statistics stats() {
+      return org.apache.spark.sql.catalyst.plans.logical.Statistics$.MODULE$.DUMMY();
+    }
+
+    @Override
+    public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+      return scala.collection.immutable.Map$.MODULE$.empty();
+    }
+
+    @Override
+    public scala.collection.immutable.Seq<scala.Enumeration.Value> nodePatterns() {
+      return CollectionConverters.asScala(List.of(TreePattern.COMMAND())).toList();
+    }
+
+    @Override
+    public void org$apache$spark$sql$catalyst$plans$logical$Command$_setter_$nodePatterns_$eq(
+        scala.collection.immutable.Seq<scala.Enumeration.Value> patterns) {}
+
+    @Override
+    public int productArity() {
+      return 3;
+    }
+
+    @Override
+    public Object productElement(int n) {
+      return switch (n) {
+        case 0 -> table;
+        case 1 -> query;
+        case 2 -> mode;
+        default -> throw new IndexOutOfBoundsException(n);
+      };
+    }
+
+    @Override
+    public boolean canEqual(Object other) {
+      return other instanceof Command;
+    }
+
+    @Override
+    public boolean equals(Object other) {
+      return other instanceof Command c && c.table.equals(table) && c.query.equals(query) && c.mode == mode;
+    }
+
+    @Override
+    public int hashCode() {
+      return java.util.Objects.hash(table, query, mode);
+    }
+  }
+}
