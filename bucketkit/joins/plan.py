@@ -13,6 +13,7 @@ It needs no Spark; :func:`bucketkit.join` executes it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -282,6 +283,10 @@ def _describe(table: BucketedTable) -> str:
     return ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
 
 
+#: a float or double anywhere in a bucket column's type (also inside a struct, array or map)
+_FLOATING = re.compile(r"\b(float|double)\b", re.I)
+
+
 def incompatibility(left: BucketedTable, right: BucketedTable, left_keys: Sequence[str],
                     right_keys: Sequence[str]) -> str | None:
     """Why the two tables cannot be joined bucket by bucket on these keys, or None if they can.
@@ -305,6 +310,12 @@ def incompatibility(left: BucketedTable, right: BucketedTable, left_keys: Sequen
         if pair_of[lc] != rc:
             return (f"bucket column {i + 1} is {lc} on the left and {rc} on the right, but the join pairs "
                     f"{lc} with {pair_of[lc]}")
+    for name, spec in (("left", ls), ("right", rs)):
+        floating = [c for c, t in zip(spec.bucketed_by, spec.bucket_types) if _FLOATING.search(t)]
+        if floating:  # the rule io.bucketkit.hashing.HiveBucketFunction applies to Spark SQL's joins, for one verdict
+            return (f"{name} bucket column {floating[0]} is {dict(zip(spec.bucketed_by, spec.bucket_types))[floating[0]]}"
+                    ": a join equates 0.0 and -0.0, which the bucket hash places in different buckets, so the "
+                    "buckets do not pair equal keys")
     reason = ls.bucket_function().incompatibility(rs.bucket_function())
     if reason:
         short = {"hive": "v{0.bucketing_version}", "spark": "Spark's bucketBy hash"}
