@@ -43,6 +43,14 @@ def test_write_hashes_in_the_jvm_and_the_lookup_is_vouched_with_sparks_rows(repo
     assert report["lookup_checked"] is False and "placement:  vouched" in report["explain"]
 
 
+def test_the_writes_shuffle_moves_its_rows_packed_without_bucketkits_extensions(report):
+    """The session has none of bucketkit's planner rules: a strategy added at first use packs the write's shuffle
+    (PackRows, an Exchange of buffers, UnpackRows), as the extensions' rule does in get_session()'s session."""
+    packed = [p for p in report["write_plans"] if "PackRows" in p]
+    assert len(packed) == 1, report["write_plans"]
+    assert "UnpackRows" in packed[0] and "hashpartitioning(route" in packed[0]
+
+
 def test_a_lying_file_fails_the_pruned_read_in_the_jvm_from_any_thread(report):
     for key in ("lying_main", "lying_thread"):
         assert "holds a row whose k belongs in bucket" in report[key] and "000000_0" in report[key], report[key]

@@ -206,7 +206,10 @@ _SESSIONS: dict[str, tuple[str, str] | None] = {}
 
 
 def has_extensions(spark: Any) -> bool:
-    """Whether a Connect session's server has bucketkit's extensions (asked once per session)."""
+    """Whether the session has bucketkit's extensions: a classic session's ``spark.sql.extensions`` names them;
+    a Connect session's server is asked (once per session)."""
+    if not is_connect(spark):
+        return "io.bucketkit.spark.BucketkitExtensions" in (spark.conf.get("spark.sql.extensions", "") or "")
     return _session(spark) is not None
 
 

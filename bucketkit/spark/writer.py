@@ -37,7 +37,7 @@ from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec
 from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
-from bucketkit.spark.driver import default_parallelism
+from bucketkit.spark.driver import default_parallelism, has_extensions, jar_class
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
 from bucketkit.writing.steps import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
@@ -283,6 +283,10 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     bucket = bucket_id_column(spec.bucketed_by, spec.bucket_types, spec.bucketing_version, spec.bucket_count,
                               spark=df.sparkSession)
     jar = jvm_column_class(df.sparkSession) is not None
+    if jar and not has_extensions(df.sparkSession):
+        # A user's own session has none of bucketkit's planner rules: a strategy packs this write's shuffle
+        # (io.bucketkit.rules.PackedShuffle; 10M rows into 64 buckets: see benchmarks/RESULTS.md, plain session).
+        jar_class(df.sparkSession, "rules.PackedShuffle").install(df.sparkSession._jsparkSession)
     # With bucketkit's jar the bucket id (the JVM's hash) routes each row and is computed again after the
     # shuffle, never a column of the shuffled rows (4 bytes more a row to write, compress and read back;
     # 10M rows: 228 MB shuffled instead of 191 MB). Without it the id may be an Arrow UDF: computed once.

@@ -34,6 +34,8 @@ def main(out: str) -> None:
         warnings.simplefilter("always")
         report["after"] = jar_class(spark, "hashing.HiveBucketColumn") is not None
         bucketkit.write(df, "k", 8, path=f"{base}/t")
+        executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+        report["write_plans"] = [executions.apply(i).physicalPlanDescription() for i in range(executions.size())]
         bucketkit.write(df.withColumn("s", F.upper("s")), "k", 8, path=f"{base}/u")
         report["warnings"] = [str(w.message) for w in caught if "bucketkit" in str(w.message)]
     from bucketkit.spark.hashcol import bucket_id_column

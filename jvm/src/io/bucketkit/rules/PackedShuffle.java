@@ -120,6 +120,42 @@ public final class PackedShuffle {
     return (scala.collection.immutable.Seq<Expression>) (scala.collection.immutable.Seq<?>) attributes;
   }
 
+  /**
+   * {@link #of} in a session without bucketkit's extensions (a user's own {@code SparkSession}): a planner strategy,
+   * added to the session's {@code experimental().extraStrategies} by {@link #install}, that plans a repartition
+   * clustering by a bucket id ({@code bucketkit.write}'s shuffle) as Spark does, then packs it. Any other plan is
+   * left to Spark's strategies.
+   */
+  public static final class PlainSessionStrategy extends org.apache.spark.sql.execution.SparkStrategy {
+    @Override
+    public scala.collection.immutable.Seq<SparkPlan> apply(org.apache.spark.sql.catalyst.plans.logical.LogicalPlan plan) {
+      if (!(plan instanceof org.apache.spark.sql.catalyst.plans.logical.RepartitionByExpression)) {
+        return CollectionConverters.asScala(new ArrayList<SparkPlan>()).toList();
+      }
+      org.apache.spark.sql.classic.SparkSession spark = org.apache.spark.sql.classic.SparkSession.active();
+      scala.collection.immutable.Seq<SparkPlan> planned = spark.sessionState().planner().BasicOperators().apply(plan);
+      if (planned.size() == 1 && planned.head() instanceof ShuffleExchangeExec exchange) {
+        SparkPlan packed = of(exchange, spark.sessionState().conf());
+        if (packed != exchange) {
+          return seq(packed);
+        }
+      }
+      return CollectionConverters.asScala(new ArrayList<SparkPlan>()).toList();
+    }
+  }
+
+  /** Adds {@link PlainSessionStrategy} to {@code spark}'s extra strategies, once; returns whether it is there now. */
+  public static synchronized boolean install(org.apache.spark.sql.classic.SparkSession spark) {
+    org.apache.spark.sql.ExperimentalMethods experimental = spark.experimental();
+    List<org.apache.spark.sql.execution.SparkStrategy> strategies =
+        new ArrayList<>(CollectionConverters.asJava(experimental.extraStrategies()));
+    if (strategies.stream().noneMatch(s -> s instanceof PlainSessionStrategy)) {
+      strategies.add(new PlainSessionStrategy());
+      experimental.extraStrategies_$eq(CollectionConverters.asScala(strategies).toList());
+    }
+    return true;
+  }
+
   /** A buffer's size for {@code tasks} reduce tasks: 1 MB, less where that many would pass the budget. */
   static int largest(int tasks) {
     return Math.min(LARGEST, BUDGET / Math.max(1, tasks));
