@@ -24,6 +24,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.spark)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def background_work(request, tmp_path_factory):
+    """Child-process work of selected tests queued now, to run beside the suite (tests/support/background.py)."""
+    if any(item.module.__name__ == "test_wheel" and "installed_on_each" in item.name for item in request.session.items):
+        from support import wheel
+
+        wheel.queue(tmp_path_factory)
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
     from bucketkit.spark.session import get_session

@@ -10,10 +10,8 @@ tests/smoke/installed.py there, outside the repository.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import sysconfig
 import textwrap
 import zipfile
 from pathlib import Path
@@ -22,20 +20,20 @@ import pytest
 
 import bucketkit.jvmbuild as jvmbuild
 from bucketkit.errors import JvmBuildError
+from support import background
+from support import wheel as support_wheel
 
-REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
-    """The wheel, built once as ``pip wheel .`` builds it: a jar for every supported Spark release."""
-    dist = tmp_path_factory.mktemp("dist")
-    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(REPO)],
-                         capture_output=True, text=True, timeout=1800,
-                         env={k: v for k, v in os.environ.items() if k != "BUCKETKIT_SPARK_RELEASES"})
+    """The wheel, built once as ``pip wheel .`` builds it: a jar for every supported Spark release (queued at the
+    session's start beside the suite when these tests are selected: support/wheel.py)."""
+    built = background.result("wheel", support_wheel.build, tmp_path_factory.mktemp("dist"))
+    out = built["run"]
     assert out.returncode == 0, out.stdout + out.stderr
-    (built,) = dist.glob("bucketkit-*.whl")
+    (built,) = built["all"]
     return built
 
 
@@ -53,39 +51,15 @@ def test_the_wheel_carries_a_catalog_jar_per_spark_release(wheel):
         assert jvmbuild.release_of(jvmbuild.jar_spark_version(jar)) == release
 
 
-def _fresh_venv(tmp_path: Path, wheel: Path, pyspark: str | None) -> Path:
-    """A virtualenv with the wheel installed and, for ``pyspark``, that pyspark; every other
-    dependency is this .venv's site-packages as a plain path, after the venv's own."""
-    venv = tmp_path / "fresh"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    packages = [str(wheel)] + ([f"pyspark=={pyspark}"] if pyspark else [])
-    out = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
-                          *packages], capture_output=True, text=True, timeout=900)
-    assert out.returncode == 0, out.stdout + out.stderr
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    Path(site, "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return python
-
-
-def _installed_release() -> str:
-    import importlib.metadata
-
-    return jvmbuild.release_of(importlib.metadata.version("pyspark"))
-
-
 @pytest.mark.parametrize("release", list(jvmbuild.RELEASES))
-def test_the_wheel_works_installed_on_each_spark_release(wheel, tmp_path, release):
+def test_the_wheel_works_installed_on_each_spark_release(wheel, tmp_path_factory, release):
     """tests/smoke/installed.py in a fresh virtualenv: this .venv's pyspark for its own release, else
     that release's pyspark installed into the virtualenv (the full suite runs on this .venv's only)."""
-    python = _fresh_venv(tmp_path, wheel, None if release == _installed_release() else jvmbuild.RELEASES[release])
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON")}
-    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
-    work = tmp_path / "work"
-    work.mkdir()
-    out = subprocess.run([str(python), str(REPO / "tests" / "smoke" / "installed.py"), str(work)], cwd=work,
-                         capture_output=True, text=True, timeout=900, env=env)
+    ran = background.result(f"smoke-{release}", support_wheel.smoke, tmp_path_factory.mktemp(f"smoke-{release}"),
+                             release)
+    out = ran["install"]
+    assert out.returncode == 0, out.stdout + out.stderr
+    out = ran["smoke"]
     assert f"SMOKE OK on pyspark {release}." in out.stdout, out.stdout[-3000:] + out.stderr[-6000:]
 
 
