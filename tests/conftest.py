@@ -27,10 +27,12 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def background_work(request, tmp_path_factory):
     """Child-process work of selected tests queued now, to run beside the suite (tests/support/background.py)."""
-    if any(item.module.__name__ == "test_wheel" and "installed_on_each" in item.name for item in request.session.items):
-        from support import wheel
-
-        wheel.queue(tmp_path_factory)
+    selected: dict = {}
+    for item in request.session.items:
+        if hasattr(item.module, "queue_background"):
+            selected.setdefault(item.module, set()).add(item.originalname)
+    for module, names in selected.items():  # in the order the suite reaches them
+        module.queue_background(names, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

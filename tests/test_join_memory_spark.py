@@ -14,6 +14,7 @@ import pytest
 import bucketkit
 from bucketkit.joins.plan import JOIN_TYPES
 
+from support import background
 from support.joins import write_table
 from support.joins import as_df, assert_same, rows_of
 
@@ -71,12 +72,17 @@ spark.stop()
 """
 
 
+def _child(tmp_path, script: str, *args: str) -> subprocess.CompletedProcess:
+    """``script`` run in a process of its own (a session with Python workers capped), in ``tmp_path``."""
+    path = tmp_path / "child.py"
+    path.write_text(script)
+    return subprocess.run([sys.executable, str(path), str(tmp_path), TESTS, *args], capture_output=True, text=True,
+                          timeout=420, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+
+
 @pytest.mark.spark
 def test_capped_workers_spill_or_fail_never_hang(tmp_path):
-    script = tmp_path / "capped.py"
-    script.write_text(_CAPPED)
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path), TESTS], capture_output=True, text=True,
-                          timeout=420, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    proc = child_result("test_capped_workers_spill_or_fail_never_hang", tmp_path)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     out = json.loads(lines[-1][len("RESULT "):])
@@ -121,16 +127,27 @@ spark.stop()
 """
 
 
+_CHILDREN = {"test_capped_workers_spill_or_fail_never_hang": (_CAPPED,),
+             "test_a_worker_too_small_for_a_join_task_has_the_jvm_join_the_buckets": (_JVM, "500m")}
+
+
+def queue_background(names: set[str], tmp_path_factory) -> None:
+    """The selected tests' child processes, beside the suite (tests/support/background.py)."""
+    for name in sorted(names & set(_CHILDREN)):
+        background.start(name, _child, tmp_path_factory.mktemp("capped"), *_CHILDREN[name])
+
+
+def child_result(name: str, tmp_path) -> subprocess.CompletedProcess:
+    return background.result(name, _child, tmp_path, *_CHILDREN[name])
+
+
 @pytest.mark.spark
 def test_a_worker_too_small_for_a_join_task_has_the_jvm_join_the_buckets(tmp_path):
     """spark.executor.pyspark.memory=500m leaves a Python worker a few MiB once it has started (the
     issue's 12M x 12M case failed with a 1.2 MiB budget): the plan says "jvm" and why, and Spark joins
     the bucketed scans of the two directories in the JVM, rows equal to Spark's own join, no shuffle
     of either side (4 x 8 buckets, negative keys, a filtered side)."""
-    script = tmp_path / "jvm.py"
-    script.write_text(_JVM)
-    proc = subprocess.run([sys.executable, str(script), str(tmp_path), TESTS, "500m"], capture_output=True,
-                          text=True, timeout=420, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    proc = child_result("test_a_worker_too_small_for_a_join_task_has_the_jvm_join_the_buckets", tmp_path)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
     assert proc.returncode == 0 and lines, proc.stderr[-3000:]
     out = json.loads(lines[-1][len("RESULT "):])

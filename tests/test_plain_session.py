@@ -15,20 +15,31 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import background
 
 pytestmark = pytest.mark.spark  # a JVM of its own, in a child process
 
 SCRIPT = Path(__file__).resolve().parent / "support" / "plain.py"
 
 
+def _child(out: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(SCRIPT.parents[2])}
+    return subprocess.run([sys.executable, str(SCRIPT), str(out)], env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+def queue_background(names: set[str], tmp_path_factory) -> None:
+    """The plain session's child process, beside the suite (tests/support/background.py)."""
+    out = tmp_path_factory.mktemp("plain")
+    background.start("plain-session", _child, out)
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, spark):  # after the suite's session exists: the jar is built by then
     out = tmp_path_factory.mktemp("plain")
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYTHONPATH": str(SCRIPT.parents[2])}
-    done = subprocess.run([sys.executable, str(SCRIPT), str(out)], env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = background.result("plain-session", _child, out)
     assert done.returncode == 0, done.stderr[-4000:]
-    return json.loads((out / "report.json").read_text())
+    return json.loads((Path(done.args[2]) / "report.json").read_text())
 
 
 def test_the_jar_is_added_to_a_plain_session_at_first_use(report):

@@ -26,6 +26,12 @@ from support import wheel as support_wheel
 pytestmark = pytest.mark.spark
 
 
+def queue_background(names: set[str], tmp_path_factory) -> None:
+    """The wheel's build and smoke runs, beside the suite (tests/support/background.py)."""
+    if "test_the_wheel_works_installed_on_each_spark_release" in names:
+        support_wheel.queue(tmp_path_factory)
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     """The wheel, built once as ``pip wheel .`` builds it: a jar for every supported Spark release (queued at the

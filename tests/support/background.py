@@ -2,8 +2,9 @@
 
 Some tests spend most of their time in child processes of their own (the wheel built and smoke-run on each
 Spark release); the suite's own session leaves the machine's cores idle for much of its run, so such work is
-started early (conftest's ``background_work`` fixture, when those tests are selected) in one worker thread, one
-job after the other, and each test takes its job's result when it gets there. A job started by no one runs
+started early in one worker thread, one job after the other, and each test takes its job's result when it gets
+there. A test module offers its jobs with a function ``queue_background(names, tmp_path_factory)`` (``names``: its
+selected tests), which conftest's ``background_work`` fixture calls when the session starts. A job started by no one runs
 when its test asks for it, as before. The tests' assertions stay in the tests.
 """
 
@@ -18,19 +19,21 @@ _POOL: concurrent.futures.ThreadPoolExecutor | None = None
 _JOBS: dict[str, concurrent.futures.Future] = {}
 
 
-def start(name: str, work: Callable[..., Any], *args: Any) -> None:
-    """Queue ``work(*args)`` as job ``name`` unless it is queued already (jobs run one at a time, in order)."""
+def start(name: str, work: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Queue ``work(*args, **kwargs)`` as job ``name`` unless it is queued already (jobs run one at a time, in
+    order)."""
     global _POOL
     with _LOCK:
         if name not in _JOBS:
             if _POOL is None:
                 _POOL = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="tests-background")
-            _JOBS[name] = _POOL.submit(work, *args)
+            _JOBS[name] = _POOL.submit(work, *args, **kwargs)
 
 
-def result(name: str, work: Callable[..., Any], *args: Any) -> Any:
-    """Job ``name``'s result (its exception, re-raised), queued now with ``work(*args)`` if no one started it."""
-    start(name, work, *args)
+def result(name: str, work: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Job ``name``'s result (its exception, re-raised), queued now with ``work(*args, **kwargs)`` if no one
+    started it."""
+    start(name, work, *args, **kwargs)
     return _JOBS[name].result()
 
 
