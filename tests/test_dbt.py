@@ -26,6 +26,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from support import background
 from support.sparkown import SWITCH
 
 pytestmark = pytest.mark.spark
@@ -193,15 +194,25 @@ def dbt_venv() -> Path:
     return venv
 
 
+def queue_background(names: set[str], tmp_path_factory) -> None:
+    """The dbt runs and the checking process, beside the suite (tests/support/background.py)."""
+    background.start("dbt", build, tmp_path_factory.mktemp("dbt"))
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """The project built by two ``dbt run``s, and the checking process's findings (JSON)."""
+    """The project built by two ``dbt run``s, and the checking process's findings (JSON); a skip or failure of the
+    build is this fixture's."""
+    return background.result("dbt", build, tmp_path_factory.mktemp("dbt"))
+
+
+def build(base: Path) -> dict:
+    """Two ``dbt run``s of the project in ``base``, then the checking process's findings."""
     venv = dbt_venv()
     python = str(venv / "bin" / "python")
     where = _run([python, "-c", "import pyspark, bucketkit, dbt.adapters.spark as a; "
                                 "print(pyspark.__file__, bucketkit.__file__, a.__file__, sep='\\n')"], check=True)
     pyspark_at, bucketkit_at, adapter_at = where.stdout.split()
-    base = tmp_path_factory.mktemp("dbt")
     project, warehouse = base / "project", base / "warehouse"
     for name, text in PROJECT.items():
         Path(project, name).parent.mkdir(parents=True, exist_ok=True)
