@@ -102,7 +102,7 @@ def _write(spark: Any, n: int) -> dict:
     ours = lambda: bucketkit.write(df, "key", BUCKETS, path=str(base / f"ours{n}"), mode="overwrite",  # noqa: E731
                                    bucketing_version=1, compression="snappy")
     theirs = lambda: spark.sql("INSERT OVERWRITE TABLE plain_write_spark SELECT * FROM plain_write_src").collect()  # noqa: E731
-    t_ours, t_spark = timed_interleaved([ours, theirs], repeat=2)
+    t_ours, t_spark = timed_interleaved([ours, theirs], repeat=3)  # at 2 a 10M write's spread (~1 s) hid the gap
     assert spark.read.orc(str(base / f"ours{n}")).count() == n
     df.unpersist()
     return {"label": f"plain session: write {n:,} rows, {BUCKETS} buckets, v1", "ours": t_ours, "spark": t_spark,
