@@ -394,12 +394,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     pspec = spec if hudi is None else spec.with_(partitioned_by=hudi.fields, partition_types=tuple(
         dict(spec.columns)[f] for f in hudi.fields))
     dnf = _resolve_columns(normalize(filters), table)
-    if columns is not None:
-        columns = tuple(columns)
-        known = [n for n, _ in spec.columns] + list(spec.partitioned_by) + ["row__id"]  # row__id: ACID, row_id=True
-        missing = [c for c in columns if spec.columns and c not in known]
-        if missing:
-            raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
+    columns = _checked_columns(columns, table)
     seen: dict[tuple, bool] = {}  # every partition discover() offers the filter (it may list twice)
     by_filters = partition_predicate(pspec, dnf)
     keep = by_filters if partition_filter is None else (lambda v: by_filters(v) and partition_filter(v))
@@ -411,60 +406,77 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
                               version=version.write_id if version else None)
     doubt = bucketing_doubt(table, layout)
     selected, reason = (None, f"read unbucketed: {doubt}") if doubt else buckets_for(spec, dnf)
-    cache: dict[tuple[int, ...], frozenset[int] | None] = {}
-    scans, listed, listed_bytes = [], 0, 0
-    if hudi is not None:
-        if write_ids is not None:
-            raise InvalidArgumentError(f"write_ids={write_ids!r}: {table} is an Apache Hudi table, not Hive ACID")
-        kind: TableKind | None = hudi
-    else:
-        kind = acidplan.table_kind(table, layout, write_ids)
+    if hudi is not None and write_ids is not None:
+        raise InvalidArgumentError(f"write_ids={write_ids!r}: {table} is an Apache Hudi table, not Hive ACID")
+    kind: TableKind | None = hudi if hudi is not None else acidplan.table_kind(table, layout, write_ids)
     # plain Hive-hashed files read bucketed: is their placement vouched for, or checked as rows are read (by the
     # live version's manifest where it is read, pinned or not: the same files; a kept version's by its own)
     trust = None if doubt or kind is not None or spec.hash_family != "hive" or not spec.bucketed \
         else placement(table.filesystem, layout.root if version else table.location, spec, layout.partition_layouts)
+    cache: dict[tuple[int, ...], frozenset[int] | None] = {}
+    scans: list[PartitionScan] = []
+    listed = listed_bytes = 0
     for part in layout.partition_layouts:
         survivors = _surviving(pspec, dnf, part.values) if pspec.partitioned_by and dnf else tuple(range(len(dnf)))
         if dnf and not survivors:
             continue
         if survivors not in cache:
             cache[survivors] = buckets_for(spec, tuple(dnf[i] for i in survivors))[0] if dnf and not doubt else None
-        mine = cache[survivors]
-        if kind is not None:
-            state, files, sizes = kind.plan_partition(table.filesystem, part.path, bucket_count=spec.bucket_count,
-                                                      selected=mine, unbucketed=doubt is not None)
-            listed, listed_bytes = listed + len(sizes), listed_bytes + sum(sizes.values())
-            scans.append(PartitionScan(dict(part.values), part.path, files,
-                                       {f: sizes[f] for fs in files.values() for f in fs}, state, part.scheme))
-            continue
-        if part.doubt is not None:  # files no bucket scheme places: every one read, unbucketed (doubt says why)
-            listed, listed_bytes = listed + len(part.unplaced), listed_bytes + sum(f.size for f in part.unplaced)
-            scans.append(PartitionScan(dict(part.values), part.path, {-1: tuple(f.path for f in part.unplaced)},
-                                       {f.path: f.size for f in part.unplaced}, scheme=part.scheme))
-            continue
-        chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
-        listed += sum(len(fs) for fs in part.buckets.values())
-        listed_bytes += sum(f.size for fs in part.buckets.values() for f in fs)
-        scans.append(PartitionScan(dict(part.values), part.path,
-                                   {b: tuple(f.path for f in fs) for b, fs in sorted(chosen.items())},
-                                   {f.path: f.size for fs in chosen.values() for f in fs}, scheme=part.scheme,
-                                   vouched=trust is not None and part.relpath in trust.vouched))
+        scan, files, size = _partition_scan(table, part, cache[survivors], kind, doubt, trust)
+        scans.append(scan)
+        listed, listed_bytes = listed + files, listed_bytes + size
     total = len(seen) if pspec.partitioned_by else len(layout.partition_layouts) if hudi is not None else 1
-    if hudi is not None and not pspec.partitioned_by:
-        preason = ("unpartitioned table" if not partition_fields_of(table) else
-                   "the table's partition paths are not its partition fields' values (its key generator formats them)")
-    elif not pspec.partitioned_by:
-        preason = "unpartitioned table"
-    elif len(scans) == total:
-        preason = "no filter excludes a partition" if dnf else "no filter"
-    else:
-        cols = sorted({t[0] for conj in dnf for t in conj if t[0] in pspec.partitioned_by})
-        preason = (f"filters on partition column(s) {', '.join(cols)} exclude {total - len(scans)}" if cols
-                   else f"the partition filter excludes {total - len(scans)}")
+    preason = _partition_reason(table, pspec, dnf, hudi is not None, len(scans), total)
     if kind is not None:
         kind = kind.settled(table.filesystem, scans, spec.file_format)
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
                     doubt, kind, layout.root, version, trust)
+
+
+def _checked_columns(columns: Sequence[str] | None, table: BucketedTable) -> tuple[str, ...] | None:
+    """``columns`` as a tuple, each one the table has (a table without known columns: as given)."""
+    if columns is None:
+        return None
+    columns, spec = tuple(columns), table.spec
+    known = [n for n, _ in spec.columns] + list(spec.partitioned_by) + ["row__id"]  # row__id: ACID, row_id=True
+    missing = [c for c in columns if spec.columns and c not in known]
+    if missing:
+        raise InvalidArgumentError(f"columns={list(columns)}: {missing} not in {table}; expected some of {known}")
+    return columns
+
+
+def _partition_scan(table: BucketedTable, part: Any, mine: frozenset[int] | None, kind: TableKind | None,
+                    doubt: str | None, trust: Placement | None) -> tuple[PartitionScan, int, int]:
+    """One listed partition's scan of buckets ``mine`` (None: all), with the number and bytes of its files listed."""
+    spec = table.spec
+    if kind is not None:  # a table kind plans the partition's snapshot (Hive ACID, Hudi)
+        state, files, sizes = kind.plan_partition(table.filesystem, part.path, bucket_count=spec.bucket_count,
+                                                  selected=mine, unbucketed=doubt is not None)
+        return (PartitionScan(dict(part.values), part.path, files, {f: sizes[f] for fs in files.values() for f in fs},
+                              state, part.scheme), len(sizes), sum(sizes.values()))
+    if part.doubt is not None:  # files no bucket scheme places: every one read, unbucketed (doubt says why)
+        return (PartitionScan(dict(part.values), part.path, {-1: tuple(f.path for f in part.unplaced)},
+                              {f.path: f.size for f in part.unplaced}, scheme=part.scheme),
+                len(part.unplaced), sum(f.size for f in part.unplaced))
+    chosen = {b: fs for b, fs in part.buckets.items() if mine is None or b in mine}
+    return (PartitionScan(dict(part.values), part.path, {b: tuple(f.path for f in fs) for b, fs in sorted(chosen.items())},
+                          {f.path: f.size for fs in chosen.values() for f in fs}, scheme=part.scheme,
+                          vouched=trust is not None and part.relpath in trust.vouched),
+            sum(len(fs) for fs in part.buckets.values()), sum(f.size for fs in part.buckets.values() for f in fs))
+
+
+def _partition_reason(table: BucketedTable, pspec: Any, dnf: DNF, hudi: bool, kept: int, total: int) -> str:
+    """Why these partitions are read, in words."""
+    if hudi and not pspec.partitioned_by:
+        return ("unpartitioned table" if not partition_fields_of(table) else
+                "the table's partition paths are not its partition fields' values (its key generator formats them)")
+    if not pspec.partitioned_by:
+        return "unpartitioned table"
+    if kept == total:
+        return "no filter excludes a partition" if dnf else "no filter"
+    cols = sorted({t[0] for conj in dnf for t in conj if t[0] in pspec.partitioned_by})
+    return (f"filters on partition column(s) {', '.join(cols)} exclude {total - kept}" if cols
+            else f"the partition filter excludes {total - kept}")
 
 
 def partition_fields_of(table: BucketedTable) -> tuple[str, ...]:
