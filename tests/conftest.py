@@ -33,6 +33,10 @@ def background_work(request, tmp_path_factory):
             selected.setdefault(item.module, set()).add(item.originalname)
     for module, names in selected.items():  # in the order the suite reaches them
         module.queue_background(names, tmp_path_factory)
+    yield
+    from support import background
+
+    background.stop()
 
 
 @pytest.fixture(scope="session")

@@ -40,3 +40,11 @@ def result(name: str, work: Callable[..., Any], *args: Any, **kwargs: Any) -> An
 def done(name: str) -> Any:
     """The result of job ``name``, which must have been queued before the calling job (for a job that needs it)."""
     return _JOBS[name].result()
+
+
+def stop() -> None:
+    """Drop the jobs not started yet (a run that ends early, ``-x`` or Ctrl-C, does not wait for them); a running
+    one finishes."""
+    with _LOCK:
+        if _POOL is not None:
+            _POOL.shutdown(wait=False, cancel_futures=True)
