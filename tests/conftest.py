@@ -29,8 +29,9 @@ def background_work(request, tmp_path_factory):
     """Child-process work of selected tests queued now, to run beside the suite (tests/support/background.py)."""
     selected: dict = {}
     for item in request.session.items:
-        if hasattr(item.module, "queue_background"):
-            selected.setdefault(item.module, set()).add(item.originalname)
+        module = getattr(item, "module", None)  # a test function's; other kinds of items have none
+        if hasattr(module, "queue_background"):
+            selected.setdefault(module, set()).add(getattr(item, "originalname", item.name))
     for module, names in selected.items():  # in the order the suite reaches them
         module.queue_background(names, tmp_path_factory)
     yield
