@@ -13,10 +13,9 @@ import os
 
 import pytest
 from pyspark.errors import AnalysisException
-from support.sparkown import catalog_off
+from support.sparkown import catalog_off, rows_by_bucket, spark_rows
 
 import bucketkit
-from bucketkit.layout.naming import bucket_of
 from bucketkit.spark.catalog import load_table
 
 pytestmark = pytest.mark.spark
@@ -29,11 +28,6 @@ SOURCE = ("SELECT IF(id % 13 = 0, NULL, CAST((id * 7919) % 1000 AS INT)) AS k, C
 def src(spark):
     spark.sql(SOURCE).createOrReplaceTempView("ctas_src")
     return "ctas_src"
-
-
-def rows(spark, sql):
-    with catalog_off(spark):  # Spark's own read of the files
-        return sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr)
 
 
 def storage(spark, table):
@@ -71,7 +65,7 @@ def test_a_v2_ctas_is_written_by_bucketkit_and_committed_whole(spark, src, form,
     columns, part = ("k, v, dt", "PARTITIONED BY (dt)") if partitioned else ("k, v", "")
     spark.sql(f"CREATE TABLE ctas_v2 {how} {part} CLUSTERED BY (k) INTO 8 BUCKETS "
               f"TBLPROPERTIES ('bucketing_version'='2') AS SELECT {columns} FROM {src}")
-    assert rows(spark, "SELECT * FROM ctas_v2") == rows(spark, f"SELECT {columns} FROM {src}")
+    assert spark_rows(spark, "SELECT * FROM ctas_v2") == spark_rows(spark, f"SELECT {columns} FROM {src}")
     checked = bucketkit.validate(load_table(spark, "ctas_v2"))
     assert checked.ok and checked.rows_checked == 500 and checked.misplaced_rows == 0
     root = location(spark, "ctas_v2").removeprefix("file:")
@@ -92,13 +86,7 @@ def test_a_v1_ctas_places_rows_as_sparks_own_hive_ctas(spark, src):
         spark.sql("CREATE TABLE ctas_v1_spark CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC AS SELECT k, v FROM " + src)
     spark.sql(ddl.format("ctas_v1_ours"))
 
-    def by_bucket(table):
-        out = {}
-        for r in rows(spark, f"SELECT input_file_name(), k, v FROM {table}"):
-            out.setdefault(bucket_of(r[0].rsplit("/", 1)[-1]), set()).add(r[1:])
-        return out
-
-    assert by_bucket("ctas_v1_ours") == by_bucket("ctas_v1_spark")
+    assert rows_by_bucket(spark, "ctas_v1_ours") == rows_by_bucket(spark, "ctas_v1_spark")
     assert os.path.isfile(os.path.join(location(spark, "ctas_v1_ours").removeprefix("file:"), "_bucketkit_files.json"))
 
 
@@ -107,7 +95,7 @@ def test_dataframe_writer_save_as_table_of_a_hive_bucketed_table(spark, src):
     spark.table(src).select("k", "v").write.format("hive").option("fileFormat", "parquet").bucketBy(4, "k") \
         .saveAsTable("ctas_saved")
     assert storage(spark, "ctas_saved")["Num Buckets"] == "4"
-    assert rows(spark, "SELECT * FROM ctas_saved") == rows(spark, f"SELECT k, v FROM {src}")
+    assert spark_rows(spark, "SELECT * FROM ctas_saved") == spark_rows(spark, f"SELECT k, v FROM {src}")
     assert bucketkit.validate(load_table(spark, "ctas_saved")).ok
 
 

@@ -13,7 +13,7 @@ import time
 
 import pytest
 from support import files as support_files
-from support.sparkown import catalog_off, spark_insert
+from support.sparkown import catalog_off, rows_by_bucket, spark_insert
 
 import bucketkit
 from bucketkit.io import KEPT_VERSIONS
@@ -91,13 +91,7 @@ def test_insert_into_v1_table_places_rows_as_sparks_own_hive_insert(spark, src, 
     spark.sql(f"INSERT INTO sqli_v1_ours SELECT k, v FROM {src}")
     assert all(not is_spark_hive_insert(f) for f in data_files(root))
 
-    def by_bucket(table):
-        out = {}
-        for r in rows(spark, f"SELECT input_file_name(), k, v FROM {table}"):
-            out.setdefault(bucket_of(r[0].rsplit("/", 1)[-1]), set()).add(r[1:])
-        return out
-
-    assert by_bucket("sqli_v1_ours") == by_bucket("sqli_v1_spark")
+    assert rows_by_bucket(spark, "sqli_v1_ours") == rows_by_bucket(spark, "sqli_v1_spark")
 
 
 def test_append_adds_files_and_overwrite_replaces_the_table(spark, src, tmp_path):

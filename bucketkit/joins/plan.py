@@ -13,14 +13,13 @@ It needs no Spark; :func:`bucketkit.join` executes it.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.hivetypes import arrow_type_of_hive
+from bucketkit.hivetypes import HiveType, arrow_type_of_hive, parse_hive_type
 from bucketkit.joins.memory import estimate_memory
 from bucketkit.joins.sides import BucketGroup, SideFiles, scan_side
 from bucketkit.layout.discovery import format_bytes
@@ -283,8 +282,9 @@ def _describe(table: BucketedTable) -> str:
     return ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
 
 
-#: a float or double anywhere in a bucket column's type (also inside a struct, array or map)
-_FLOATING = re.compile(r"\b(float|double)\b", re.I)
+def _floating(t: HiveType) -> bool:
+    """Whether a float or double sits anywhere in ``t`` (also inside a struct, array or map)."""
+    return t.name in ("float", "double") or any(_floating(c) for c in t.children)
 
 
 def incompatibility(left: BucketedTable, right: BucketedTable, left_keys: Sequence[str],
@@ -311,7 +311,7 @@ def incompatibility(left: BucketedTable, right: BucketedTable, left_keys: Sequen
             return (f"bucket column {i + 1} is {lc} on the left and {rc} on the right, but the join pairs "
                     f"{lc} with {pair_of[lc]}")
     for name, spec in (("left", ls), ("right", rs)):
-        floating = [c for c, t in zip(spec.bucketed_by, spec.bucket_types) if _FLOATING.search(t)]
+        floating = [c for c, t in zip(spec.bucketed_by, spec.bucket_types) if _floating(parse_hive_type(t))]
         if floating:  # the rule io.bucketkit.hashing.HiveBucketFunction applies to Spark SQL's joins, for one verdict
             return (f"{name} bucket column {floating[0]} is {dict(zip(spec.bucketed_by, spec.bucket_types))[floating[0]]}"
                     ": a join equates 0.0 and -0.0, which the bucket hash places in different buckets, so the "

@@ -35,6 +35,16 @@ def spark_rows(spark, sql: str) -> list[tuple]:
         return rows_of(spark, sql)
 
 
+def rows_by_bucket(spark, table: str) -> dict[int, set[tuple]]:
+    """Each bucket's rows of ``table`` (its files' names say the bucket), read by Spark's own plan."""
+    from bucketkit.layout.naming import bucket_of
+
+    out: dict[int, set[tuple]] = {}
+    for r in spark_rows(spark, f"SELECT input_file_name(), * FROM {table}"):
+        out.setdefault(bucket_of(r[0].rsplit("/", 1)[-1]), set()).add(r[1:])
+    return out
+
+
 def spark_insert(spark, statement: str) -> None:
     """Run an ``INSERT`` with Spark's own Hive writer (not bucketkit's)."""
     with catalog_off(spark):

@@ -67,7 +67,7 @@ public final class PackedShuffle {
    * and the session packs, else {@code exchange}.
    */
   static SparkPlan of(ShuffleExchangeExec exchange, org.apache.spark.sql.internal.SQLConf conf) {
-    if (!enabled(conf) || !clustersByBucket(exchange)
+    if (!enabled(conf) || !clustersByBucket(exchange.outputPartitioning())
         || !(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.numPartitions() < 1
         || hash.numPartitions() > BUDGET / SMALLEST || !hash.deterministic()) {
       // buffers too small to pay, or a nondeterministic clustering (computed once a row by Spark's shuffle)
@@ -89,12 +89,12 @@ public final class PackedShuffle {
   }
 
   /**
-   * Whether {@code exchange} clusters by a bucket id: a bucketkit bucket function (the SQL write's
+   * Whether {@code partitioning} (an exchange's, a repartition's) clusters by a bucket id: a bucketkit bucket function (the SQL write's
    * clustering) or Hive's bucket id as {@link io.bucketkit.hashing.HiveBucketColumn} computes it (the routed SQL write,
    * {@code bucketkit.write}).
    */
-  private static boolean clustersByBucket(ShuffleExchangeExec exchange) {
-    return exchange.outputPartitioning() instanceof HashPartitioning hash
+  private static boolean clustersByBucket(Partitioning partitioning) {
+    return partitioning instanceof HashPartitioning hash
         && hash.exists(new scala.runtime.AbstractFunction1<Expression, Object>() {
           @Override
           public Object apply(Expression e) {
@@ -129,7 +129,8 @@ public final class PackedShuffle {
   public static final class PlainSessionStrategy extends org.apache.spark.sql.execution.SparkStrategy {
     @Override
     public scala.collection.immutable.Seq<SparkPlan> apply(org.apache.spark.sql.catalyst.plans.logical.LogicalPlan plan) {
-      if (!(plan instanceof org.apache.spark.sql.catalyst.plans.logical.RepartitionByExpression)) {
+      if (!(plan instanceof org.apache.spark.sql.catalyst.plans.logical.RepartitionByExpression repartition)
+          || !clustersByBucket(repartition.partitioning())) {  // any other repartition: Spark's strategies alone
         return CollectionConverters.asScala(new ArrayList<SparkPlan>()).toList();
       }
       org.apache.spark.sql.classic.SparkSession spark = org.apache.spark.sql.classic.SparkSession.active();
