@@ -19,12 +19,12 @@ from typing import Any, Sequence
 import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.hivetypes import HiveType, arrow_type_of_hive, parse_hive_type
+from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.joins.memory import estimate_memory
 from bucketkit.joins.sides import BucketGroup, SideFiles, scan_side
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.table import BucketedTable, open_table
-from bucketkit.trust import spec_doubt
+from bucketkit.trust import floating_doubt, spec_doubt
 from bucketkit.units import ReadUnit
 
 __all__ = ["plan_join", "JoinPlan", "BucketGroup", "ReadUnit", "SideFiles", "normalize_how",
@@ -282,11 +282,6 @@ def _describe(table: BucketedTable) -> str:
     return ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
 
 
-def _floating(t: HiveType) -> bool:
-    """Whether a float or double sits anywhere in ``t`` (also inside a struct, array or map)."""
-    return t.name in ("float", "double") or any(_floating(c) for c in t.children)
-
-
 def incompatibility(left: BucketedTable, right: BucketedTable, left_keys: Sequence[str],
                     right_keys: Sequence[str]) -> str | None:
     """Why the two tables cannot be joined bucket by bucket on these keys, or None if they can.
@@ -311,11 +306,9 @@ def incompatibility(left: BucketedTable, right: BucketedTable, left_keys: Sequen
             return (f"bucket column {i + 1} is {lc} on the left and {rc} on the right, but the join pairs "
                     f"{lc} with {pair_of[lc]}")
     for name, spec in (("left", ls), ("right", rs)):
-        floating = [c for c, t in zip(spec.bucketed_by, spec.bucket_types) if _floating(parse_hive_type(t))]
+        floating = floating_doubt(spec)
         if floating:  # the rule io.bucketkit.hashing.HiveBucketFunction applies to Spark SQL's joins, for one verdict
-            return (f"{name} bucket column {floating[0]} is {dict(zip(spec.bucketed_by, spec.bucket_types))[floating[0]]}"
-                    ": a join equates 0.0 and -0.0, which the bucket hash places in different buckets, so the "
-                    "buckets do not pair equal keys")
+            return f"{name} {floating}"
     reason = ls.bucket_function().incompatibility(rs.bucket_function())
     if reason:
         short = {"hive": "v{0.bucketing_version}", "spark": "Spark's bucketBy hash"}
