@@ -64,6 +64,11 @@ public final class AcidSnapshotTable implements SupportsRead {
   }
 
   /** The snapshot read of ACID table {@code t}, or an error naming the table and what is missing. */
+  /** The metastore's description of the table. */
+  public CatalogTable catalogTable() {
+    return table;
+  }
+
   public static AcidSnapshotTable load(SparkSession spark, CatalogTable t) {
     String name = t.identifier().unquotedString();
     if (!spark.sessionState().dataSourceManager().dataSourceExists(SOURCE)) {

@@ -129,6 +129,11 @@ public final class HiveBucketFunction implements UnboundFunction {
     return name;
   }
 
+  /** The bucket count a named form carries ({@code hive_v2_bucket_8}: 8), or -1 for {@code bucket(n, col)}. */
+  public int numBuckets() {
+    return numBuckets;
+  }
+
   @Override
   public String description() {
     return name + (numBuckets < 0 ? "(numBuckets, col)" : "(col)") + ": Hive bucketing v" + version

@@ -1,6 +1,7 @@
 package io.bucketkit.spark;
 
 import io.bucketkit.rules.AggregateInBuckets;
+import io.bucketkit.rules.BucketSample;
 import io.bucketkit.rules.HashJoinBucketPairs;
 import io.bucketkit.rules.HashJoinIntoBuckets;
 import io.bucketkit.rules.JoinInBucketType;
@@ -92,6 +93,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
         return new CreateAsSelect.HiveStorage(session);
       }
     };
+    extensions.injectResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new BucketSample();
+      }
+    });
     extensions.injectHintResolutionRule(hiveStorage);
     extensions.injectResolutionRule(hiveStorage);
     extensions.injectPostHocResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {

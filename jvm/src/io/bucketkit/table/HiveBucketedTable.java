@@ -188,13 +188,13 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   }
 
   /** The column's Hive type: char/varchar from the metadata Spark keeps them in, else from its Spark type. */
-  static String hiveType(StructField field) {
+  public static String hiveType(StructField field) {
     return field.metadata().contains(CHAR_VARCHAR) ? field.metadata().getString(CHAR_VARCHAR)
         : HiveHash.Type.fromSpark(field.dataType()).toString();
   }
 
   /** The bucket function Spark will bind for the table's transform, bound here first (it may refuse the type). */
-  static HiveBucketFunction.Bound bind(int version, StructField field, int buckets) {
+  public static HiveBucketFunction.Bound bind(int version, StructField field, int buckets) {
     String name = HiveBucketFunction.nameFor(version, hiveType(field), buckets);
     return (HiveBucketFunction.Bound) HiveBucketFunction.forName(name)
         .bind(new StructType().add("_0", field.dataType(), field.nullable()));
@@ -548,6 +548,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   @Override
   public String name() {
     return table.identifier().unquotedString();
+  }
+
+  /** The metastore's description of the table. */
+  public CatalogTable catalogTable() {
+    return table;
   }
 
   @Override

@@ -4,6 +4,7 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
 
+import io.bucketkit.hashing.HiveBucketFunction;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
@@ -11,6 +12,7 @@ import org.apache.spark.sql.catalyst.expressions.V2ExpressionUtils;
 import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.UserDefinedScalarFunc;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.types.StructType;
 
@@ -30,6 +32,41 @@ final class ScanPredicates {
     }
     String[] parts = ((NamedReference) e).fieldNames();
     return parts.length == 1 ? parts[0].toLowerCase(Locale.ROOT) : null;
+  }
+
+  /**
+   * Buckets {@code hive_v<v>_bucket_<y>(k) = b} can match, the predicate of {@code TABLESAMPLE (BUCKET
+   * b+1 OUT OF y)} (the rule {@code rules.BucketSample}), or null: not such a predicate, or not of
+   * this table's hash. A row of hash h is in bucket {@code h mod n}: {@code h mod y = b} puts it in
+   * a bucket {@code b mod y} of the n when y divides n, and in bucket {@code b mod n} when n divides y.
+   */
+  private static BitSet sampled(Expression[] c, HiveBucketedTable t) {
+    int f = c[0] instanceof UserDefinedScalarFunc ? 0 : c[1] instanceof UserDefinedScalarFunc ? 1 : -1;
+    if (f < 0 || !(c[1 - f] instanceof Literal<?> lit) || !(lit.value() instanceof Integer b)) {
+      return null;
+    }
+    UserDefinedScalarFunc fn = (UserDefinedScalarFunc) c[f];
+    HiveBucketFunction named = HiveBucketFunction.forName(fn.name());
+    if (named == null || named.numBuckets() < 1 || fn.children().length != 1 || !isBucketColumn(fn.children()[0], t)
+        || !fn.name().equals(HiveBucketFunction.nameFor(t.version, t.bucketHiveType, named.numBuckets()))) {
+      return null;
+    }
+    int y = named.numBuckets(), n = t.buckets;
+    BitSet out = new BitSet();
+    if (b < 0 || b >= y) {
+      return out;  // no hash value is b
+    }
+    if (n % y == 0) {
+      for (int i = b; i < n; i += y) {
+        out.set(i);
+      }
+      return out;
+    }
+    if (y % n == 0) {
+      out.set(b % n);
+      return out;
+    }
+    return null;
   }
 
   /** Buckets the conjunction of {@code predicates} can match (null: all). */
@@ -77,6 +114,10 @@ final class ScanPredicates {
         return isBucketColumn(c[0], t) ? one(t.bucketOf(null)) : null;
       case "=":
       case "<=>": {
+        BitSet sampled = sampled(c, t);
+        if (sampled != null) {
+          return sampled;
+        }
         int ref = isBucketColumn(c[0], t) ? 0 : isBucketColumn(c[1], t) ? 1 : -1;
         if (ref < 0 || !isLiteralOf(c[1 - ref], t)) {
           return null;
