@@ -1,4 +1,4 @@
-"""Hive's ``TABLESAMPLE (BUCKET x OUT OF y)`` through bucketkit's catalog (issue 47).
+"""Hive's ``TABLESAMPLE (BUCKET x OUT OF y)`` and the ``_bucket`` column through bucketkit's catalog (issue 47).
 
 Hive samples the rows whose bucket hash (the table's ``bucketing_version``) taken into y buckets is
 x - 1; Spark reads the clause as a random fraction x/y. Golden rows: Spark's own reader (catalog
@@ -13,7 +13,7 @@ import re
 
 import pytest
 from support.hive_oracle import HiveOracle
-from support.sparkown import final_plan, scans, spark_rows
+from support.sparkown import final_plan, rows_by_bucket, scans, spark_rows
 
 from bucketkit.hivetypes import parse_hive_type
 
@@ -37,7 +37,7 @@ def sampled(spark):
     yield {"smp_v2": [(r, oracle.v2([r[0]], [INT])) for r in spark_rows(spark, "SELECT k, v FROM smp_v2")],
            "smp_multi": [(r, oracle.v1([r[0], r[1]], [INT, STRING]))
                          for r in spark_rows(spark, "SELECT k, s, v FROM smp_multi")]}
-    for t in ("smp_v2", "smp_multi", "smp_bad"):
+    for t in ("smp_v2", "smp_multi", "smp_bad", "smp_named"):
         spark.sql(f"DROP TABLE IF EXISTS {t}")
 
 
@@ -85,3 +85,35 @@ def test_other_tables_keep_sparks_meaning_and_an_unknown_hash_is_refused(spark, 
     plain.createOrReplaceTempView("smp_view")
     plan = spark.sql("SELECT * FROM smp_view TABLESAMPLE (BUCKET 1 OUT OF 4)")._jdf.queryExecution().analyzed()
     assert "Sample" in plan.toString()
+
+
+def _chosen(df):
+    scan = scans(final_plan(df))[0]
+    return {int(b) for b in re.search(r"buckets=\d+ of 8 \{([^}]*)\}", scan).group(1).split(", ")}
+
+
+def test_the_bucket_column_is_each_rows_file_bucket_and_prunes(spark, sampled):
+    """``_bucket`` (Trino's ``$bucket``): the bucket of the file each row was read from, by Spark's own reader
+    of the same files (their names); filters on it read only those buckets."""
+    by_bucket = rows_by_bucket(spark, "smp_v2")
+    got = {}
+    for r in spark.sql("SELECT k, v, _bucket FROM smp_v2").collect():
+        got.setdefault(r[2], set()).add((r[0], r[1]))
+    assert got == by_bucket and len(by_bucket) == 8
+    df = spark.sql("SELECT k, v FROM smp_v2 WHERE _bucket = 5")
+    assert {tuple(r) for r in df.collect()} == by_bucket[5] and _chosen(df) == {5}
+    df = spark.sql("SELECT k, v FROM smp_v2 WHERE _bucket IN (1, 9, NULL)")
+    assert {tuple(r) for r in df.collect()} == by_bucket[1] and _chosen(df) == {1}
+    counts = spark.sql("SELECT _bucket, count(*) FROM smp_v2 GROUP BY _bucket").collect()
+    assert {r[0]: r[1] for r in counts} == {b: len(rows) for b, rows in by_bucket.items()}
+    assert "_bucket" not in spark.sql("SELECT * FROM smp_v2").columns  # a metadata column: asked for by name
+    sample = spark.sql("SELECT k, v FROM smp_v2 TABLESAMPLE (BUCKET 3 OUT OF 8)").collect()
+    assert {tuple(r) for r in sample} == by_bucket[2]  # Hive's sample of y = n is one bucket's file
+
+
+def test_a_column_named_bucket_is_the_tables_own(spark, sampled):
+    spark.sql("DROP TABLE IF EXISTS smp_named")
+    spark.sql("CREATE TABLE smp_named (k INT, _bucket STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql("INSERT INTO smp_named VALUES (1, 'mine'), (2, 'ours')")
+    assert sorted(r[0] for r in spark.sql("SELECT _bucket FROM smp_named").collect()) == ["mine", "ours"]

@@ -210,6 +210,8 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     for (int i = 0; i < projection.length; i++) {
       projection[i] = all.indexOf(readPartition.fields()[i].name().toLowerCase(java.util.Locale.ROOT));
     }
+    // the _bucket column, last of the partition values where read: each file's bucket
+    boolean readsBucketId = projection.length > 0 && projection[projection.length - 1] < 0;
     TreeMap<Integer, List<PartitionedFile>> byBucket = new TreeMap<>();
     int selectedParts = 0;
     for (TablePartition part : listing.parts()) {
@@ -217,12 +219,14 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         continue;
       }
       selectedParts++;
-      InternalRow values = project(part.values, projection, table.partitionSchema);
+      InternalRow values = project(part.values, projection, table.partitionSchema, null);
       for (BucketFiles.BucketFile f : part.files) {
         if (buckets != null && !buckets.get(f.bucket)) {
           continue;
         }
-        byBucket.computeIfAbsent(f.bucket, b -> new ArrayList<>()).add(new PartitionedFile(values,
+        InternalRow fileValues = readsBucketId ? project(part.values, projection, table.partitionSchema,
+            f.bucket < 0 ? null : f.bucket) : values;
+        byBucket.computeIfAbsent(f.bucket, b -> new ArrayList<>()).add(new PartitionedFile(fileValues,
             SparkPath.fromPath(f.hadoopPath != null ? f.hadoopPath : new Path(f.path)), 0L, f.size, new String[0], f.modificationTime, f.size,
             scala.collection.immutable.Map$.MODULE$.empty()));
         bytes += f.size;
@@ -293,7 +297,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     // against the scan's output).
     List<NamedReference> out = new ArrayList<>();
     for (StructField f : readPartition.fields()) {
-      out.add(FieldReference.column(f.name()));
+      if (!f.name().equals(HiveBucketedTable.BUCKET_ID) || !table.offersBucketId()) {
+        out.add(FieldReference.column(f.name()));
+      }
     }
     for (StructField f : listing.doubt() != null ? new StructField[0] : readData.fields()) {
       if (f.name().toLowerCase(java.util.Locale.ROOT).equals(table.bucketColumn)) {
@@ -370,11 +376,12 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     return ordering.clone();
   }
 
-  private static InternalRow project(InternalRow row, int[] projection, StructType schema) {
+  /** The partition values read, {@code bucketId} in place of a field the partition has not (_bucket). */
+  private static InternalRow project(InternalRow row, int[] projection, StructType schema, Integer bucketId) {
     Object[] values = new Object[projection.length];
     for (int i = 0; i < projection.length; i++) {
       int j = projection[i];
-      values[i] = row.isNullAt(j) ? null : row.get(j, schema.fields()[j].dataType());
+      values[i] = j < 0 ? bucketId : row.isNullAt(j) ? null : row.get(j, schema.fields()[j].dataType());
     }
     return new GenericInternalRow(values);
   }

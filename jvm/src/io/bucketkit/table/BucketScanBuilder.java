@@ -79,7 +79,11 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException("bucketkit: listing " + table.name() + " failed", e);
     }
-    return new BucketScan(table, listing, readPart(table.dataSchema), readPart(table.partitionSchema), buckets,
+    StructType readPartition = readPart(table.partitionSchema);
+    if (table.offersBucketId() && ScanPredicates.fieldNames(required).contains(HiveBucketedTable.BUCKET_ID)) {
+      readPartition = readPartition.add(HiveBucketedTable.BUCKET_ID, org.apache.spark.sql.types.DataTypes.IntegerType);
+    }
+    return new BucketScan(table, listing, readPart(table.dataSchema), readPartition, buckets,
         partitionFilters, dataFilters.toArray(new Filter[0]), options);
   }
 

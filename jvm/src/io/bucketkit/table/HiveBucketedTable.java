@@ -45,7 +45,16 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>The files are listed once, when the table is loaded for a query, so a query reads one listing.
  */
-public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
+public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
+    org.apache.spark.sql.connector.catalog.SupportsMetadataColumns {
+  /**
+   * The metadata column of each row's bucket, from its file's name (Trino's {@code $bucket}, named as
+   * Spark names its metadata columns): {@code WHERE _bucket = 3} reads bucket 3's files only; NULL
+   * where the table is read unbucketed (its files' buckets are not vouched for). Absent when the table
+   * has a column of that name.
+   */
+  public static final String BUCKET_ID = "_bucket";
+
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveBucketedTable.class);
   static final String CHAR_VARCHAR = "__CHAR_VARCHAR_TYPE_STRING";
 
@@ -553,6 +562,40 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite {
   /** The metastore's description of the table. */
   public CatalogTable catalogTable() {
     return table;
+  }
+
+  /** Whether the table offers the {@link #BUCKET_ID} column (none of its columns has that name). */
+  boolean offersBucketId() {
+    for (StructField f : schema().fields()) {
+      if (f.name().equalsIgnoreCase(BUCKET_ID)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public org.apache.spark.sql.connector.catalog.MetadataColumn[] metadataColumns() {
+    if (!offersBucketId()) {
+      return new org.apache.spark.sql.connector.catalog.MetadataColumn[0];
+    }
+    return new org.apache.spark.sql.connector.catalog.MetadataColumn[] {
+        new org.apache.spark.sql.connector.catalog.MetadataColumn() {
+          @Override
+          public String name() {
+            return BUCKET_ID;
+          }
+
+          @Override
+          public DataType dataType() {
+            return org.apache.spark.sql.types.DataTypes.IntegerType;
+          }
+
+          @Override
+          public String comment() {
+            return "the row's bucket, from its file's name (NULL: the table is read unbucketed)";
+          }
+        }};
   }
 
   @Override

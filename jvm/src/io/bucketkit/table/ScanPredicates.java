@@ -69,6 +69,25 @@ final class ScanPredicates {
     return null;
   }
 
+  /** Whether {@code e} is the table's {@code _bucket} metadata column. */
+  private static boolean isBucketId(Expression e, HiveBucketedTable t) {
+    return HiveBucketedTable.BUCKET_ID.equals(column(e)) && t.offersBucketId();
+  }
+
+  /** The buckets {@code _bucket} may equal, one of these literals (null: one is not an int literal). */
+  private static BitSet bucketIds(Expression[] values, HiveBucketedTable t) {
+    BitSet out = new BitSet();
+    for (Expression v : values) {
+      if (!(v instanceof Literal<?> lit) || (lit.value() != null && !(lit.value() instanceof Integer))) {
+        return null;
+      }
+      if (lit.value() instanceof Integer b && b >= 0 && b < t.buckets) {
+        out.set(b);
+      }
+    }
+    return out;
+  }
+
   /** Buckets the conjunction of {@code predicates} can match (null: all). */
   static BitSet buckets(Predicate[] predicates, HiveBucketedTable t) {
     BitSet out = null;
@@ -118,6 +137,9 @@ final class ScanPredicates {
         if (sampled != null) {
           return sampled;
         }
+        if (p.name().equals("=") && (isBucketId(c[0], t) || isBucketId(c[1], t))) {
+          return bucketIds(new Expression[] {isBucketId(c[0], t) ? c[1] : c[0]}, t);
+        }
         int ref = isBucketColumn(c[0], t) ? 0 : isBucketColumn(c[1], t) ? 1 : -1;
         if (ref < 0 || !isLiteralOf(c[1 - ref], t)) {
           return null;
@@ -129,6 +151,9 @@ final class ScanPredicates {
         return one(t.bucketOf(v));
       }
       case "IN": {
+        if (isBucketId(c[0], t)) {
+          return bucketIds(java.util.Arrays.copyOfRange(c, 1, c.length), t);
+        }
         if (!isBucketColumn(c[0], t)) {
           return null;
         }
