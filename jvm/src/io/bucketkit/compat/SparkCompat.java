@@ -233,6 +233,12 @@ public final class SparkCompat {
     return SparkRelease.reshaped(t, t.schema(), scala.Option.apply(spec), properties);
   }
 
+  /** {@code t} under the name {@code id}, with these storage properties; every other field as it was. */
+  public static org.apache.spark.sql.catalyst.catalog.CatalogTable renamed(org.apache.spark.sql.catalyst.catalog.CatalogTable t,
+      org.apache.spark.sql.catalyst.TableIdentifier id, scala.collection.immutable.Map<String, String> storageProperties) {
+    return SparkRelease.renamed(t, id, SparkRelease.storageWith(t.storage(), storageProperties));
+  }
+
   /** {@code t} with another schema and bucket spec (a CTAS's table once its query's columns are known). */
   public static org.apache.spark.sql.catalyst.catalog.CatalogTable withSchema(org.apache.spark.sql.catalyst.catalog.CatalogTable t, org.apache.spark.sql.types.StructType schema,
                                         scala.Option<org.apache.spark.sql.catalyst.catalog.BucketSpec> spec) {

@@ -99,6 +99,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
         return new BucketSample();
       }
     });
+    extensions.injectHintResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new CreateAsSelect.Replace();
+      }
+    });
     extensions.injectHintResolutionRule(hiveStorage);
     extensions.injectResolutionRule(hiveStorage);
     extensions.injectPostHocResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {

@@ -12,8 +12,11 @@ import org.apache.spark.sql.catalyst.catalog.BucketSpec;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.logical.CreateTableAsSelect;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.ReplaceTableAsSelect;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
+import org.apache.spark.sql.catalyst.plans.logical.TableSpecBase;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.catalyst.trees.TreePattern;
 import org.apache.spark.sql.classic.Dataset;
@@ -44,7 +47,14 @@ import scala.jdk.javaapi.CollectionConverters;
  * </ul>
  * With the catalog off ({@code spark.bucketkit.catalog.enabled=false}), or a v1 table bucketkit's INSERT does not
  * write (TEXTFILE), Spark's own CTAS runs, guarded by {@link SparkWriteGuard}; a v2 table bucketkit's INSERT does not
- * write is refused, saying why. REPLACE TABLE AS SELECT stays Spark's (it refuses it for the session catalog's tables).
+ * write is refused, saying why.
+ *
+ * <p>{@link Replace}, a hint-resolution rule (it must run before Spark's {@code ResolveSessionCatalog}, which refuses
+ * REPLACE TABLE AS SELECT for every session-catalog table of a non-v2 provider): {@code [CREATE OR] REPLACE TABLE ...
+ * USING hive ... CLUSTERED BY ... AS SELECT} and {@code DataFrameWriterV2.replace()/createOrReplace()} of a Hive
+ * bucketed table become that CTAS, marked; {@link Command} then writes the new table under a staging name first, and
+ * only once its rows are committed drops the old table and renames the new one into its place. A query that fails
+ * leaves the old table as it was (Spark's own non-atomic REPLACE drops it first).
  */
 public final class CreateAsSelect {
   private CreateAsSelect() {}
@@ -75,6 +85,31 @@ public final class CreateAsSelect {
     }
   }
 
+  /**
+   * The write option (then storage property) by which {@link Replace} marks a CTAS as a REPLACE: {@code "replace"} or
+   * {@code "create-or-replace"}; {@link Rewrite} takes it off the table again.
+   */
+  static final String REPLACE = "__bucketkit_replace";
+
+  /** REPLACE TABLE AS SELECT of a Hive bucketed table, as the CTAS {@link Rewrite} plans with replace semantics. */
+  public static final class Replace extends Rule<LogicalPlan> {
+    @Override
+    public LogicalPlan apply(LogicalPlan plan) {
+      if (!(plan instanceof ReplaceTableAsSelect r) || !hive(r.tableSpec())
+          || !CollectionConverters.asJava(r.partitioning()).stream().anyMatch(t -> t.name().equals("bucket"))
+          || !Boolean.parseBoolean(conf().getConfString(BucketkitCatalog.ENABLED, "true"))) {
+        return plan;
+      }
+      return new CreateTableAsSelect(r.name(), r.partitioning(), r.query(), r.tableSpec(),
+          r.writeOptions().updated(REPLACE, r.orCreate() ? "create-or-replace" : "replace"), false, r.isAnalyzed());
+    }
+
+    /** {@code USING hive}, or {@code STORED AS} (a serde and no provider). */
+    private static boolean hive(TableSpecBase spec) {
+      return spec.provider().isDefined() ? spec.provider().get().equalsIgnoreCase("hive") : spec.serde().isDefined();
+    }
+  }
+
   /** Spark's Hive CTAS of a table bucketkit's catalog writes, planned as {@link Command}. */
   public static final class Rewrite extends Rule<LogicalPlan> {
     @Override
@@ -85,15 +120,24 @@ public final class CreateAsSelect {
       }
       CatalogTable table = SparkCompat.withSchema(ctas.tableDesc(), schema(ctas.query(), ctas.outputColumnNames()),
           ctas.tableDesc().bucketSpec());
+      scala.Option<String> replace = table.storage().properties().get(REPLACE);
+      if (replace.isDefined()) {
+        table = SparkCompat.renamed(table, table.identifier(), table.storage().properties().removed(REPLACE));
+      }
+      String statement = (replace.isDefined() ? "REPLACE TABLE " : "CREATE TABLE ") + table.identifier().unquotedString()
+          + " AS SELECT: ";
       try {
         if (HiveBucketedTable.forWrite(table) == null) {
+          if (replace.isDefined()) {
+            throw SparkCompat.analysisError("bucketkit: " + statement + "bucketkit's catalog does not write this table "
+                + "(its format or bucketing), and Spark refuses REPLACE for Hive tables: DROP TABLE, then CREATE TABLE AS SELECT");
+          }
           return plan;  // not a table bucketkit's INSERT writes: Spark's CTAS, guarded
         }
       } catch (UnsupportedOperationException e) {  // a v2 table bucketkit cannot write (Spark's writer would hash v1)
-        throw SparkCompat.analysisError("bucketkit: CREATE TABLE " + table.identifier().unquotedString()
-            + " AS SELECT: " + e.getMessage().replaceFirst("^bucketkit: ", ""));
+        throw SparkCompat.analysisError("bucketkit: " + statement + e.getMessage().replaceFirst("^bucketkit: ", ""));
       }
-      return new Command(table, ctas.query(), ctas.mode());
+      return new Command(table, ctas.query(), ctas.mode(), replace.isDefined() ? replace.get() : null);
     }
   }
 
@@ -115,17 +159,20 @@ public final class CreateAsSelect {
 
   /**
    * Create {@code table}, then INSERT {@code query}'s rows into it through bucketkit's catalog; on failure the
-   * table is dropped again, so a failed CTAS leaves no table (Spark's CTAS contract).
+   * table is dropped again, so a failed CTAS leaves no table (Spark's CTAS contract). A REPLACE ({@code replace}
+   * not null) of an existing table writes the new one under a staging name, then swaps it in.
    */
   public static final class Command extends LogicalPlan implements LeafRunnableCommand {
     private final CatalogTable table;
     private final LogicalPlan query;
     private final SaveMode mode;
+    private final String replace;  // null, "replace" or "create-or-replace"
 
-    public Command(CatalogTable table, LogicalPlan query, SaveMode mode) {
+    public Command(CatalogTable table, LogicalPlan query, SaveMode mode, String replace) {
       this.table = table;
       this.query = query;
       this.mode = mode;
+      this.replace = replace;
     }
 
     @Override
@@ -134,6 +181,20 @@ public final class CreateAsSelect {
       SessionCatalog catalog = spark.sessionState().catalog();
       TableIdentifier id = catalog.qualifyIdentifier(table.identifier());
       String name = id.quotedString();
+      if (replace != null) {
+        if (table.storage().locationUri().isDefined()) {
+          throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT with a LOCATION: bucketkit "
+              + "replaces managed tables (INSERT OVERWRITE replaces the rows of a table where it is)");
+        }
+        if (catalog.tableExists(id)) {
+          replaceExisting(spark, catalog, id);
+          return empty();
+        }
+        if (replace.equals("replace")) {
+          throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: no such table "
+              + "(CREATE OR REPLACE TABLE creates it)");
+        }
+      }
       if (catalog.tableExists(id)) {
         if (mode == SaveMode.Ignore) {
           return empty();
@@ -141,9 +202,15 @@ public final class CreateAsSelect {
         throw SparkCompat.analysisError("bucketkit: CREATE TABLE " + name + " AS SELECT: the table already exists "
             + "(CREATE TABLE IF NOT EXISTS leaves it as it is; INSERT OVERWRITE replaces its rows)");
       }
-      catalog.createTable(table, false, true);
+      createAndInsert(spark, catalog, table, id);
+      return empty();
+    }
+
+    /** Create {@code t} as {@code id}, INSERT the query's rows; drop it again if they fail. */
+    private void createAndInsert(SparkSession spark, SessionCatalog catalog, CatalogTable t, TableIdentifier id) {
+      catalog.createTable(t, false, true);
       try {
-        Dataset.ofRows(spark, query).write().mode(SaveMode.Append).insertInto(name);
+        Dataset.ofRows(spark, query).write().mode(SaveMode.Append).insertInto(id.quotedString());
       } catch (RuntimeException | Error e) {
         try {
           catalog.dropTable(id, true, false);
@@ -152,7 +219,41 @@ public final class CreateAsSelect {
         }
         throw e;
       }
-      return empty();
+    }
+
+    /**
+     * The new table written whole under a staging name beside the old one, then the swap: the old table dropped,
+     * the new one renamed into its place. Readers see the old table until the swap, then (for the moment between
+     * the two metastore calls) no table, then the new one; a query that fails leaves the old table untouched.
+     */
+    private void replaceExisting(SparkSession spark, SessionCatalog catalog, TableIdentifier id) {
+      String name = id.quotedString();
+      CatalogTable old;
+      try {
+        old = catalog.getTableMetadata(id);
+      } catch (org.apache.spark.sql.AnalysisException e) {  // dropped since tableExists: say so as Spark would
+        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: " + e.getMessage());
+      }
+      if (old.tableType().equals(org.apache.spark.sql.catalyst.catalog.CatalogTableType.VIEW())) {
+        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: " + name + " is a view");
+      }
+      TableIdentifier staging = TableIdentifier.apply(id.table() + "__bucketkit_replacing", id.database());
+      if (catalog.tableExists(staging)) {
+        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the table " + staging.quotedString()
+            + " is left by a REPLACE of it that did not finish; it holds that REPLACE's rows: drop it (or rename it to "
+            + name + "), then run the statement again");
+      }
+      createAndInsert(spark, catalog, SparkCompat.renamed(table, staging, table.storage().properties()), staging);
+      spark.sql("DROP TABLE " + name + " PURGE");  // as Spark's DROP: its cached data goes too
+      TableIdentifier target = TableIdentifier.apply(id.table(), id.database());
+      try {
+        catalog.renameTable(staging, target);
+        catalog.refreshTable(id);
+      } catch (Exception e) {  // Scala's AnalysisException too
+        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the old table is dropped and "
+            + "the new one, committed whole as " + staging.quotedString() + ", could not be renamed into its place ("
+            + e.getMessage() + "): ALTER TABLE " + staging.quotedString() + " RENAME TO " + target.quotedString());
+      }
     }
 
     private static scala.collection.immutable.Seq<Row> empty() {
@@ -161,8 +262,9 @@ public final class CreateAsSelect {
 
     @Override
     public String simpleString(int maxFields) {
-      return "bucketkit CreateAsSelect " + table.identifier().unquotedString() + " (create, then INSERT through "
-          + "bucketkit's catalog; dropped if the INSERT fails)";
+      return "bucketkit CreateAsSelect " + table.identifier().unquotedString() + (replace != null
+          ? " (" + replace + ": the new table written whole under a staging name, then swapped in)"
+          : " (create, then INSERT through bucketkit's catalog; dropped if the INSERT fails)");
     }
 
     @Override
@@ -206,7 +308,7 @@ public final class CreateAsSelect {
 
     @Override
     public int productArity() {
-      return 3;
+      return 4;
     }
 
     @Override
@@ -215,6 +317,7 @@ public final class CreateAsSelect {
         case 0 -> table;
         case 1 -> query;
         case 2 -> mode;
+        case 3 -> replace;
         default -> throw new IndexOutOfBoundsException(n);
       };
     }
@@ -226,12 +329,13 @@ public final class CreateAsSelect {
 
     @Override
     public boolean equals(Object other) {
-      return other instanceof Command c && c.table.equals(table) && c.query.equals(query) && c.mode == mode;
+      return other instanceof Command c && c.table.equals(table) && c.query.equals(query) && c.mode == mode
+          && java.util.Objects.equals(c.replace, replace);
     }
 
     @Override
     public int hashCode() {
-      return java.util.Objects.hash(table, query, mode);
+      return java.util.Objects.hash(table, query, mode, replace);
     }
   }
 }

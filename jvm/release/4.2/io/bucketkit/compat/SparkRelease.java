@@ -36,6 +36,13 @@ public final class SparkRelease {
         storage.compressed(), storage.properties(), storage.serdeName());
   }
 
+  /** {@code storage} with other properties. */
+  static CatalogStorageFormat storageWith(CatalogStorageFormat storage,
+                                           scala.collection.immutable.Map<String, String> properties) {
+    return storage.copy(storage.locationUri(), storage.inputFormat(), storage.outputFormat(), storage.serde(),
+        storage.compressed(), properties, storage.serdeName());
+  }
+
   /** {@code t} with another schema, bucket spec and properties, every other field as it was. */
   static CatalogTable reshaped(CatalogTable t, StructType schema,
                                scala.Option<org.apache.spark.sql.catalyst.catalog.BucketSpec> spec,
@@ -45,6 +52,16 @@ public final class SparkRelease {
         t.copy$default$10(), t.copy$default$11(), properties, t.copy$default$13(), t.copy$default$14(),
         t.copy$default$15(), t.copy$default$16(), t.copy$default$17(), t.copy$default$18(),
         t.copy$default$19(), t.copy$default$20(), t.copy$default$21(), t.copy$default$22());
+  }
+
+  /** {@code t} under another name with another storage, every other field as it was. */
+  static CatalogTable renamed(CatalogTable t, org.apache.spark.sql.catalyst.TableIdentifier id,
+                              CatalogStorageFormat storage) {
+    return t.copy(id, t.copy$default$2(), storage, t.copy$default$4(), t.copy$default$5(), t.copy$default$6(),
+        t.copy$default$7(), t.copy$default$8(), t.copy$default$9(), t.copy$default$10(), t.copy$default$11(),
+        t.copy$default$12(), t.copy$default$13(), t.copy$default$14(), t.copy$default$15(), t.copy$default$16(),
+        t.copy$default$17(), t.copy$default$18(), t.copy$default$19(), t.copy$default$20(), t.copy$default$21(),
+        t.copy$default$22());
   }
 
   /** {@code exec} reading {@code scan} instead, reporting no ordering and no key-grouped partitioning. */
