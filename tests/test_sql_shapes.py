@@ -66,6 +66,8 @@ UNNEEDED = {
     "global aggregate": "SELECT count(*) AS n, max(s) AS m FROM shp_fact WHERE v < 100",
     "distinct of an expression": "SELECT count(DISTINCT substr(s, 1, 2)) AS n FROM shp_fact",
     "top k": "SELECT k, v FROM shp_fact ORDER BY v DESC, k LIMIT 5",
+    # a window without PARTITION BY over Spark's top-n: the top-n gathers its rows into one partition itself
+    "row_number top 2": "SELECT * FROM (SELECT k, v, row_number() OVER (ORDER BY v, k) AS rn FROM shp_fact) WHERE rn <= 2",
     "group by another column": "SELECT v % 10 AS g, count(*) AS n FROM shp_fact GROUP BY v % 10",
 }
 

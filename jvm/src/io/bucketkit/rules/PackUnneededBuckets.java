@@ -27,7 +27,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * aggregate, a window on the bucket key; a global aggregate over one bucket: any required distribution
  * but a broadcast, or a required ordering) with no shuffle in between. Every other scan — a full scan,
  * a filter on another column, a global aggregate over several buckets (a shuffle to one partition
- * sits between), a broadcast join's sides, a side a shuffle re-partitions anyway — is {@link KeyedScan#unkeyed}
+ * sits between), a broadcast join's sides, a side a shuffle re-partitions anyway, a top-n or a collected
+ * limit (which gather their rows into one partition themselves) — is {@link KeyedScan#unkeyed}
  * ({@link io.bucketkit.table.BucketScan#packed}):
  * its files split and packed into tasks by size, as Spark packs them, instead of one task per bucket.
  * Bucket pruning stays. A scan that reports a sort order is packed only when nothing between it and
@@ -58,7 +59,7 @@ public final class PackUnneededBuckets extends Rule<SparkPlan> {
     if (needsPartitioning(plan)) {
       return children(plan, true, false, true);
     }
-    if (plan instanceof ShuffleExchangeLike) {
+    if (plan instanceof ShuffleExchangeLike || gathers(plan)) {
       return children(plan, needed, true, allowed);
     }
     if (plan instanceof BatchScanExec && ((BatchScanExec) plan).scan() instanceof KeyedScan) {
@@ -101,6 +102,17 @@ public final class PackUnneededBuckets extends Rule<SparkPlan> {
       }
     }
     return false;
+  }
+
+  /**
+   * An operator that gathers its child's rows into one partition itself ({@code ORDER BY ... LIMIT n}, a
+   * {@code LIMIT} or {@code tail} collected to the driver): whatever needs its output's partitioning (a window
+   * without PARTITION BY over a top-n) gets that one partition, never the scan's. A shuffle, for this rule.
+   */
+  private static boolean gathers(SparkPlan plan) {
+    return plan instanceof org.apache.spark.sql.execution.TakeOrderedAndProjectExec
+        || plan instanceof org.apache.spark.sql.execution.CollectLimitExec
+        || plan instanceof org.apache.spark.sql.execution.CollectTailExec;
   }
 
   /** A unary operator that keeps rows where they are: it does not use their partitioning itself. */
