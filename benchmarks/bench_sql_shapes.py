@@ -16,7 +16,9 @@ under ``benchmarks/.data``):
     skewed star (8M): t's rows with one key holding 10% of them (64 buckets), joined with the plain table
     Python API star: bucketkit.join(spark, t, plain DataFrame, "k") vs the same join in Spark SQL, catalog off
     keys: 6 keys of t, 3 named 'pick': t joined with it on k, filtered, broadcast (runtime bucket pruning)
-    many: 600 partitions x 4 buckets (2.4M rows), filtered to one partition, and to one partition and key
+    many: 600 partitions x 4 buckets (2.4M rows), filtered to one partition, and to one partition and key;
+          3 of its partitions joined to themselves on the key
+    first INSERT: a session's first INSERT OVERWRITE of 100k and 500k rows, a fresh driver per run
 
 at several sizes (``--scale`` multiplies them): small tables matter as much as large ones. Also the
 cost of checking a ``SORTED BY`` table's order (:func:`sort_check`) and every row's bucket while reading.
@@ -42,6 +44,10 @@ SHAPES = {
     "ORDER BY v LIMIT 5": "SELECT k, v, s FROM {t} ORDER BY v DESC, k LIMIT 5",
     "GROUP BY k": "SELECT count(*), sum(n) FROM (SELECT k, count(*) AS n FROM {t} GROUP BY k)",
     "WHERE k = v": "SELECT * FROM {t} WHERE k = 4242",
+    # a window over a non-bucket column: Spark plans row_number() <= 2 as a top-n under the window
+    "row_number() OVER (ORDER BY v) top 2":
+        "SELECT * FROM (SELECT k, v, row_number() OVER (ORDER BY v, k) AS rn FROM {t}) WHERE rn <= 2",
+    "range on the bucket key": "SELECT count(*), max(s) FROM {t} WHERE k BETWEEN 1000 AND 60000",
 }
 
 
@@ -185,10 +191,54 @@ def many_partitions(spark: Any, scale: float) -> list[BenchResult]:
     finally:
         spark.conf.unset(CATALOG_SWITCH)
     notes = f"{n:,} rows, {parts} partitions x 4 buckets, 2 cores"
+    three = "IN (3, 4, 5)"
     return [_compare(spark, f"partition filter p = 3, {parts} partitions ({n:,} rows, 4 buckets)",
                      f"SELECT count(*), max(v) FROM {name} WHERE p = 3", notes, n),
             _compare(spark, f"partition and key p = 3 AND k = 12, {parts} partitions ({n:,} rows, 4 buckets)",
-                     f"SELECT * FROM {name} WHERE p = 3 AND k = 12", notes, n)]
+                     f"SELECT * FROM {name} WHERE p = 3 AND k = 12", notes, n),
+            _compare(spark, f"self join of 3 of {parts} partitions on the key ({n:,} rows, 4 buckets)",
+                     f"SELECT count(*), sum(a.v + b.v) FROM {name} a JOIN {name} b ON a.k = b.k AND a.p = b.p "
+                     f"WHERE a.p {three} AND b.p {three}", notes, n)]
+
+
+FIRST_INSERT = """
+import sys, time
+from benchmarks.common import CATALOG_SWITCH, bench_session, data_dir
+spark = bench_session(warehouse=str(data_dir("first-insert") / "warehouse"))  # its own Derby: the caller's is locked
+if sys.argv[2] == "off":
+    spark.conf.set(CATALOG_SWITCH, "false")
+spark.sql("DROP TABLE IF EXISTS bench_first_insert")
+spark.sql("CREATE TABLE bench_first_insert (k BIGINT, v INT, s STRING) CLUSTERED BY (k) INTO 64 BUCKETS "
+          "STORED AS ORC TBLPROPERTIES ('bucketing_version'='1')")
+spark.range(10).count()  # the session is up, as in a notebook before its first write
+start = time.perf_counter()
+spark.sql("INSERT OVERWRITE TABLE bench_first_insert SELECT id % 100000, CAST(id % 1000 AS INT), "
+          f"CONCAT('s', CAST(id AS STRING)) FROM range({int(sys.argv[1])})")
+print("SECONDS", time.perf_counter() - start)
+"""
+
+
+def first_insert(n: int, rounds: int = 3) -> BenchResult:
+    """The first ``INSERT OVERWRITE`` of a session (a fresh driver each time, as a job or a dbt run starts): a v1
+    table (Spark's own writer can write it), catalog on against off, interleaved, each in its own process."""
+    import subprocess
+    import sys
+
+    from benchmarks.common import BENCH_ROOT
+
+    def once(mode: str) -> float:
+        out = subprocess.run([sys.executable, "-c", FIRST_INSERT, str(n), mode], cwd=BENCH_ROOT.parent.parent,
+                             capture_output=True, text=True, check=True).stdout
+        return float(next(line for line in out.splitlines() if line.startswith("SECONDS")).split()[1])
+
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(once("on"))
+        theirs.append(once("off"))
+    return BenchResult(f"a session's first INSERT OVERWRITE ({n:,} rows, 64 buckets, v1)", statistics.median(ours),
+                       statistics.median(theirs), "Spark's own Hive INSERT (catalog off), a fresh driver each",
+                       f"median of {rounds} fresh drivers each, interleaved; best-of ratio "
+                       f"{min(ours) / min(theirs):.2f}x", {"rows": n, "runs": rounds})
 
 
 def sort_check(spark: Any, n: int) -> BenchResult:
@@ -282,6 +332,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                 spark.conf.set(k, v)
         results.extend(many_partitions(spark, scale))
         results.append(sort_check(spark, scaled(8_000_000, scale)))
+        results.extend(first_insert(scaled(m, scale)) for m in (100_000, 500_000))
         n = scaled(8_000_000, scale)  # every row's bucket checked against its file's (BucketReadCheck)
         results.append(_check_cost(spark, f"rows' buckets checked while read ({n:,} rows, 64 buckets)",
                                    tables[8_000_000][64], "spark.bucketkit.checkBuckets",
@@ -292,7 +343,23 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     return with_spark_memory(spark, results)
 
 
+def issue_shapes(scale: float = 1.0) -> list[BenchResult]:
+    """Only the shapes issue 47 named (8M rows, 64 buckets): the window top-2, the key range, the self join of
+    3 of 600 partitions, and a session's first INSERT at 100k and 500k rows."""
+    spark = bench_session()
+    n = scaled(8_000_000, scale)
+    t = prepare(spark, n, (64,))
+    notes = f"{n:,} rows, ORC, v2, 64 buckets, 2 cores"
+    results = [_compare(spark, f"{shape} ({n:,} rows, 64 buckets)", SHAPES[shape].format(t=t[64]), notes, n)
+               for shape in ("row_number() OVER (ORDER BY v) top 2", "range on the bucket key")]
+    results.append(many_partitions(spark, scale)[-1])
+    results.extend(first_insert(scaled(m, scale)) for m in (100_000, 500_000))
+    return with_spark_memory(spark, results)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the sizes (1M, 8M, 20M rows)")
-    print_results(run(parser.parse_args().scale))
+    parser.add_argument("--issue-shapes", action="store_true", help="only the shapes issue 47 named")
+    args = parser.parse_args()
+    print_results(issue_shapes(args.scale) if args.issue_shapes else run(args.scale))
