@@ -203,6 +203,17 @@ def test_dynamic_partition_pruning_reads_only_the_partitions_the_dimension_keeps
     assert "partitions=1 (pruned by the metastore)" in scan, scan
 
 
+def test_a_pruning_subquery_reuses_the_joins_broadcast(spark, shapes):
+    """A few partitions joined to themselves: the dynamic-pruning subquery reuses the join's broadcast, as in
+    Spark's own plan, instead of scanning and broadcasting the same side a second time."""
+    sql = ("SELECT count(*) AS n, sum(a.v + b.v) AS s FROM shp_fact_p a JOIN shp_fact_p b ON a.k = b.k AND a.d = b.d "
+           "WHERE a.d IN (1, 2) AND b.d IN (1, 2)")
+    rows, plan, golden, golden_plan = run(spark, sql, broadcast=True)
+    assert rows == golden and rows[0].n > 0
+    assert "SubqueryBroadcast" in golden_plan and "ReusedExchange" in golden_plan, golden_plan
+    assert "SubqueryBroadcast" in plan and "ReusedExchange" in plan, plan
+
+
 def test_a_runtime_filter_on_the_bucket_column_narrows_buckets(spark, shapes):
     """A semi-join's runtime filter on the bucket key keeps the rows; the scan may read fewer buckets."""
     rows, plan, golden, _ = run(spark, "SELECT count(*) AS n FROM shp_fact f WHERE f.k IN "
