@@ -344,14 +344,22 @@ def run(scale: float = 1.0) -> list[BenchResult]:
 
 
 def issue_shapes(scale: float = 1.0) -> list[BenchResult]:
-    """Only the shapes issue 47 named (8M rows, 64 buckets): the window top-2, the key range, the self join of
-    3 of 600 partitions, and a session's first INSERT at 100k and 500k rows."""
+    """Only the shapes issue 47 named (8M rows, 64 buckets): the window top-2, the key range, dynamic partition
+    pruning, the self join of 3 of 600 partitions, and a session's first INSERT at 100k and 500k rows."""
     spark = bench_session()
     n = scaled(8_000_000, scale)
     t = prepare(spark, n, (64,))
     notes = f"{n:,} rows, ORC, v2, 64 buckets, 2 cores"
     results = [_compare(spark, f"{shape} ({n:,} rows, 64 buckets)", SHAPES[shape].format(t=t[64]), notes, n)
                for shape in ("row_number() OVER (ORDER BY v) top 2", "range on the bucket key")]
+    spark.conf.set("spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly", "false")  # as run() measures it
+    try:
+        results.append(_compare(
+            spark, f"DPP fact x dim ({n:,} rows, 30 partitions x 16 buckets)",
+            f"SELECT count(*), max(f.s) FROM {t['fact']} f JOIN {t['dim']} d ON f.d = d.d WHERE d.name = 'pick'",
+            f"{n:,} rows, 30 partitions x 16 buckets, 2 cores", n))
+    finally:
+        spark.conf.unset("spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly")
     results.append(many_partitions(spark, scale)[-1])
     results.extend(first_insert(scaled(m, scale)) for m in (100_000, 500_000))
     return with_spark_memory(spark, results)
