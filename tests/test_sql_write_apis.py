@@ -53,20 +53,34 @@ def test_write_api_places_every_row(spark, source, api, version):
         spark.sql("DROP TABLE IF EXISTS wapi")
 
 
-@pytest.mark.parametrize("how", ["sql", "createOrReplace", "replace"])
-def test_replace_table_as_select_is_refused_and_keeps_the_table(spark, source, how):
+@pytest.mark.parametrize("how", ["createOrReplace", "replace"])
+def test_replace_without_hive_bucketing_is_refused_and_keeps_the_table(spark, source, how):
+    """writeTo(t).replace() with no USING hive and no bucket(): a data source table, which Spark refuses to put in
+    place of a session-catalog table; the Hive bucketed table stays."""
     create(spark, 2)
     try:
         WRITES["insertInto"](source)
         with pytest.raises(AnalysisException, match="REPLACE TABLE AS SELECT"):
-            if how == "sql":
-                source.createOrReplaceTempView("wapi_src")
-                spark.sql("CREATE OR REPLACE TABLE wapi CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC "
-                          "TBLPROPERTIES ('bucketing_version'='2') AS SELECT * FROM wapi_src")
-            else:
-                getattr(source.writeTo("wapi"), how)()
+            getattr(source.writeTo("wapi"), how)()
         assert bucketkit.sql_status(spark, "wapi").bucketed
         assert spark.table("wapi").count() == 1200
+    finally:
+        spark.sql("DROP TABLE IF EXISTS wapi")
+
+
+def test_replace_with_hive_bucketing_replaces_the_table(spark, source):
+    """CREATE OR REPLACE TABLE ... STORED AS ORC CLUSTERED BY ... AS SELECT: bucketkit's REPLACE (test_sql_ctas)."""
+    create(spark, 2)
+    try:
+        WRITES["insertInto"](source)
+        source.where("k < 0").createOrReplaceTempView("wapi_src")
+        spark.sql("CREATE OR REPLACE TABLE wapi CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC "
+                  "TBLPROPERTIES ('bucketing_version'='2') AS SELECT * FROM wapi_src")
+        assert bucketkit.sql_status(spark, "wapi").bucketed
+        with catalog_off(spark):
+            assert sorted(r.k for r in spark.table("wapi").collect()) == list(range(-500, 0))
+        checked = bucketkit.validate(bucketkit.resolve_table(spark, "wapi"))
+        assert checked.ok and checked.rows_checked == 500
     finally:
         spark.sql("DROP TABLE IF EXISTS wapi")
 
