@@ -213,3 +213,23 @@ def test_a_staging_table_left_behind_is_named_never_overwritten(spark, src):
         _replace_sql(spark, src, "REPLACE", "rtas_left")
     assert spark.table("rtas_left").count() == 500
     drop(spark, "rtas_left", "rtas_left__bucketkit_replacing")
+
+
+def test_ctas_column_types_are_sparks_own(spark):
+    """VARCHAR/CHAR casts in the query: the table's columns are those Spark's own CTAS gives (catalog off)."""
+    spark.sql("CREATE OR REPLACE TEMP VIEW ctas_typed_src AS SELECT CAST(id AS INT) AS k, "
+              "CAST(CONCAT('v', id) AS VARCHAR(10)) AS v, CAST('x' AS CHAR(3)) AS c, CAST(id AS DECIMAL(9, 2)) AS d "
+              "FROM range(20)")
+    described = {}
+    for name, off in (("ctas_typed_on", False), ("ctas_typed_off", True)):
+        drop(spark, name)
+        ddl = f"CREATE TABLE {name} STORED AS ORC CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT * FROM ctas_typed_src"
+        if off:
+            with catalog_off(spark):
+                spark.sql(ddl)
+        else:
+            spark.sql(ddl)
+        described[off] = [(r.col_name, r.data_type) for r in spark.sql(f"DESCRIBE {name}").collect()]
+    assert described[False] == described[True] and described[True][0] == ("k", "int")
+    assert spark_rows(spark, "SELECT * FROM ctas_typed_on") == spark_rows(spark, "SELECT * FROM ctas_typed_off")
+    drop(spark, "ctas_typed_on", "ctas_typed_off")
