@@ -58,6 +58,19 @@ def test_sql_reads_the_snapshot(spark, acid_table):
         [(k,) for k in live if k < 10]
 
 
+@pytest.mark.parametrize("x, y", [(2, 4), (1, 8), (3, 3)])
+def test_a_bucket_sample_of_an_acid_table_is_hives(spark, acid_table, x, y):
+    """TABLESAMPLE (BUCKET x OUT OF y) of a bucketed ACID table: the snapshot's rows whose Hive v2 hash (Hive's
+    own code, support.hive_oracle) into y buckets is x - 1."""
+    from support.hive_oracle import HiveOracle
+
+    _, _, live = acid_table
+    oracle = HiveOracle(spark)
+    golden = [(k, f"v{k}") for k in live if (oracle.v2([k], ["int"]) & 0x7FFFFFFF) % y == x - 1]
+    assert golden and len(golden) < len(live)
+    assert rows(spark.sql(f"SELECT k, v FROM acid_built TABLESAMPLE (BUCKET {x} OUT OF {y}) a")) == golden
+
+
 def test_key_lookup_reads_only_its_bucket(spark, acid_table):
     root, fn, _ = acid_table
     wanted = fn.bucket_of([7])
