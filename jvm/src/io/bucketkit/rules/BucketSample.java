@@ -123,12 +123,11 @@ public final class BucketSample extends Rule<LogicalPlan> {
     if (x < 1 || x > y) {
       throw SparkCompat.analysisError(what + ": x must be 1 to " + y + " (Hive's rule)");
     }
-    String declared = CollectionConverters.asJava(t.properties()).getOrDefault("bucketing_version", "1").trim();
-    if (!declared.equals("1") && !declared.equals("2")) {
-      throw SparkCompat.analysisError(what + ": table property bucketing_version='" + declared + "' leaves Hive's hash "
-          + "unknown, and Hive's sample is the rows of one hash value (expected '1' or '2', missing is 1)");
+    java.util.Map<String, String> properties = CollectionConverters.asJava(t.properties());
+    int version = TableVerdict.version(properties);
+    if (version == 0) {  // Hive's sample is the rows of one hash value
+      throw SparkCompat.analysisError(what + ": " + TableVerdict.badVersion(properties));
     }
-    int version = Integer.parseInt(declared);
     List<String> columns = CollectionConverters.asJava(t.bucketSpec().get().bucketColumnNames());
     List<Expression> keys = new ArrayList<>();
     List<StructField> fields = new ArrayList<>();

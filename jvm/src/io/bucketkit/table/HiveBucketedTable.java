@@ -68,6 +68,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   final HiveBucketFunction.Bound function;
   final StructType dataSchema;
   final StructType partitionSchema;
+  private final boolean offersBucketId;  // none of its columns is named _bucket
   final boolean forRead;  // loaded for a query (its scans list the partitions they read); false: for a write
   private List<Located> catalogParts;  // the metastore's partitions, asked once per query (null: not yet)
   KeptVersions.Found asOf;  // a time-travel read (VERSION / TIMESTAMP AS OF): that kept version's files; null: live
@@ -97,6 +98,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     this.dataSchema = table.dataSchema();
     this.partitionSchema = table.partitionSchema();
     this.forRead = forRead;
+    this.offersBucketId = java.util.Arrays.stream(schema().fieldNames()).noneMatch(BUCKET_ID::equalsIgnoreCase);
   }
 
   /** What the table's metadata says of its bucketing: the rules Python applies too ({@link TableVerdict}). */
@@ -566,12 +568,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
 
   /** Whether the table offers the {@link #BUCKET_ID} column (none of its columns has that name). */
   boolean offersBucketId() {
-    for (StructField f : schema().fields()) {
-      if (f.name().equalsIgnoreCase(BUCKET_ID)) {
-        return false;
-      }
-    }
-    return true;
+    return offersBucketId;
   }
 
   @Override

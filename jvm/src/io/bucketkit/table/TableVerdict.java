@@ -45,11 +45,8 @@ public record TableVerdict(String kind, int version, String format, String reaso
     if (!p.equals("hive")) {
       return new TableVerdict(SPARK, 1, p, "provider " + p + " (Spark plans its own bucketBy tables)");
     }
-    String declared = properties.get("bucketing_version");
-    String v = declared == null ? "1" : declared.trim();
-    int version = v.equals("1") || v.equals("2") ? Integer.parseInt(v) : 0;
-    String badVersion = "table property bucketing_version='" + declared + "', expected '1' or '2' (missing is 1, "
-        + "as Hive and Trino read it); any other value leaves the hash unknown";
+    int version = version(properties);
+    String badVersion = badVersion(properties);
     if (isAcid(properties)) {
       return new TableVerdict(ACID, version, format(serde),
           version == 0 ? badVersion : "a Hive ACID table (transactional=true)");
@@ -75,6 +72,19 @@ public record TableVerdict(String kind, int version, String format, String reaso
       }
     }
     return new TableVerdict(BUCKETED, version, format, null);
+  }
+
+  /** The table's Hive bucketing version: the property, missing is 1 (Hive's and Trino's rule); 0: unknown. */
+  public static int version(Map<String, String> properties) {
+    String declared = properties.get("bucketing_version");
+    String v = declared == null ? "1" : declared.trim();
+    return v.equals("1") || v.equals("2") ? Integer.parseInt(v) : 0;
+  }
+
+  /** Why {@link #version} is 0: the value the property holds, and what was expected. */
+  public static String badVersion(Map<String, String> properties) {
+    return "table property bucketing_version='" + properties.get("bucketing_version") + "', expected '1' or '2' "
+        + "(missing is 1, as Hive and Trino read it); any other value leaves the hash unknown";
   }
 
   private static TableVerdict unbucketed(String reason) {
