@@ -65,7 +65,7 @@ class BucketedTable:
         # a table that is not bucketed (Hive 3's unbucketed ACID table): its bucket_N are writer ids,
         # below what Hive's bucket codec can hold
         count = self.spec.bucket_count if self.spec.bucketed else WRITER_IDS
-        root = self.location if version is None else TablePaths(self.location).version(version)
+        root = self.location if version is None else TablePaths.at(self.filesystem, self.location).version(version)
         layout = discover(root, count, filesystem=self.filesystem, partitioned_by=self.spec.partitioned_by,
                           partition_filter=partition_filter, unvouched=unvouched)
         return pin(layout) if pinned and version is None else layout

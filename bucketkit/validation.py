@@ -30,7 +30,7 @@ from bucketkit.layout.manifest import MANIFEST_FILE, listed_files, record_manife
 from bucketkit.pruning.plan import PartitionScan, plan_scan
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import spec_doubt
-from bucketkit.layout.versions import vanished
+from bucketkit.layout.versions import live_root, vanished
 from bucketkit.units import ReadUnit, TableKind
 
 __all__ = ["validate", "ValidationResult", "MisplacedRow", "detect_file"]
@@ -191,8 +191,9 @@ def _vouch(table: BucketedTable, plan: Any, before: dict, tally: Any, partial: t
            else "the table changed while it was validated" if listed_files(fs, root) != before else None)
     if why:
         return f"not vouched: {why}"
-    record_manifest(fs, table.location, table.spec, "validate", before)
-    return f"vouched: {len(before)} file(s) recorded in " + posixpath.join(table.location, MANIFEST_FILE)
+    live = live_root(fs, table.location)  # an object store's table: the version its pointer names
+    record_manifest(fs, live, table.spec, "validate", before)
+    return f"vouched: {len(before)} file(s) recorded in " + posixpath.join(live, MANIFEST_FILE)
 
 
 def _skip_reason(part: PartitionScan, spec: TableSpec, doubt: str | None) -> str | None:

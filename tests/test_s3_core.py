@@ -8,9 +8,11 @@ golden answers are the local disk's and the rows pyarrow itself reads from the f
 (pruned to one bucket), validate, ``bucketkit inspect``, history, time travel and vacuum must say on
 S3 what they say on disk, with only the table's root changed in the paths.
 
-Commits onto S3 are strict xfails: a commit switches whole directories by rename, and pyarrow's
-S3FileSystem moves no directory (it copies the object named like the directory, which does not
-exist), so every commit fails at its switch and is rolled back.
+Commits onto S3 use the layout of stores that cannot rename a directory (bucketkit.layout.versions:
+versions built in place inside the table, published by the pointer ``.bucketkit.live``): they must
+write nothing outside the table's prefix, keep versions that time travel reads and vacuum removes,
+take the files another engine wrote into the table, and show a reader looping during overwrites one
+whole version each time; a writer killed at each step leaves a table that reads whole after recover.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import signal
+import subprocess
+import sys
 import threading
 from collections import Counter
 from pathlib import Path
@@ -30,7 +35,7 @@ import pytest
 
 import bucketkit
 from bucketkit.cli import main
-from bucketkit.errors import (CommitError, ConcurrentModificationError, UnfinishedCommitError,
+from bucketkit.errors import (CommitError, ConcurrentModificationError, CorruptTableError, UnfinishedCommitError,
                               VersionNotFoundError)
 from bucketkit.layout.discovery import discover
 from bucketkit.pruning.plan import plan_scan
@@ -48,9 +53,6 @@ FOREIGN_V1 = dict(bucketed_by="k", bucket_count=4, bucket_types=["int"], bucketi
 ONE = {"p=1": [(k, "one") for k in range(6)], "p=2": [(k, "one") for k in range(6, 9)]}
 TWO = {"p=1": [(k, "two") for k in range(20, 25)]}
 THREE = {"p=3": [(k, "three") for k in range(30, 33)]}
-SWITCH_ON_S3 = ("issue 48: a commit renames directories; pyarrow's S3FileSystem cannot move a directory "
-                "(CopyObject of the prefix: NO_SUCH_KEY), so every commit onto S3 fails at its switch")
-
 
 # -- tables and readers -------------------------------------------------------------------------------
 @pytest.fixture
@@ -230,16 +232,98 @@ def test_history_time_travel_and_vacuum_of_a_table_copied_to_s3(tmp_path, s3):
     assert plan_rows(plan_scan(table)) == plan_rows(plan_scan(table, as_of=2)) == as_counter(THREE)
 
 
-@pytest.mark.xfail(strict=True, raises=CommitError, reason=SWITCH_ON_S3)
-def test_commits_onto_s3_keep_versions_that_vacuum_removes(s3):
-    commit_to(s3, ONE)  # today: CommitError "... failed before its switch and was rolled back: ... NO_SUCH_KEY"
+def test_commits_onto_s3_keep_versions_that_vacuum_removes_and_write_nothing_outside_the_table(s3):
+    commit_to(s3, ONE)
     commit_to(s3, TWO)
     commit_to(s3, THREE, mode="overwrite")
+    settle()
     table = open_table(s3.path("t"), filesystem=s3.filesystem)
-    assert [v.operation for v in bucketkit.history(table)] == ["create", "append", "overwrite"]
+    versions = bucketkit.history(table)
+    assert [(v.version, v.operation) for v in versions] == [(0, "create"), (1, "append"), (2, "overwrite")]
     assert plan_rows(plan_scan(table)) == as_counter(THREE)
     assert plan_rows(plan_scan(table, as_of=0)) == as_counter(ONE)
+    assert plan_rows(plan_scan(table, as_of=1)) == as_counter(ONE) + as_counter(TWO)
+    objects = s3.files()
+    assert objects and all(key.startswith("t/") for key in objects), sorted(objects)  # nothing beside the table
+    # every object is hidden from a plain reader: the versions, their records, the pointer
+    assert {key.split("/")[1] for key in objects} == {".bucketkit.versions", ".bucketkit.live"}, sorted(objects)
     assert len(bucketkit.vacuum(table, retain=0).removed) == 2
+    assert plan_rows(plan_scan(table)) == as_counter(THREE)
+    assert {key.split("/")[1] for key in s3.files("t") if key.startswith(".bucketkit.versions/")} == {
+        versions[2].write_id, *(v.write_id + ".json" for v in versions)}
+    with pytest.raises(VersionNotFoundError, match="version 0 .* was removed"):
+        plan_scan(table, as_of=0)
+
+
+def test_a_table_another_engine_wrote_on_s3_is_taken_into_the_first_commit(s3):
+    """Files at the table's top (Hive's or Trino's) are the table until bucketkit's first commit, which takes
+    them into its version and deletes them once published; a file another engine writes there after a commit
+    is refused by readers, naming it, until the next commit takes it in (rows never dropped silently)."""
+    def put(rel: str, rows: list[tuple[int, str]]) -> None:
+        pq.write_table(pa.table({"k": [k for k, _ in rows], "tag": [t for _, t in rows]}), s3.path("t", rel),
+                       filesystem=s3.filesystem)
+
+    hive_rows = {"p=1": [(1, "hive"), (5, "hive")], "p=2": [(6, "hive")]}
+    for part, items in hive_rows.items():  # Hive's names: one file per bucket, k % 4 (Hive v1's hash of a small bigint)
+        for b in range(4):
+            put(f"{part}/{b:06d}_0", [item for item in items if item[0] % 4 == b])
+    hive = Counter({("1", 1, "hive"): 1, ("1", 5, "hive"): 1, ("2", 6, "hive"): 1})
+    table = lambda: open_table(s3.path("t"), filesystem=s3.filesystem, bucketed_by=["k"], bucket_count=4,  # noqa: E731
+                               bucketing_version=1, bucket_types=["bigint"], partitioned_by=["p"], file_format="parquet")
+    assert plan_rows(plan_scan(table())) == hive
+    commit_to(s3, TWO)  # an append: Hive's rows stay
+    settle()
+    assert plan_rows(plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem))) == hive + as_counter(TWO)
+    assert sorted(k for k in s3.files("t") if not k.startswith(".")) == []  # Hive's copies at the top are gone
+    put("p=1/000003_0_copy_1", [(3, "trino")])
+    with pytest.raises(CorruptTableError, match=r"1 file\(s\) such as .*/t/p=1/000003_0_copy_1 were written into the table"):
+        plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem))
+    commit_to(s3, {})  # an append of no rows takes it in
+    settle()
+    assert plan_rows(plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem))) == (
+        hive + as_counter(TWO) + Counter({("1", 3, "trino"): 1}))
+
+
+def test_a_catalog_table_on_s3_is_refused_before_anything_is_written(s3):
+    """A metastore table is read where its location says; a commit that publishes by pointer would leave Hive and
+    Trino reading the old files, so it is refused, naming the table and what to do, and nothing is written."""
+    tx = Transaction(s3.path("t"), COMMITTED, mode="append", filesystem=s3.filesystem, extra={"catalog": "db.t"})
+    with pytest.raises(CommitError, match=r"table db\.t .*SET LOCATION.*nothing was written"):
+        tx.begin()
+    assert s3.files() == {}
+
+
+@pytest.mark.parametrize("point", ["during_build:2", "before_switch", "after_switch"])
+def test_a_writer_killed_on_s3_leaves_a_table_that_recover_restores(s3, point):
+    """A writer process SIGKILLed at each step of its commit onto S3: readers see the last committed version
+    (before the pointer) or the new one (after it), never a part; recover removes the dead write's version
+    (rolled back) or its journal (rolled forward); the next commit succeeds."""
+    commit_to(s3, ONE)
+    settle()
+    script = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+import pyarrow.fs as pafs
+import test_s3_core
+from support.s3 import S3Place
+fs = pafs.S3FileSystem(access_key="testing", secret_key="testing", endpoint_override={s3.endpoint!r}, scheme="http",
+                       region="us-east-1")
+test_s3_core.commit_to(S3Place(fs, {s3.root!r}, {s3.endpoint!r}), test_s3_core.TWO)
+"""
+    env = {**os.environ, "BUCKETKIT_FAULT": point, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    table = open_table(s3.path("t"), filesystem=s3.filesystem)
+    forward = point == "after_switch"
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    expected = as_counter(ONE) + (as_counter(TWO) if forward else Counter())
+    assert plan_rows(plan_scan(table)) == expected
+    actions = bucketkit.writing.commit.recover(s3.path("t"), filesystem=s3.filesystem, stale_after=0)
+    assert [a.state for a in actions] == ["rolled forward" if forward else "rolled back"]
+    assert plan_rows(plan_scan(table)) == expected
+    assert not [k for k in s3.files("t") if k.startswith(".bucketkit-")]  # no journal left
+    commit_to(s3, THREE)
+    settle()
+    assert plan_rows(plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem))) == expected + as_counter(THREE)
 
 
 def whole_version(rows: Counter) -> int:
@@ -252,12 +336,9 @@ def whole_version(rows: Counter) -> int:
     return v
 
 
-@pytest.mark.xfail(strict=True, reason=SWITCH_ON_S3)
-def test_a_reader_sees_whole_versions_while_overwrites_commit_on_s3(tmp_path, s3):
-    """A reader plans and reads the table in a loop while 12 overwrites commit: each read is one whole version.
-    Version 0 is committed on disk and copied (no commit creates a table on S3 today)."""
-    commit_rows(tmp_path / "w" / "t", version_rows(0, False), write_id=version_id(0))
-    s3.upload(str(tmp_path / "w"))
+def test_a_reader_sees_whole_versions_while_overwrites_commit_on_s3(s3):
+    """A reader plans and reads the table in a loop while 12 overwrites commit: each read is one whole version."""
+    commit_to(s3, version_rows(0, False), write_id=version_id(0))
     table = open_table(s3.path("t"), filesystem=s3.filesystem)
     seen: list[int] = []  # the version of each read
     refused: Counter = Counter()  # reads refused cleanly, which show nothing: the table changed under them

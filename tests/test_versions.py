@@ -13,7 +13,7 @@ import pytest
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError, VersionNotFoundError
-from bucketkit.layout.versions import TablePaths
+from bucketkit.layout.versions import TablePaths, live_root
 from bucketkit.writing.commit import settle
 from bucketkit.pruning.plan import plan_scan
 from support.commit import as_counter, commit_rows, read_bucketkit, read_plain, read_plan
@@ -21,6 +21,13 @@ from support.commit import as_counter, commit_rows, read_bucketkit, read_plain, 
 ONE = {"p=1": [(k, "one") for k in range(6)], "p=2": [(k, "one") for k in range(6, 9)]}
 TWO = {"p=1": [(k, "two") for k in range(20, 25)]}
 THREE = {"p=3": [(k, "three") for k in range(30, 33)]}
+#: beside the table (this disk's own), and inside it with a pointer (object stores'), forced on this disk
+LAYOUTS = ["auto", "inside"]
+
+
+def live(table) -> str:
+    """The directory of the table's live version: itself, or (inside) the version its pointer names."""
+    return live_root(pafs.LocalFileSystem(), str(table))
 
 
 def files_on_disk(root) -> tuple[int, int]:
@@ -29,14 +36,16 @@ def files_on_disk(root) -> tuple[int, int]:
     return len(found), sum(os.path.getsize(f) for f in found)
 
 
-def test_a_plan_reads_its_version_after_later_commits(tmp_path):
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_plan_reads_its_version_after_later_commits(tmp_path, layout):
     table = tmp_path / "t"
-    commit_rows(table, ONE)
+    commit_rows(table, ONE, layout=layout)
     plan = plan_scan(str(table))  # planned now, read after three overwrites
     assert plan.root != str(table) and "the version listed, kept there" in plan.explain()
     for rows in (TWO, THREE, TWO):
-        commit_rows(table, rows, mode="overwrite")
-    assert read_plain(table) == as_counter(TWO)  # what Hive, Trino and Spark read at the path: the live table
+        commit_rows(table, rows, mode="overwrite", layout=layout)
+    # what Hive, Trino and Spark read at the path: the live table (inside: its files are all hidden, in the store)
+    assert read_plain(live(table)) == as_counter(TWO)
     assert read_plan(plan) == as_counter(ONE)
     assert read_bucketkit(table) == as_counter(TWO)
 
@@ -54,13 +63,14 @@ def test_a_foreign_file_in_the_table_is_read_where_it_lies(tmp_path):
     assert read_plan(plan) == as_counter(ONE) + extra
 
 
-def test_history_lists_every_commit_with_its_files(tmp_path):
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_history_lists_every_commit_with_its_files(tmp_path, layout):
     table = tmp_path / "t"
     on_disk = []
     for rows, mode, replace in ((ONE, "append", None), (TWO, "append", None), (THREE, "overwrite", ["p=3"]),
                                 (TWO, "overwrite", None)):
-        commit_rows(table, rows, mode=mode, replace=replace)
-        on_disk.append(files_on_disk(table))
+        commit_rows(table, rows, mode=mode, replace=replace, layout=layout)
+        on_disk.append(files_on_disk(live(table)))
     versions = bucketkit.history(str(table))
     assert [v.version for v in versions] == [0, 1, 2, 3]
     assert [v.operation for v in versions] == ["create", "append", "overwrite partitions", "overwrite"]
@@ -70,11 +80,12 @@ def test_history_lists_every_commit_with_its_files(tmp_path):
     assert "version 3" in str(versions[3]) and versions[3].to_dict()["committed_at"].endswith("+00:00")
 
 
-def test_time_travel_by_version_number_and_by_time(tmp_path):
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_time_travel_by_version_number_and_by_time(tmp_path, layout):
     table = tmp_path / "t"
-    commit_rows(table, ONE)
-    commit_rows(table, TWO)  # append
-    commit_rows(table, THREE, mode="overwrite")
+    commit_rows(table, ONE, layout=layout)
+    commit_rows(table, TWO, layout=layout)  # append
+    commit_rows(table, THREE, mode="overwrite", layout=layout)
     v = bucketkit.history(str(table))
     expected = [as_counter(ONE), as_counter(ONE) + as_counter(TWO), as_counter(THREE)]
     for number, rows in enumerate(expected):
@@ -95,13 +106,14 @@ def test_time_travel_by_version_number_and_by_time(tmp_path):
         plan_scan(str(table), as_of=1.5)
 
 
-def test_vacuum_frees_what_only_old_versions_hold_and_time_travel_says_so(tmp_path):
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_vacuum_frees_what_only_old_versions_hold_and_time_travel_says_so(tmp_path, layout):
     table = tmp_path / "t"
-    commit_rows(table, ONE)
-    commit_rows(table, TWO)  # append: version 1 shares version 0's files (hard links)
-    commit_rows(table, THREE, mode="overwrite")  # shares nothing
+    commit_rows(table, ONE, layout=layout)
+    commit_rows(table, TWO, layout=layout)  # append: version 1 shares version 0's files (hard links)
+    commit_rows(table, THREE, mode="overwrite", layout=layout)  # shares nothing
     settle()  # the switched-out directory (links too) goes after its grace period
-    only_old = files_on_disk(TablePaths(str(table)).version(bucketkit.history(str(table))[1].write_id))[1]
+    only_old = files_on_disk(TablePaths.at(pafs.LocalFileSystem(), str(table)).version(bucketkit.history(str(table))[1].write_id))[1]
     assert bucketkit.vacuum(str(table), dry_run=True).removed == ()  # all within the 7-day retention
     dry = bucketkit.vacuum(str(table), retain=0, dry_run=True)
     assert [v.version for v in dry.removed] == [0, 1] and dry.freed_bytes == 0
@@ -114,15 +126,16 @@ def test_vacuum_frees_what_only_old_versions_hold_and_time_travel_says_so(tmp_pa
     assert read_plan(plan_scan(str(table), as_of=2)) == read_bucketkit(table) == as_counter(THREE)
 
 
-def test_a_commit_removes_versions_replaced_longer_ago_than_the_retention(tmp_path, monkeypatch):
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_a_commit_removes_versions_replaced_longer_ago_than_the_retention(tmp_path, layout, monkeypatch):
     table = tmp_path / "t"
-    commit_rows(table, ONE)
+    commit_rows(table, ONE, layout=layout)
     plan = plan_scan(str(table))
-    commit_rows(table, TWO, mode="overwrite")
+    commit_rows(table, TWO, mode="overwrite", layout=layout)
     assert read_plan(plan) == as_counter(ONE)  # within the retention period
     monkeypatch.setenv("BUCKETKIT_RETENTION", "0")
     time.sleep(0.01)
-    commit_rows(table, THREE, mode="overwrite")
+    commit_rows(table, THREE, mode="overwrite", layout=layout)
     assert [v.removed is None for v in bucketkit.history(str(table))] == [False, False, True]
     with pytest.raises(VersionNotFoundError, match=r"the version this read was planned on was removed by vacuum"):
         read_plan(plan)

@@ -42,10 +42,10 @@ from bucketkit.acid.state import select_current
 from bucketkit.writing.atomic import is_local, list_pinned
 from bucketkit.errors import (BucketCountMismatchError, ConcurrentModificationError, CorruptTableError,
                               InvalidArgumentError, TableNotFoundError)
-from bucketkit.io import HIDDEN_PREFIXES, STAGING_PREFIX, is_hidden_path, resolve_filesystem
+from bucketkit.io import HIDDEN_PREFIXES, KEPT_VERSIONS, STAGING_PREFIX, is_hidden_path, resolve_filesystem
 from bucketkit.layout.naming import ORIGINAL, SPARK, TRINO_ORDER, bucket_and_scheme, buckets_of_names
 from bucketkit.layout.partitions import parse_partition_dir
-from bucketkit.layout.versions import VERSION_PREFIX, TablePaths, wait_for_switch
+from bucketkit.layout.versions import VERSION_PREFIX, TablePaths, live_pointer, visible_files, wait_for_switch
 
 
 def format_bytes(n: float) -> str:
@@ -372,6 +372,8 @@ def pin(layout: TableLayout) -> TableLayout:
     through bucketkit -- the layout is returned unchanged and read where it lies."""
     if layout.version is None or not is_local(layout.filesystem):  # elsewhere kept versions are copies
         return layout
+    if posixpath.basename(posixpath.dirname(layout.root)) == KEPT_VERSIONS:
+        return layout  # listed in the store already (a pointer named it): it stays
     fs, kept = layout.filesystem, TablePaths(layout.root).version(layout.version)
     try:
         stamps = {path[len(kept) + 1:]: (size, mtime) for path, size, is_dir, mtime in _entries(fs, kept, True)
@@ -574,11 +576,18 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
         if info.type != pafs.FileType.Directory:
             what = "is a file" if info.type == pafs.FileType.File else "does not exist"
             raise TableNotFoundError(f"{path}: {what}; expected a table directory")
+        pointer = live_pointer(fs, root)  # a store without directory renames: the live version's directory
+        listed = TablePaths(root, True).version(pointer["write_id"]) if pointer else root
         try:
             with _collector_paused():
-                layout, marker = _discover_once(fs, root, bucket_count, keys, partition_filter, unvouched)
+                layout, marker = _discover_once(fs, listed, bucket_count, keys, partition_filter, unvouched)
         except (FileNotFoundError, NotADirectoryError):
-            continue  # a directory vanished while listed: a commit switched versions
+            continue  # a directory vanished while listed: a commit switched versions (or vacuum removed one)
+        if pointer:
+            _refuse_foreign(fs, root, pointer, path)
+            return layout  # a published version never changes
+        if live_pointer(fs, root) is not None:
+            continue  # the first commit of the table's store published meanwhile: what was listed is retiring
         if marker is None or fs.get_file_info(posixpath.join(root, marker)).type != pafs.FileType.NotFound:
             return layout  # the same version before and after the listing: one version was listed
     raise ConcurrentModificationError(
@@ -586,6 +595,21 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
 
 
 _ATTEMPTS = 20  # listings in a row that saw a commit switch versions
+
+
+def _refuse_foreign(fs: pafs.FileSystem, root: str, pointer: dict[str, Any], path: Any) -> None:
+    """A table whose pointer names its live version holds no other visible file, but those its last
+    commit took into the version and is deleting: any other was written by another engine into the
+    table directory since, and is part of no version bucketkit reads. Reading without it would drop
+    its rows, so the read fails, naming it."""
+    retiring = set(pointer.get("retiring", ()))
+    foreign = [f for f in visible_files(fs, root) if f not in retiring]
+    if foreign:
+        raise CorruptTableError(
+            f"{path}: {len(foreign)} file(s) such as {posixpath.join(root, foreign[0])} were written into the table "
+            f"directory after bucketkit's last commit, whose version {pointer['write_id']} (in "
+            f"{TablePaths(root, True).store}) is what bucketkit reads on this store; their rows would be missed. "
+            "The next bucketkit commit (an append of no rows will do) takes them into the table")
 
 
 @contextlib.contextmanager

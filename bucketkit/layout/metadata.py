@@ -235,15 +235,15 @@ def read_spec(path: str, filesystem: pafs.FileSystem | None = None) -> TableSpec
     Raises:
         TableNotFoundError: there is no metadata file (not a bucketkit table; pass the spec).
     """
+    from bucketkit.layout.versions import live_root, wait_for_switch
+
     fs, root = resolve_filesystem(path, filesystem)
     check_table_dir(path, fs, root)
-    target = posixpath.join(root, METADATA_FILE)
+    target = posixpath.join(live_root(fs, root), METADATA_FILE)  # a pointer's version on an object store
     try:
         with fs.open_input_stream(target) as f:
             text = f.read().decode("utf-8")
     except FileNotFoundError:
-        from bucketkit.layout.versions import wait_for_switch
-
         if wait_for_switch(fs, root, path):  # a commit was between the two renames of its switch
             return read_spec(root, fs)
         raise TableNotFoundError(

@@ -17,6 +17,19 @@ version in a hidden sibling and switches it into place (:mod:`bucketkit.writing.
   version reads its files there, so later commits never pull them away (:func:`pin`).
 
 Hidden names (``.`` prefix) are skipped by Hive, Trino, Spark and bucketkit listings.
+
+On a store that cannot rename a directory atomically (S3, GCS, ADLS: :func:`renames_directories`),
+nothing is switched and nothing is written beside the table; every name lives *inside* the table
+directory ``<root>`` (``TablePaths(root, inside=True)``):
+
+* ``<root>/.bucketkit.versions/<write id>/``: every version, built there in place and kept whole
+  (the live one too); ``<write id>.json`` beside it is its record.
+* ``<root>/.bucketkit.live``: the *pointer*, which names the live version (one object written whole:
+  a reader sees the old pointer or the new one). Publishing a version is writing it.
+* ``<root>/.bucketkit-<write id>.json``: a commit's journal; ``<root>/.bucketkit.lock`` its lock.
+
+Files in ``<root>`` outside those names (a table another engine wrote) are the table until the first
+commit; that commit takes them into its version and deletes them once published.
 """
 
 from __future__ import annotations
@@ -34,13 +47,15 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
-from bucketkit.io import KEPT_VERSIONS
+from bucketkit.io import KEPT_VERSIONS, is_hidden
 
-__all__ = ["TablePaths", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
+__all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
            "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove", "Version", "history",
            "find_version", "RETENTION", "retention"]
 
 VERSION_PREFIX = ".bucketkit-version-"
+#: Inside a table directory on a store without atomic directory renames: which version is live.
+POINTER = ".bucketkit.live"
 SWITCHING = "switching"  # journal state: the next version is complete and is being switched in
 #: Seconds a version stays readable after a later one replaced it, by default (Delta's default, 7
 #: days): reads planned on it and time travel to it work until then.
@@ -61,15 +76,43 @@ def retention() -> float:
     return value
 
 
+def renames_directories(fs: pafs.FileSystem) -> bool:
+    """Whether ``fs`` renames a directory in one atomic step (a local disk, HDFS); object stores copy
+    it object by object."""
+    name = fs.type_name
+    return name in ("local", "hdfs") or name.endswith(("+file", "+local", "+hdfs"))  # fsspec's: py::fsspec+file
+
+
 @dataclass(frozen=True)
 class TablePaths:
-    """Every path of the commit protocol for the table at ``root`` (a path inside a filesystem)."""
+    """Every path of the commit protocol for the table at ``root`` (a path inside a filesystem).
+
+    ``inside``: the layout of stores without atomic directory renames (see the module docstring),
+    where versions, journals and the lock live inside ``root`` and a pointer names the live version.
+    :meth:`at` decides it for a table.
+    """
 
     root: str
+    inside: bool = False
+
+    @classmethod
+    def at(cls, fs: pafs.FileSystem, root: str) -> TablePaths:
+        """The paths of the table at ``root``: inside it where a pointer names its live version, or
+        where the store cannot rename directories (unless the table keeps versions beside it, as a
+        table copied from a disk does); beside it otherwise."""
+        root = root.rstrip("/") or "/"
+        inside = cls(root, True)
+        if _exists(fs, inside.pointer):
+            return inside
+        if renames_directories(fs):
+            return cls(root)
+        beside = cls(root)
+        return beside if _exists(fs, beside.store) else inside
 
     @property
     def parent(self) -> str:
-        return posixpath.dirname(self.root.rstrip("/"))
+        """Where the commit's journals and lock live: beside the table, or in it (``inside``)."""
+        return self.root if self.inside else posixpath.dirname(self.root.rstrip("/"))
 
     @property
     def name(self) -> str:
@@ -77,31 +120,75 @@ class TablePaths:
 
     @property
     def prefix(self) -> str:
-        return f".{self.name}.bucketkit-"
+        return ".bucketkit-" if self.inside else f".{self.name}.bucketkit-"
 
     def next(self, write_id: str) -> str:
-        return posixpath.join(self.parent, self.prefix + write_id)
+        """Where a write builds its version: beside the table, or (``inside``) in the store, in place."""
+        return self.version(write_id) if self.inside else posixpath.join(self.parent, self.prefix + write_id)
 
     def aside(self, write_id: str) -> str:
         return self.next(write_id) + ".old"
 
     def journal(self, write_id: str) -> str:
-        return self.next(write_id) + ".json"
+        return posixpath.join(self.parent, self.prefix + write_id + ".json")
 
     @property
     def lock(self) -> str:
-        return posixpath.join(self.parent, f".{self.name}.bucketkit.lock")
+        return posixpath.join(self.parent, ".bucketkit.lock" if self.inside else f".{self.name}.bucketkit.lock")
 
     @property
     def store(self) -> str:
-        """Where committed versions are kept (a hidden sibling no engine lists)."""
-        return posixpath.join(self.parent, f".{self.name}{KEPT_VERSIONS}")
+        """Where committed versions are kept (a hidden sibling, or a hidden directory inside, that no engine lists)."""
+        return posixpath.join(self.root, KEPT_VERSIONS) if self.inside else posixpath.join(
+            self.parent, f".{self.name}{KEPT_VERSIONS}")
+
+    @property
+    def pointer(self) -> str:
+        """``inside``: the object naming the live version."""
+        return posixpath.join(self.root, POINTER)
 
     def version(self, write_id: str) -> str:
         return posixpath.join(self.store, write_id)
 
     def record(self, write_id: str) -> str:
         return posixpath.join(self.store, write_id + ".json")
+
+
+def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
+    """Paths (relative to ``root``) of every visible file below ``root/under``, sorted.
+
+    Hidden names (``.`` or ``_`` prefix) are skipped at every level, so staging directories,
+    version markers, ``_SUCCESS`` and the metadata file never count.
+    """
+    out: list[str] = []
+    cut = len(root.rstrip("/")) + 1
+    pending = [posixpath.join(root, under) if under else root]
+    while pending:
+        infos = fs.get_file_info(pafs.FileSelector(pending.pop(), allow_not_found=True))
+        for info in infos:
+            if is_hidden(info.base_name):
+                continue
+            if info.type == pafs.FileType.Directory:
+                pending.append(info.path)
+            elif info.type == pafs.FileType.File:
+                out.append(info.path[cut:])
+    return sorted(out)
+
+
+def _exists(fs: pafs.FileSystem, path: str) -> bool:
+    return fs.get_file_info(path).type != pafs.FileType.NotFound
+
+
+def live_pointer(fs: pafs.FileSystem, root: str) -> dict[str, Any] | None:
+    """The pointer of a table in the ``inside`` layout: ``{"write_id": ..., "retiring": [...]}`` (the
+    files its commit took from the table directory's top and deletes), or None (no pointer)."""
+    return read_json(fs, TablePaths(root.rstrip("/") or "/", True).pointer)
+
+
+def live_root(fs: pafs.FileSystem, root: str) -> str:
+    """The directory that holds the table's live version: the version a pointer names, else ``root``."""
+    pointer = live_pointer(fs, root)
+    return TablePaths(root.rstrip("/") or "/", True).version(pointer["write_id"]) if pointer else root
 
 
 @dataclass(frozen=True)
@@ -219,7 +306,12 @@ def read_json(fs: pafs.FileSystem, path: str) -> dict[str, Any] | None:
 
 
 def write_json(fs: pafs.FileSystem, path: str, data: dict[str, Any]) -> None:
-    """Write atomically: a temporary hidden file renamed over the target."""
+    """Write atomically: a temporary hidden file renamed over the target; on an object store, one
+    object written whole (a reader gets the old object or the new one, and a rename would be a copy)."""
+    if not renames_directories(fs):
+        with fs.open_output_stream(path) as f:
+            f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
+        return
     tmp = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.{secrets.token_hex(4)}.tmp")
     with fs.open_output_stream(tmp) as f:
         f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
@@ -265,7 +357,7 @@ def pending_writes(fs: pafs.FileSystem, paths: TablePaths) -> dict[str, set[str]
     out: dict[str, set[str]] = {}
     for info in fs.get_file_info(pafs.FileSelector(paths.parent, allow_not_found=True)):
         name = info.base_name
-        if not name.startswith(paths.prefix) or name.endswith(".tmp"):
+        if not name.startswith(paths.prefix) or name.endswith(".tmp") or name.startswith(VERSION_PREFIX):
             continue
         rest = name[len(paths.prefix):]
         suffix = next((s for s in (".json", ".old") if rest.endswith(s)), "")
@@ -275,8 +367,11 @@ def pending_writes(fs: pafs.FileSystem, paths: TablePaths) -> dict[str, set[str]
 
 def unfinished_switch(fs: pafs.FileSystem, root: str) -> dict[str, Any] | None:
     """The journal of a commit caught between the two renames of a switch (or on an object store,
-    during its per-file move), or None. ``journal["alive"]`` says whether its writer still runs."""
-    paths = TablePaths(root.rstrip("/"))
+    during its per-file move), or None. ``journal["alive"]`` says whether its writer still runs.
+    Never in the ``inside`` layout, where a commit switches nothing: it writes a pointer."""
+    paths = TablePaths.at(fs, root)
+    if paths.inside:
+        return None
     for write_id in sorted(pending_writes(fs, paths)):
         journal = read_json(fs, paths.journal(write_id))
         if journal and journal.get("state") == SWITCHING:

@@ -387,7 +387,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     else:
         hudiplan.hudi_refused(table, query_type=query_type, begin=begin, end=end)
     if as_of is not None and hudi is None:
-        version = find_version(table.filesystem, TablePaths(table.location), as_of, str(table))
+        version = find_version(table.filesystem, TablePaths.at(table.filesystem, table.location), as_of, str(table))
         table = _as_it_was(table, version)
     spec = table.spec
     # the columns partition directories are values of: a Hudi table's partition fields live in its files too
@@ -488,7 +488,7 @@ def partition_fields_of(table: BucketedTable) -> tuple[str, ...]:
 
 def _as_it_was(table: BucketedTable, version: Version) -> BucketedTable:
     """``table`` with the spec its kept ``version`` was written with (a later overwrite may have changed it)."""
-    kept = TablePaths(table.location).version(version.write_id)
+    kept = TablePaths.at(table.filesystem, table.location).version(version.write_id)
     try:
         spec = read_spec(kept, table.filesystem)
     except TableNotFoundError:

@@ -372,7 +372,7 @@ def spark_written_files(table: BucketedTable) -> list[str]:
     In a ``bucketing_version=2`` table each of them holds rows Hive and Trino will look for in
     other buckets; in a v1 table they are harmless.
     """
-    from bucketkit.writing.commit import visible_files
+    from bucketkit.layout.versions import live_root, visible_files
 
-    return [f for f in visible_files(table.filesystem, table.location)
+    return [f for f in visible_files(table.filesystem, live_root(table.filesystem, table.location))
             if is_spark_hive_insert(f.rsplit("/", 1)[-1])]

@@ -33,7 +33,7 @@ def history(table: TableRef, *, spark: Any = None) -> list[Version]:
     and when a removed one was removed (empty for a table no bucketkit commit has written since
     versions are kept). ``bucketkit history <table>`` prints them."""
     bt = _table(table, spark)
-    return _history(bt.filesystem, TablePaths(bt.location.rstrip("/")))
+    return _history(bt.filesystem, TablePaths.at(bt.filesystem, bt.location))
 
 
 def vacuum(table: TableRef, *, retain: float | None = None, spark: Any = None, dry_run: bool = False) -> VacuumResult:

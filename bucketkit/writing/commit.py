@@ -45,10 +45,11 @@ from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidAr
 from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
 from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
-from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, history, live_version,
-                                       owner_alive, pending_writes, read_json, remove, retention, write_json)
+from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, history, live_pointer,
+                                       live_version, owner_alive, pending_writes, read_json, remove, retention,
+                                       visible_files, write_json)
 
-__all__ = ["Transaction", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
+__all__ = ["Transaction", "LAYOUTS", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
            "fault_point", "settle", "expire", "vacuum", "VacuumResult", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
 FAULT_ENV = "BUCKETKIT_FAULT"
@@ -58,6 +59,8 @@ FAULT_ENV = "BUCKETKIT_FAULT"
 #: right after the switch, before the old version is deleted.
 FAULT_POINTS = ("after_task_writes", "during_build", "before_switch", "during_switch", "after_switch")
 _ALPHABET = string.ascii_lowercase + string.digits
+#: ``layout=`` values of :class:`Transaction`: where versions live and how one is published.
+LAYOUTS = ("auto", "inside", "beside")
 
 
 def new_write_id() -> str:
@@ -82,27 +85,6 @@ def fault_point(name: str, count: int | None = None) -> None:
     point, _, n = wanted.partition(":")
     if point == name and (not n or count == int(n)):
         os.kill(os.getpid(), signal.SIGKILL)
-
-
-def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
-    """Paths (relative to ``root``) of every visible file below ``root/under``, sorted.
-
-    Hidden names (``.`` or ``_`` prefix) are skipped at every level, so staging directories,
-    version markers, ``_SUCCESS`` and the metadata file never count.
-    """
-    out: list[str] = []
-    cut = len(root.rstrip("/")) + 1
-    pending = [posixpath.join(root, under) if under else root]
-    while pending:
-        infos = fs.get_file_info(pafs.FileSelector(pending.pop(), allow_not_found=True))
-        for info in infos:
-            if is_hidden(info.base_name):
-                continue
-            if info.type == pafs.FileType.Directory:
-                pending.append(info.path)
-            elif info.type == pafs.FileType.File:
-                out.append(info.path[cut:])
-    return sorted(out)
 
 
 def _read_text(fs: pafs.FileSystem, path: str) -> str | None:
@@ -169,15 +151,20 @@ class Transaction:
         extra: opaque data stored in the journal (the Spark writer records its catalog work).
         switch: ``"auto"`` (exchange where the filesystem can, else two renames), ``"exchange"``
             or ``"rename"`` (tests of the fallback).
+        layout: ``"auto"`` (:meth:`TablePaths.at`: inside the table, published by a pointer, on a store
+            without atomic directory renames or where a pointer exists; else beside it, switched),
+            ``"inside"`` or ``"beside"`` (tests of either on any store).
         grace: seconds before the switched-out version is deleted, in a background timer
             (default :data:`RETIRE_GRACE`; 0 deletes it before :meth:`commit` returns).
     """
 
     def __init__(self, path: str, spec: TableSpec, *, mode: str, filesystem: pafs.FileSystem | None = None,
                  write_id: str | None = None, extra: dict[str, Any] | None = None, switch: str = "auto",
-                 grace: float | None = None) -> None:
+                 grace: float | None = None, layout: str = "auto") -> None:
         if switch not in SWITCHES:
             raise InvalidArgumentError(f"switch={switch!r}: expected one of {list(SWITCHES)}")
+        if layout not in LAYOUTS:
+            raise InvalidArgumentError(f"layout={layout!r}: expected one of {list(LAYOUTS)}")
         self.fs, root = resolve_filesystem(path, filesystem)
         self.root = root.rstrip("/") or "/"
         self.spec = spec
@@ -185,8 +172,13 @@ class Transaction:
         self.how = switch
         self.grace = RETIRE_GRACE if grace is None else grace
         self.write_id = write_id or new_write_id()
-        self.paths = TablePaths(self.root)
+        self.paths = (TablePaths.at(self.fs, self.root) if layout == "auto"
+                      else TablePaths(self.root, layout == "inside"))
+        self.inside = self.paths.inside
         self.next = self.paths.next(self.write_id)
+        #: where the committed version's files are: the table directory, or (inside) the version's own
+        self.published = self.next if self.inside else self.root
+        self._retiring: list[str] = []  # inside: files at the table directory's top the commit took in
         self.staging = posixpath.join(self.next, STAGING_DIR)
         self.extra = dict(extra or {})
         self._spec_text: str | None = None
@@ -201,11 +193,42 @@ class Transaction:
                    {"write_id": self.write_id, "state": state, "host": socket.gethostname(), "pid": os.getpid(),
                     "started": self._started, "mode": self.mode, "extra": self.extra, **more})
 
+    def _live(self) -> str:
+        """The directory of the live version: the one a pointer names (inside), else the table's."""
+        pointer = live_pointer(self.fs, self.root) if self.inside else None
+        return self.paths.version(pointer["write_id"]) if pointer else self.root
+
+    def _sources(self) -> dict[str, str]:
+        """The live table's files: relative path -> where it is. Inside, the pointer's version plus files
+        at the table directory's top that its commit did not take (all of them before the first commit:
+        a table another engine wrote, or its files written since); they become ``_retiring``."""
+        live = self._live()
+        sources = {rel: posixpath.join(live, rel) for rel in visible_files(self.fs, live)}
+        if live == self.root:
+            self._retiring = sorted(sources) if self.inside else []
+            return sources
+        retiring = set((live_pointer(self.fs, self.root) or {}).get("retiring", ()))
+        self._retiring = [rel for rel in visible_files(self.fs, self.root) if rel not in retiring]
+        for rel in self._retiring:
+            if rel in sources:
+                raise CommitError(f"table {self.root}: {posixpath.join(self.root, rel)} was written into the table "
+                                  f"directory by another writer, and the live version has a file of that name")
+            sources[rel] = posixpath.join(self.root, rel)
+        return sources
+
     def begin(self) -> str:
         """Write the journal, create the next version's staging directory; returns the staging path."""
-        self._spec_text = _read_text(self.fs, posixpath.join(self.root, METADATA_FILE))
+        if self.inside and self.extra.get("catalog"):
+            raise CommitError(
+                f"table {self.extra['catalog']} ({self.root}): its store ({self.fs.type_name}) cannot rename a "
+                "directory, so bucketkit commits there by publishing a new version directory inside the table; "
+                "Hive, Trino and Spark read a metastore table where its location says, and bucketkit does not "
+                "move a metastore location yet (ALTER TABLE ... SET LOCATION), so they would keep reading the old "
+                "files. Write a table on this store by path (bucketkit.write(df, path=...)), or write it with "
+                "Spark's own INSERT; nothing was written")
+        self._spec_text = _read_text(self.fs, posixpath.join(self._live(), METADATA_FILE))
         if self.mode == "overwrite":
-            self._snapshot = visible_files(self.fs, self.root)
+            self._snapshot = sorted(self._sources())
         self._started = time.time()
         self.fs.create_dir(self.paths.parent, recursive=True)
         self._journal("writing")
@@ -220,9 +243,9 @@ class Transaction:
         remove(self.fs, self.paths.journal(self.write_id))
 
     def _keep(self, replace: Sequence[str] | None, rows: int | None) -> tuple[Version, list[Version]]:
-        """Keep the complete next version in the table's store (hard links) with its record, not yet
-        committed: a read planned on it reads it there after later commits (:mod:`bucketkit.layout.versions`).
-        Returns the record and the versions committed before it."""
+        """Keep the complete next version in the table's store (hard links; inside, it was built there)
+        with its record, not yet committed: a read planned on it reads it there after later commits
+        (:mod:`bucketkit.layout.versions`). Returns the record and the versions committed before it."""
         kept = self.paths.version(self.write_id)
         files = size = 0
         cut, made = len(self.next) + 1, set()
@@ -231,10 +254,11 @@ class Transaction:
                 continue
             rel = info.path[cut:]
             target = posixpath.join(kept, rel)
-            if posixpath.dirname(target) not in made:
-                self.fs.create_dir(posixpath.dirname(target), recursive=True)
-                made.add(posixpath.dirname(target))
-            link_or_copy(self.fs, info.path, target)
+            if kept != self.next:
+                if posixpath.dirname(target) not in made:
+                    self.fs.create_dir(posixpath.dirname(target), recursive=True)
+                    made.add(posixpath.dirname(target))
+                link_or_copy(self.fs, info.path, target)
             if not any(is_hidden(part) for part in rel.split("/")):
                 files, size = files + 1, size + (info.size or 0)
         earlier = [v for v in history(self.fs, self.paths, committed_only=False) if v.write_id != self.write_id]
@@ -246,13 +270,17 @@ class Transaction:
         return record, [v for v in earlier if v.committed is not None]
 
     def _retire(self, old: str | None) -> None:
-        """Delete the old version and the journal, ``grace`` seconds later (see :func:`settle`)."""
+        """Delete the old version (inside: the files the commit took from the table directory's top)
+        and the journal, ``grace`` seconds later (see :func:`settle`)."""
+        top = [posixpath.join(self.root, rel) for rel in self._retiring]
+
         def run() -> None:
             if old:
                 remove(self.fs, old)
+            _delete_files(self.fs, top)
             remove(self.fs, self.paths.journal(self.write_id))
 
-        if not old or self.grace <= 0:
+        if not (old or top) or self.grace <= 0:
             run()
             return
         timer = threading.Timer(self.grace, run)
@@ -262,7 +290,7 @@ class Transaction:
 
     # -- phase 2 ---------------------------------------------------------------------------------
     def _check(self, current: list[str], replace: Sequence[str] | None) -> None:
-        now = _read_text(self.fs, posixpath.join(self.root, METADATA_FILE))
+        now = _read_text(self.fs, posixpath.join(self._live(), METADATA_FILE))
         where = f"table {self.root}"
         if self._spec_text is not None and now is None:
             raise ConcurrentModificationError(f"{where} was dropped (its {METADATA_FILE} vanished) during write {self.write_id}")
@@ -298,13 +326,14 @@ class Transaction:
 
     def _build(self, replace: Sequence[str] | None) -> tuple[list[str], list[str]]:
         """Complete the next version from the live one (under the lock): (live files, replaced ones)."""
-        current = visible_files(self.fs, self.root)
+        sources = self._sources()
+        current = sorted(sources)
         self._check(current, replace)
         replaced = [f for f in current if self.mode == "overwrite" and _in_scope(f, replace)]
         gone = set(replaced)
         for rel in current:
             if rel not in gone:
-                self._place(posixpath.join(self.root, rel), rel)
+                self._place(sources[rel], rel)
         write_spec(self.next, self.spec, self.fs)
         with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
             f.write(self.write_id.encode("ascii"))
@@ -338,16 +367,20 @@ class Transaction:
                 record, earlier = self._keep(replace, rows)
                 self._journal(SWITCHING, known=current)
                 fault_point("before_switch")
-                how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
-                             between=lambda: fault_point("during_switch"))
+                if self.inside:  # the commit point: one object written whole names the new version
+                    write_json(self.fs, self.paths.pointer, {"write_id": self.write_id, "retiring": self._retiring})
+                    how = "pointer"
+                else:
+                    how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
+                                 between=lambda: fault_point("during_switch"))
                 fault_point("after_switch")
                 old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
                 swept = _sweep(self.fs, old, self.root, current) if old else []
                 expire(self.fs, self.paths, versions=[*earlier, _committed(self.fs, self.paths, record)])
         except BaseException as exc:
             if how:  # switched: the new version is live; recover() removes the old one
-                raise CommitError(f"write {self.write_id} into {self.root} is committed, but moving files another "
-                                  f"writer added meanwhile failed ({exc}); run bucketkit.writing.commit.recover({self.root!r})"
+                raise CommitError(f"write {self.write_id} into {self.root} is committed, but what follows its commit "
+                                  f"point failed ({exc}); run bucketkit.writing.commit.recover({self.root!r})"
                                   ) from exc
             self.abort()
             if isinstance(exc, CommitError) or not isinstance(exc, Exception):
@@ -361,6 +394,16 @@ class Transaction:
             self._retire(old)
         return CommitSummary(self.write_id, tuple(sorted(files)), tuple(replaced),
                              self._spec_text != self.spec.to_json(), how, tuple(swept))
+
+
+def _delete_files(fs: pafs.FileSystem, paths: Sequence[str]) -> None:
+    """Delete files (gone already: fine), then the directories that emptied (an object store has none)."""
+    for path in paths:
+        remove(fs, path)
+    if is_local(fs):
+        for parent in sorted({posixpath.dirname(p) for p in paths}, key=len, reverse=True):
+            with contextlib.suppress(OSError):
+                os.removedirs(parent)
 
 
 def _forget(fs: pafs.FileSystem, paths: TablePaths, write_id: str) -> None:
@@ -435,7 +478,7 @@ def vacuum(path: str, *, retain: float | None = None, filesystem: pafs.FileSyste
     live one. Reads planned on a removed version, and time travel to it, then fail with
     :class:`~bucketkit.errors.VersionNotFoundError`."""
     fs, root = resolve_filesystem(path, filesystem)
-    paths = TablePaths(root.rstrip("/") or "/")
+    paths = TablePaths.at(fs, root)
     with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
         return expire(fs, paths, retain, dry_run=dry_run)
 
@@ -462,6 +505,8 @@ def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal:
     """Finish (forward) or undo (back) one dead write; returns (direction, detail)."""
     nxt, aside = paths.next(write_id), paths.aside(write_id)
     journal = journal or {}
+    if paths.inside:
+        return _recover_inside(fs, paths, write_id, journal, dry_run)
     if live == write_id:  # switched: the old version is at nxt (exchange) or aside (renames)
         old, direction, detail = (aside if _exists(fs, aside) else nxt), "forward", "new version is live"
     elif not _exists(fs, paths.root) and journal.get("state") == SWITCHING and _exists(fs, nxt):
@@ -488,6 +533,24 @@ def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal:
     return direction, detail
 
 
+def _recover_inside(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal: dict[str, Any],
+                    dry_run: bool) -> tuple[str, str]:
+    """:func:`_recover_one` where a pointer publishes versions: the write is live when the pointer names
+    it (then the files it took from the table directory's top go), else its version is removed."""
+    pointer = live_pointer(fs, paths.root) or {}
+    if pointer.get("write_id") == write_id:
+        if not dry_run:
+            record = read_json(fs, paths.record(write_id))
+            _committed(fs, paths, Version.from_dict(record) if record else None)
+            _delete_files(fs, [posixpath.join(paths.root, rel) for rel in pointer.get("retiring", ())])
+            remove(fs, paths.journal(write_id))
+        return "forward", "new version is live"
+    if not dry_run:
+        _forget(fs, paths, write_id)
+        remove(fs, paths.journal(write_id))
+    return "back", f"died while {journal.get('state', 'writing')}; unfinished version removed"
+
+
 def recover(path: str, *, filesystem: pafs.FileSystem | None = None, dry_run: bool = False,
             stale_after: float = 6 * 3600.0) -> list[RecoveryAction]:
     """Finish or undo writes whose writer died, so the table reads as its last committed version.
@@ -503,7 +566,7 @@ def recover(path: str, *, filesystem: pafs.FileSystem | None = None, dry_run: bo
         dry_run: only report (``bucketkit inspect``); states read "would roll back" etc.
     """
     fs, root = resolve_filesystem(path, filesystem)
-    paths = TablePaths(root.rstrip("/") or "/")
+    paths = TablePaths.at(fs, root)
     actions: list[RecoveryAction] = []
     if not pending_writes(fs, paths):
         return actions

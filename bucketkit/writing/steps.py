@@ -250,7 +250,7 @@ def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, rec
     summary = tx.commit({rel: f.path for rel, f in files.items()},
                         replace=replace if options.mode == "overwrite" else None, on_committed=done,
                         rows=sum(f.rows for f in files.values()))
-    return WriteResult(str(target.location), tx.spec, options.mode, tx.write_id, _partitions(tx.root, summary, files),
+    return WriteResult(str(target.location), tx.spec, options.mode, tx.write_id, _partitions(tx.published, summary, files),
                        len(summary.replaced), target.table, recovered=recovered)
 
 

@@ -36,8 +36,9 @@ def stage_rows(tx: Transaction, rows: dict[str, list[tuple[int, str]]]) -> dict[
 
 
 def commit_rows(root: str | Path, rows: dict[str, list[tuple[int, str]]], *, mode: str = "append",
-                replace=None, spec: TableSpec = SPEC, switch: str = "auto", write_id: str | None = None):
-    tx = Transaction(str(root), spec, mode=mode, switch=switch, write_id=write_id)
+                replace=None, spec: TableSpec = SPEC, switch: str = "auto", write_id: str | None = None,
+                layout: str = "auto"):
+    tx = Transaction(str(root), spec, mode=mode, switch=switch, write_id=write_id, layout=layout)
     tx.begin()
     return tx.commit(stage_rows(tx, rows), replace=replace)
 

@@ -37,7 +37,7 @@ public final class KeptVersions {
     if (marker == null || rootPath.getParent() == null || BucketFiles.localPath(fs, rootPath) == null) {
       return parts;
     }
-    Path kept = new Path(store(rootPath), marker.substring(TableListing.VERSION_PREFIX.length()));
+    Path kept = new Path(store(fs, rootPath), marker.substring(TableListing.VERSION_PREFIX.length()));
     String top = fs.makeQualified(rootPath).toString();
     List<String> dirs = new ArrayList<>();
     for (TablePartition p : parts) {
@@ -86,7 +86,7 @@ public final class KeptVersions {
     }
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
-    String store = fs.makeQualified(store(rootPath)).toString() + "/";
+    String store = fs.makeQualified(store(fs, rootPath)).toString() + "/";
     String at = fs.makeQualified(new Path(parts.get(0).location)).toString();
     if (!at.startsWith(store)) {
       return null;
@@ -102,9 +102,18 @@ public final class KeptVersions {
   /** The version a time-travel query names, kept in {@code dir}. */
   public record Found(int number, String writeId, String dir) {}
 
-  /** The store beside the table at {@code root}: {@code <parent>/.<name>.bucketkit.versions} (versions.TablePaths.store). */
-  static Path store(Path root) {
-    return new Path(root.getParent(), "." + root.getName() + TableListing.KEPT_VERSIONS);
+  /**
+   * Where the table at {@code root} keeps its versions (versions.TablePaths.at(...).store): inside it,
+   * {@code <root>/.bucketkit.versions}, where a pointer names its live version or on a store that cannot
+   * rename directories (unless versions are kept beside it); else beside it, {@code <parent>/.<name>.bucketkit.versions}.
+   */
+  static Path store(FileSystem fs, Path root) throws IOException {
+    Path inside = new Path(root, TableListing.KEPT_VERSIONS);
+    if (fs.exists(new Path(root, TableListing.POINTER))) {
+      return inside;
+    }
+    Path beside = new Path(root.getParent(), "." + root.getName() + TableListing.KEPT_VERSIONS);
+    return TableListing.renamesDirectories(fs) || fs.exists(beside) ? beside : inside;
   }
 
   /** Every committed version the store records, oldest first (versions.history). */
@@ -112,7 +121,7 @@ public final class KeptVersions {
     List<Version> out = new ArrayList<>();
     FileStatus[] records;
     try {
-      records = fs.listStatus(store(root));
+      records = fs.listStatus(store(fs, root));
     } catch (java.io.FileNotFoundException e) {
       return out;
     }
@@ -172,7 +181,7 @@ public final class KeptVersions {
             + java.time.Instant.EPOCH.plus(micros, java.time.temporal.ChronoUnit.MICROS) + " (" + known + ")");
       }
     }
-    Path dir = new Path(store(rootPath), found.writeId());
+    Path dir = new Path(store(fs, rootPath), found.writeId());
     if (found.removed() != null || !fs.exists(dir)) {
       throw new IllegalArgumentException("bucketkit: table " + table + ": version " + found.number() + " (committed "
           + iso(found.committed()) + ") was removed" + (found.removed() != null ? " at " + iso(found.removed()) : "")

@@ -39,6 +39,8 @@ public final class TableListing {
   public static final String VERSION_PREFIX = ".bucketkit-version-";
   /** io.KEPT_VERSIONS: the suffix of the directory beside a table that keeps its versions ({@link KeptVersions}). */
   public static final String KEPT_VERSIONS = ".bucketkit.versions";
+  /** versions.POINTER: inside a table on a store without directory renames, the object naming its live version. */
+  public static final String POINTER = ".bucketkit.live";
   /** versions.SWITCHING: the journal state of a commit switching its next version into place. */
   public static final String SWITCHING = "switching";
   static final int ATTEMPTS = 20;  // layout._ATTEMPTS
@@ -73,7 +75,7 @@ public final class TableListing {
   public static <T> T oneVersion(Configuration conf, String root, String table, Lister<T> lister) throws IOException {
     Path path = new Path(root);
     FileSystem fs = path.getFileSystem(conf);
-    boolean renamesAtomic = scheme(fs).equals("file") || scheme(fs).equals("hdfs");
+    boolean renamesAtomic = renamesDirectories(fs);
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
       if (waitForSwitch(fs, path, table, renamesAtomic)) {
         continue;
@@ -90,6 +92,65 @@ public final class TableListing {
 
   private static String scheme(FileSystem fs) {
     return String.valueOf(fs.getUri().getScheme()).toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /** versions.renames_directories: whether {@code fs} renames a directory in one atomic step (a local disk, HDFS). */
+  public static boolean renamesDirectories(FileSystem fs) {
+    return scheme(fs).equals("file") || scheme(fs).equals("hdfs");
+  }
+
+  /**
+   * The directory of the live version a pointer in the table directory {@code root} names
+   * (versions.live_root), or null where there is no pointer (the table directory is the table). A
+   * published version never changes, so it is read as a directory bucketkit wrote. Any other visible
+   * file in {@code root} but those the pointer's commit is deleting ({@code retiring}) was written there
+   * by another engine after bucketkit's last commit: the read fails, naming it, as
+   * {@code discovery._refuse_foreign} does, instead of dropping its rows.
+   */
+  public static String published(Configuration conf, String root, String table) throws IOException {
+    Path path = new Path(root);
+    FileSystem fs = path.getFileSystem(conf);
+    JsonNode pointer = readJson(fs, new Path(path, POINTER));
+    if (pointer == null || !pointer.path("write_id").isTextual()) {
+      return null;
+    }
+    java.util.Set<String> retiring = new java.util.HashSet<>();
+    pointer.path("retiring").forEach(r -> retiring.add(r.asText()));
+    List<String> foreign = new ArrayList<>();
+    visibleFiles(fs, path, "", foreign);
+    foreign.removeIf(retiring::contains);
+    Path store = new Path(path, KEPT_VERSIONS);
+    if (!foreign.isEmpty()) {
+      java.util.Collections.sort(foreign);
+      throw new IOException("bucketkit: table " + table + ": " + foreign.size() + " file(s) such as "
+          + new Path(path, foreign.get(0)) + " were written into the table directory after bucketkit's last commit, "
+          + "whose version " + pointer.path("write_id").asText() + " (in " + store + ") is what bucketkit reads on "
+          + "this store; their rows would be missed. The next bucketkit commit (an append of no rows will do) "
+          + "takes them into the table");
+    }
+    return new Path(store, pointer.path("write_id").asText()).toString();
+  }
+
+  /** versions.visible_files: relative paths of the visible files below {@code dir}, hidden names skipped at every level. */
+  private static void visibleFiles(FileSystem fs, Path dir, String rel, List<String> out) throws IOException {
+    FileStatus[] children;
+    try {
+      children = fs.listStatus(dir);
+    } catch (java.io.FileNotFoundException e) {
+      return;
+    }
+    for (FileStatus s : children) {
+      String name = s.getPath().getName();
+      if (name.startsWith(".") || name.startsWith("_")) {
+        continue;
+      }
+      String at = rel.isEmpty() ? name : rel + "/" + name;
+      if (s.isDirectory()) {
+        visibleFiles(fs, s.getPath(), at, out);
+      } else {
+        out.add(at);
+      }
+    }
   }
 
   /**

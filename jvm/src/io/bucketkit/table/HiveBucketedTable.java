@@ -280,7 +280,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
    * {@link TableVerdict#recordDisagreement}.
    */
   static String recordDisagreement(CatalogTable t, Configuration conf, int buckets, int version) throws IOException {
-    return recordDisagreement(t, conf, buckets, version, new org.apache.hadoop.fs.Path(pathOf(t.location())));
+    String published = TableListing.published(conf, pathOf(t.location()), t.identifier().unquotedString());
+    return recordDisagreement(t, conf, buckets, version,
+        new org.apache.hadoop.fs.Path(published != null ? published : pathOf(t.location())));
   }
 
   /** {@link #recordDisagreement} of the record in {@code dir} (the table's own directory, or a kept version of it). */
@@ -336,7 +338,12 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   Selection select(List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters) throws IOException {
     SparkSession spark = SparkSession.active();
     if (directory != null) {
-      return selectDirectory(spark, partitionFilters);
+      return selectDirectory(spark, directory, partitionFilters);
+    }
+    // on a store without directory renames, a pointer in the table directory names the live version
+    String published = TableListing.published(hadoopConf, pathOf(table.location()), name());
+    if (published != null) {
+      return selectDirectory(spark, published, partitionFilters);
     }
     List<Located> candidates;
     int total;
@@ -394,7 +401,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
    * directories (the metastore's, if any, are today's), its files that directory's, its record the one
    * it holds; listed as one version ({@link TableListing#oneVersion}: a kept version never changes).
    */
-  private Selection selectDirectory(SparkSession spark,
+  private Selection selectDirectory(SparkSession spark, String directory,
                                     List<org.apache.spark.sql.catalyst.expressions.Expression> partitionFilters)
       throws IOException {
     org.apache.hadoop.fs.Path dir = new org.apache.hadoop.fs.Path(directory);
