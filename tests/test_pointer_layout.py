@@ -2,9 +2,10 @@
 live one named by the pointer ``.bucketkit.live``; bucketkit.layout.versions), forced on this disk so
 that Spark reaches it: bucketkit.scan, the data source and the SQL catalog read the version the pointer
 names, the same rows; a later bucketkit.write finds the layout and keeps it, writing nothing beside the
-table; all three refuse, naming it, a file another engine put at the table's top; a SQL INSERT into a
-metastore table of this layout is refused before anything is written (the metastore would keep naming
-the old files). The expected rows are those each commit wrote."""
+table; all three refuse, naming it, a file another engine put at the table's top; a SQL INSERT or a
+bucketkit.write into a metastore table of this layout publishes the new version in the metastore,
+where Spark's own reader (catalog off: Hive's and Trino's way, by the metastore's locations) reads the
+same rows. The expected rows are those each commit wrote."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import bucketkit
 from bucketkit.errors import CorruptTableError
 from bucketkit.layout.versions import TablePaths, live_root
 from support.commit import as_counter, commit_rows
+from support.sparkown import catalog_off
 
 ONE = {"p=1": [(k, "one") for k in range(10)], "p=2": [(k, "one") for k in range(10, 14)]}
 TWO = {"p=1": [(k, "two") for k in range(20, 23)], "p=3": [(k, "two") for k in range(30, 32)]}
@@ -87,7 +89,61 @@ def test_a_file_another_engine_put_at_the_top_is_refused_by_every_reader(spark, 
         spark.table("pointer_t").collect()
 
 
-def test_a_sql_insert_into_a_metastore_table_of_this_layout_is_refused(spark, table):
-    with pytest.raises(Exception, match=r"(?s)table \S*pointer_t .*cannot rename a directory.*SET LOCATION.*nothing was written"):
-        spark.sql("INSERT INTO pointer_t PARTITION (p='9') SELECT 99, 'sql'")
-    assert rows(spark.table("pointer_t")) == as_counter(ONE)
+def locations(spark, name: str) -> set[str]:
+    """The table's location and its partitions', as the metastore holds them."""
+    out = {spark.sql(f"DESCRIBE TABLE EXTENDED {name}").where("col_name = 'Location'").first()["data_type"]}
+    for row in spark.sql(f"SHOW PARTITIONS {name}").collect():
+        spec = ", ".join(f"{k}='{v}'" for k, v in (kv.split("=", 1) for kv in row[0].split("/")))
+        part = spark.sql(f"DESCRIBE TABLE EXTENDED {name} PARTITION ({spec})").where("col_name = 'Location'").first()
+        out.add(part["data_type"].rsplit("/", 1)[0])
+    return out
+
+
+def published_at(spark, root) -> str:
+    """The one directory the metastore names for the table and its partitions: its live version's."""
+    (where,) = locations(spark, "pointer_t")
+    assert where.endswith(live_root(pafs.LocalFileSystem(), str(root))), (where, live_root(pafs.LocalFileSystem(), str(root)))
+    return where
+
+
+def test_a_sql_insert_publishes_its_version_in_the_metastore_for_every_reader(spark, table, tmp_path):
+    """A SQL INSERT through the catalog commits inside the table and moves the metastore (table and partitions,
+    io.bucketkit.write.MetastorePublish) to the new version: Spark's own reader, through the metastore as Hive and
+    Trino read, returns what bucketkit returns; the next commit finds the table from the moved location; a table
+    overwrite drops the partitions it removed."""
+    spark.sql("INSERT INTO pointer_t PARTITION (p='9') SELECT 99, 'sql'")
+    expected = as_counter(ONE) + Counter({("9", 99, "sql"): 1})
+    first = published_at(spark, table)
+    assert rows(spark.table("pointer_t")) == expected
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == expected  # Spark's own plan reads where the metastore says
+    spark.sql("INSERT OVERWRITE TABLE pointer_t PARTITION (p) SELECT 5, 'over', '1'")  # Hive's: partition p=1 only
+    assert published_at(spark, table) != first
+    after = Counter({k: n for k, n in expected.items() if k[0] != "1"}) + Counter({("1", 5, "over"): 1})
+    assert [r[0] for r in spark.sql("SHOW PARTITIONS pointer_t").collect()] == ["p=1", "p=2", "p=9"]
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == after
+    assert rows(bucketkit.scan(spark, "pointer_t")) == rows(spark.table("pointer_t")) == after
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]  # nothing beside the table
+    history = bucketkit.history("pointer_t", spark=spark)
+    assert [v.operation for v in history][-2:] == ["append", "overwrite partitions"]
+    assert rows(spark.sql(f"SELECT * FROM pointer_t VERSION AS OF {history[-2].version}")) == expected
+
+
+def test_bucketkit_write_to_the_table_publishes_its_version_too(spark, table):
+    df = spark.createDataFrame([(k, tag, p[2:]) for p, items in TWO.items() for k, tag in items],
+                               "k long, tag string, p string")
+    bucketkit.write(df, "k", 4, table="pointer_t", partitioned_by=["p"], mode="append", bucketing_version=2,
+                    file_format="parquet")
+    published_at(spark, table)
+    both = as_counter(ONE) + as_counter(TWO)
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == both
+    assert rows(spark.table("pointer_t")) == rows(bucketkit.scan(spark, str(table))) == both
+    # a table overwrite: the metastore drops the partitions the new version has not
+    bucketkit.write(df.where("p = '3'"), "k", 4, table="pointer_t", partitioned_by=["p"], mode="overwrite",
+                    bucketing_version=2, file_format="parquet")
+    published_at(spark, table)
+    assert [r[0] for r in spark.sql("SHOW PARTITIONS pointer_t").collect()] == ["p=3"]
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == as_counter({"p=3": TWO["p=3"]})

@@ -284,15 +284,6 @@ def test_a_table_another_engine_wrote_on_s3_is_taken_into_the_first_commit(s3):
         hive + as_counter(TWO) + Counter({("1", 3, "trino"): 1}))
 
 
-def test_a_catalog_table_on_s3_is_refused_before_anything_is_written(s3):
-    """A metastore table is read where its location says; a commit that publishes by pointer would leave Hive and
-    Trino reading the old files, so it is refused, naming the table and what to do, and nothing is written."""
-    tx = Transaction(s3.path("t"), COMMITTED, mode="append", filesystem=s3.filesystem, extra={"catalog": "db.t"})
-    with pytest.raises(CommitError, match=r"table db\.t .*SET LOCATION.*nothing was written"):
-        tx.begin()
-    assert s3.files() == {}
-
-
 @pytest.mark.parametrize("point", ["during_build:2", "before_switch", "after_switch"])
 def test_a_writer_killed_on_s3_leaves_a_table_that_recover_restores(s3, point):
     """A writer process SIGKILLed at each step of its commit onto S3: readers see the last committed version

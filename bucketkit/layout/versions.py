@@ -29,7 +29,9 @@ directory ``<root>`` (``TablePaths(root, inside=True)``):
 * ``<root>/.bucketkit-<write id>.json``: a commit's journal; ``<root>/.bucketkit.lock`` its lock.
 
 Files in ``<root>`` outside those names (a table another engine wrote) are the table until the first
-commit; that commit takes them into its version and deletes them once published.
+commit; that commit takes them into its version and deletes them once published. A metastore table of
+this layout is located at its live version, ``<root>/.bucketkit.versions/<write id>`` (:func:`table_root`
+maps it back to ``<root>``).
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ import pyarrow.fs as pafs
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
 from bucketkit.io import KEPT_VERSIONS, is_hidden
 
-__all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
+__all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
            "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove", "Version", "history",
            "find_version", "RETENTION", "retention"]
 
@@ -100,7 +102,7 @@ class TablePaths:
         """The paths of the table at ``root``: inside it where a pointer names its live version, or
         where the store cannot rename directories (unless the table keeps versions beside it, as a
         table copied from a disk does); beside it otherwise."""
-        root = root.rstrip("/") or "/"
+        root = table_root(root)
         inside = cls(root, True)
         if _exists(fs, inside.pointer):
             return inside
@@ -173,6 +175,15 @@ def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
             elif info.type == pafs.FileType.File:
                 out.append(info.path[cut:])
     return sorted(out)
+
+
+def table_root(path: str) -> str:
+    """The table directory of ``path``: itself, or, for one of its versions kept inside it
+    (``<root>/.bucketkit.versions/<write id>``, where the metastore points a table of the ``inside``
+    layout once a commit published it), ``<root>``."""
+    path = path.rstrip("/") or "/"
+    parent = posixpath.dirname(path)
+    return posixpath.dirname(parent) if posixpath.basename(parent) == KEPT_VERSIONS else path
 
 
 def _exists(fs: pafs.FileSystem, path: str) -> bool:

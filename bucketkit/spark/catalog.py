@@ -359,6 +359,30 @@ def add_partitions(spark: Any, name: str, partitions: Iterable[Mapping[str, str 
         spark.sql(f"ALTER TABLE {_quote_name(name)} ADD IF NOT EXISTS " + " ".join(clauses))
 
 
+def publish(spark: Any, name: str, location: str) -> None:
+    """Point table ``name`` and its partitions at a version committed in ``location`` (a directory inside
+    the table, on a store without directory renames; the metastore's partitions become the version's):
+    ``io.bucketkit.write.MetastorePublish``, the step a SQL INSERT's commit ends with too, through py4j or
+    (Spark Connect) the SQL function ``bucketkit_publish``.
+
+    Raises:
+        CommitError: bucketkit's jar is not in this session, so the metastore cannot be moved (the
+            version is committed; the message says so).
+    """
+    from bucketkit.errors import CommitError
+    from bucketkit.spark.driver import call, is_connect, jar_class
+
+    if is_connect(spark):
+        call(spark, "bucketkit_publish", name, location)
+        return
+    publisher = jar_class(spark, "write.MetastorePublish")
+    if publisher is None:
+        raise CommitError(f"table {name}: the new version is committed at {location}, but this session has no "
+                          "bucketkit jar to move the metastore there (start it with bucketkit.get_session() or "
+                          "`bucketkit spark-conf`); until then Hive, Trino and Spark read the previous version")
+    publisher.publish(spark._jsparkSession, name, location)
+
+
 def drop_partitions(spark: Any, name: str, partitions: Iterable[Mapping[str, str | None]]) -> None:
     """Unregister partitions (their files are handled by the commit protocol, not by the catalog)."""
     clauses = [_partition_clause(v) for v in partitions if v]

@@ -182,7 +182,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
                      spark_uri(target.filesystem, posixpath.join(staging, STAGED_DATA), location=target.location),
                      compression=codec, num_tasks=options.num_tasks)
         fault_point("after_task_writes")
-    done = None if table is None else functools.partial(_update_catalog, spark, target, spec, options)
+    done = None if table is None else functools.partial(_update_catalog, spark, target, spec, options, tx)
     return finalize(tx, options, target, recovered=recovered, on_committed=done)
 
 
@@ -213,10 +213,18 @@ def _recover(spark: Any, target: WriteTarget) -> tuple[str, ...]:
     return recovered
 
 
-def _update_catalog(spark: Any, target: WriteTarget, spec: TableSpec, options: WriteOptions,
+def _update_catalog(spark: Any, target: WriteTarget, spec: TableSpec, options: WriteOptions, tx: Transaction,
                     partitions: list[dict[str, str]]) -> None:
-    """Create the catalog table or register the partitions written (and drop those a table overwrite removed)."""
+    """Create the catalog table or register the partitions written (and drop those a table overwrite removed);
+    a version committed inside the table (a store without directory renames) is published: the table and
+    its partitions move to it (:func:`bucketkit.spark.catalog.publish`)."""
     table = target.table
+    if tx.inside:
+        published = spark_uri(tx.fs, tx.published, location=target.location)
+        if not catalog.table_exists(spark, table):
+            catalog.create_table(spark, table, spec, published)
+        catalog.publish(spark, table, published)
+        return
     if not catalog.table_exists(spark, table):
         catalog.create_table(spark, table, spec, target.location)
     elif options.replaces_table and spec.partitioned_by:

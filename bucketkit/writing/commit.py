@@ -21,6 +21,12 @@ switches whole directories, never files (docs/writing.md, "Commit protocol"; nam
    switch happened: if so, the old version is deleted (rolled forward), otherwise the unfinished
    next version is (rolled back). Between the two renames of a switch, the table path is missing:
    recovery renames the complete next version into place.
+
+On a store that cannot rename a directory (S3, GCS, ADLS) the same steps run in the ``inside`` layout
+(:mod:`bucketkit.layout.versions`): the next version is built in place in the table's own store, and
+the commit point is writing the pointer that names it, not a switch; nothing is renamed or written
+outside the table. A metastore table is then published where its readers look: the caller's
+``on_committed`` moves its locations to the new version (``io.bucketkit.write.MetastorePublish``).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, history, live_pointer,
                                        live_version, owner_alive, pending_writes, read_json, remove, retention,
-                                       visible_files, write_json)
+                                       table_root, visible_files, write_json)
 
 __all__ = ["Transaction", "LAYOUTS", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
            "fault_point", "settle", "expire", "vacuum", "VacuumResult", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
@@ -166,7 +172,7 @@ class Transaction:
         if layout not in LAYOUTS:
             raise InvalidArgumentError(f"layout={layout!r}: expected one of {list(LAYOUTS)}")
         self.fs, root = resolve_filesystem(path, filesystem)
-        self.root = root.rstrip("/") or "/"
+        self.root = table_root(root)  # a metastore table of the inside layout is located at its live version
         self.spec = spec
         self.mode = mode
         self.how = switch
@@ -218,14 +224,6 @@ class Transaction:
 
     def begin(self) -> str:
         """Write the journal, create the next version's staging directory; returns the staging path."""
-        if self.inside and self.extra.get("catalog"):
-            raise CommitError(
-                f"table {self.extra['catalog']} ({self.root}): its store ({self.fs.type_name}) cannot rename a "
-                "directory, so bucketkit commits there by publishing a new version directory inside the table; "
-                "Hive, Trino and Spark read a metastore table where its location says, and bucketkit does not "
-                "move a metastore location yet (ALTER TABLE ... SET LOCATION), so they would keep reading the old "
-                "files. Write a table on this store by path (bucketkit.write(df, path=...)), or write it with "
-                "Spark's own INSERT; nothing was written")
         self._spec_text = _read_text(self.fs, posixpath.join(self._live(), METADATA_FILE))
         if self.mode == "overwrite":
             self._snapshot = sorted(self._sources())
@@ -387,10 +385,14 @@ class Transaction:
                 raise
             raise CommitError(f"write {self.write_id} into {self.root} failed before its switch and was rolled "
                               f"back: {exc}") from exc
+        published = False
         try:
             if on_committed is not None:
                 on_committed()
+            published = True
         finally:
+            if not published:  # the catalog still names the files the commit took in: they stay
+                self._retiring = []
             self._retire(old)
         return CommitSummary(self.write_id, tuple(sorted(files)), tuple(replaced),
                              self._spec_text != self.spec.to_json(), how, tuple(swept))

@@ -122,7 +122,9 @@ def serve(stdin: IO[str], stdout: IO[str]) -> int:
         result = finalize(tx, options, target, also_replace=tuple(request.get("static_partitions", ())))
         reply({"write_id": result.write_id, "rows": result.rows, "files": len(result.files),
                "replaced": result.replaced_files,
-               "partitions": [_partition_values(p) for p in tx.extra["partitions"]]})
+               "partitions": [_partition_values(p) for p in tx.extra["partitions"]],
+               # committed inside the table: the JVM moves the metastore there (io.bucketkit.write.MetastorePublish)
+               "published": spark_uri(target.filesystem, tx.published, location=target.location) if tx.inside else None})
         return 0
     except Exception as exc:  # reported to the JVM, which raises it in the INSERT
         kind = type(exc).__name__ if isinstance(exc, BucketkitError) else f"{type(exc).__name__} (unexpected)"

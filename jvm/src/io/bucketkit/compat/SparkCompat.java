@@ -233,6 +233,19 @@ public final class SparkCompat {
     return SparkRelease.reshaped(t, t.schema(), scala.Option.apply(spec), properties);
   }
 
+  /** {@code t} located at {@code location}; every other field as it was. */
+  public static org.apache.spark.sql.catalyst.catalog.CatalogTable relocated(org.apache.spark.sql.catalyst.catalog.CatalogTable t,
+                                                                            java.net.URI location) {
+    return SparkRelease.renamed(t, t.identifier(), SparkRelease.storageAt(t.storage(), location));
+  }
+
+  /** {@code p} located at {@code location}; every other field as it was. */
+  public static org.apache.spark.sql.catalyst.catalog.CatalogTablePartition relocated(
+      org.apache.spark.sql.catalyst.catalog.CatalogTablePartition p, java.net.URI location) {
+    return new org.apache.spark.sql.catalyst.catalog.CatalogTablePartition(p.spec(),
+        SparkRelease.storageAt(p.storage(), location), p.parameters(), p.createTime(), p.lastAccessTime(), p.stats());
+  }
+
   /** {@code t} under the name {@code id}, with these storage properties; every other field as it was. */
   public static org.apache.spark.sql.catalyst.catalog.CatalogTable renamed(org.apache.spark.sql.catalyst.catalog.CatalogTable t,
       org.apache.spark.sql.catalyst.TableIdentifier id, scala.collection.immutable.Map<String, String> storageProperties) {

@@ -108,6 +108,7 @@ public final class KeptVersions {
    * rename directories (unless versions are kept beside it); else beside it, {@code <parent>/.<name>.bucketkit.versions}.
    */
   static Path store(FileSystem fs, Path root) throws IOException {
+    root = TableListing.tableRoot(root);
     Path inside = new Path(root, TableListing.KEPT_VERSIONS);
     if (fs.exists(new Path(root, TableListing.POINTER))) {
       return inside;

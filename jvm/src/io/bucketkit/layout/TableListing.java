@@ -131,6 +131,17 @@ public final class TableListing {
     return new Path(store, pointer.path("write_id").asText()).toString();
   }
 
+  /**
+   * versions.table_root: the table directory of {@code path}, itself or, for a version kept inside a table
+   * ({@code <root>/.bucketkit.versions/<write id>}, where the metastore points a table whose commits publish
+   * inside it), {@code <root>}.
+   */
+  public static Path tableRoot(Path path) {
+    Path parent = path.getParent();
+    return parent != null && KEPT_VERSIONS.equals(parent.getName()) && parent.getParent() != null
+        ? parent.getParent() : path;
+  }
+
   /** versions.visible_files: relative paths of the visible files below {@code dir}, hidden names skipped at every level. */
   private static void visibleFiles(FileSystem fs, Path dir, String rel, List<String> out) throws IOException {
     FileStatus[] children;

@@ -84,6 +84,15 @@ public final class DriverCalls {
           integer(a, 4));
       return rows(new String[] {"table"}, string(a, 0));
     }));
+    out.add(function("bucketkit_publish", 2, a -> {
+      try {
+        io.bucketkit.write.MetastorePublish.publish(SparkSession.active(), string(a, 0), string(a, 1));
+      } catch (Exception e) {
+        throw new IllegalStateException("bucketkit: publishing table " + string(a, 0) + " at " + string(a, 1)
+            + " in the metastore failed: " + e.getMessage(), e);
+      }
+      return rows(new String[] {"table"}, string(a, 0));
+    }));
     out.add(function("bucketkit_directory", 8, a -> {
       try {
         return BucketDirectory.read(SparkSession.active(), string(a, 0), string(a, 1), string(a, 2),

@@ -237,6 +237,16 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     parts.addAll(CommitCoordinator.partitions(done, "partitions"));
     SparkSession spark = SparkSession.active();
     SessionCatalog catalog = spark.sessionState().catalog();
+    Object published = done.get("published");
+    if (published != null) {  // committed inside the table (a store without directory renames): move the metastore
+      try {
+        io.bucketkit.write.MetastorePublish.publish(spark, table.table.identifier(), (String) published);
+      } catch (Exception e) {
+        throw new IllegalStateException("bucketkit: " + what() + " is committed at " + published + ", but moving "
+            + table.table.identifier().quotedString() + " there in the metastore failed: " + e.getMessage(), e);
+      }
+      return;
+    }
     if (!parts.isEmpty()) {
       catalog.createPartitions(table.table.identifier(), CollectionConverters.asScala(catalogPartitions(parts)).toList(),
           true);
