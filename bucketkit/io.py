@@ -84,14 +84,38 @@ def split_top_level(text: str) -> list[str]:
 
 
 # -- locations ----------------------------------------------------------------------------------
+#: Hadoop's schemes for stores pyarrow names otherwise (the metastore's locations are Hadoop's).
+_PYARROW_SCHEMES = {"s3a": "s3", "s3n": "s3"}
+_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
 def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
-    """``(filesystem, path inside it)`` for a local path or a URI (``s3://``, ``file://``, ...)."""
+    """``(filesystem, path inside it)`` for a local path or a URI (``s3://``, ``file://``, ...); Hadoop's
+    ``s3a://`` and ``s3n://`` (how Spark and the metastore name S3 locations) are pyarrow's ``s3://``.
+
+    Raises:
+        InvalidArgumentError: a URI whose scheme pyarrow has no filesystem for (``wasbs://``,
+            ``viewfs://`` ...), or whose filesystem cannot be opened here (``hdfs://`` without libhdfs),
+            naming it: never read as a local path.
+    """
     if filesystem is not None:
         return filesystem, path
-    try:
-        return pafs.FileSystem.from_uri(path)
-    except (ValueError, TypeError, OSError):  # a plain local path, not a URI
+    match = _URI.match(str(path))
+    if match is None:  # a plain local path, not a URI
         return pafs.LocalFileSystem(), os.path.abspath(path)
+    scheme = match.group(1).lower()
+    uri = _PYARROW_SCHEMES[scheme] + path[len(scheme):] if scheme in _PYARROW_SCHEMES else path
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (ValueError, TypeError) as exc:
+        raise InvalidArgumentError(
+            f"{path}: pyarrow has no filesystem for {scheme}:// ({exc}); pass filesystem= (a pyarrow filesystem, "
+            "e.g. pyarrow.fs.PyFileSystem(pyarrow.fs.FSSpecHandler(...)) for an fsspec store) with the path inside "
+            "it") from None
+    except OSError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # libhdfs lists every path it tried
+        raise InvalidArgumentError(f"{path}: its {scheme}:// filesystem cannot be opened here ({first}); pass "
+                                   "filesystem= (a pyarrow filesystem) with the path inside it") from None
 
 
 #: Scheme of Spark's Hadoop filesystem for each pyarrow filesystem (``FileSystem.type_name``).

@@ -7,6 +7,7 @@ import datetime
 import decimal
 import os
 import pathlib
+import re
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -178,6 +179,14 @@ def test_spark_uri_keeps_the_location_scheme_and_authority():
     assert io.spark_uri(s3, "bucket/t/000000_0") == "s3a://bucket/t/000000_0"
     sub = pafs.SubTreeFileSystem("/tmp", LOCAL)
     assert io.spark_uri(sub, "t/000000_0") == "t/000000_0"
+
+
+@pytest.mark.parametrize("uri", ["wasbs://c@a.blob.core.windows.net/t", "oss://b/t", "viewfs://cluster/t"])
+def test_a_uri_of_a_scheme_pyarrow_lacks_is_an_error_not_a_local_path(uri, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where a relative "wasbs:/..." directory would be made
+    with pytest.raises(InvalidArgumentError, match=re.escape(uri) + ".*pass filesystem="):
+        io.resolve_filesystem(uri)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_resolve_filesystem_keeps_an_explicit_filesystem():

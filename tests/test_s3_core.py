@@ -158,6 +158,17 @@ def test_plan_scan_prunes_to_one_bucket_and_reads_the_matching_rows(orc_table, s
     assert sum(read.values()) < sum(everything.values())  # one bucket per partition was read, not the table
 
 
+def test_hadoops_s3a_uri_is_the_same_table(orc_table, s3):
+    """``s3a://`` (how Spark and the metastore name an S3 location, what a SQL INSERT's commit is handed) is
+    pyarrow's ``s3://``: the same plan, not a local directory named ``s3a:``."""
+    local, remote = orc_table
+    by_s3 = plan_scan(s3.uri("t"), [("k", "=", KEY)])
+    by_s3a = plan_scan(s3.uri("t").replace("s3://", "s3a://", 1), [("k", "=", KEY)])
+    assert by_s3a.table.filesystem.type_name == "s3"
+    assert [p.files for p in by_s3a.partitions] == [p.files for p in by_s3.partitions]
+    assert sum(len(p.files) for p in by_s3.partitions) > 0
+
+
 def test_validate_finds_the_same_misplaced_row(tmp_path, s3):
     local = foreign_parquet_table(tmp_path / "foreign")
     remote = s3.upload(local, "foreign")
