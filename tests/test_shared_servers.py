@@ -8,7 +8,10 @@ statement runs in a Thrift session of its own user, as on a real server:
 - ``SET spark.bucketkit.python=<program>`` is refused, and the program never runs on an INSERT;
 - ``SET spark.bucketkit.catalog.enabled=false`` then ``INSERT`` into a ``bucketing_version=2`` table
   is refused (Spark's own writer would place its rows by the v1 hash), and the table is unchanged;
-- an INSERT with the catalog on is bucketkit's: ``validate`` finds every row in its bucket.
+- an INSERT with the catalog on is bucketkit's: ``validate`` finds every row in its bucket;
+- dbt-spark's CTAS of a Hive-format bucketed model (``USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY``)
+  and its re-run as ``CREATE OR REPLACE TABLE ... AS SELECT`` build the table, every row in its bucket,
+  the replaced rows gone (through Connect too).
 
 The same through a Spark Connect client (``pyspark[connect]``, in a process of its own: a Connect session
 switches pyspark's API to Connect mode for its whole process) of a Connect server started over the tests'
@@ -162,6 +165,35 @@ def test_a_thrift_client_joins_bucketed_tables_without_an_exchange(spark, jdbc, 
         conn.close()
 
 
+#: dbt-spark's statement for a Hive-format bucketed model (issue 47), then its re-run as REPLACE: both through a
+#: shared server's own session. {name}, {n}, {verb}: the table, the rows, CREATE or CREATE OR REPLACE.
+CTAS = ("{verb} TABLE {name} USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY (k) INTO 4 BUCKETS "
+        "TBLPROPERTIES ('bucketing_version'='2') AS SELECT CAST(id AS INT) AS k, CAST(id AS STRING) AS v FROM range({n})")
+
+
+def _check_ctas_then_rtas(spark, run, count, name: str) -> None:
+    """CTAS then RTAS of ``name`` through ``run``: each time the rows counted through the server, every row in
+    its Hive bucket (validate), the replaced table's rows gone."""
+    run(CTAS.format(verb="CREATE", name=name, n=300))
+    assert count(f"SELECT count(*) FROM {name}") == 300
+    first = bucketkit.validate(load_table(spark, name))
+    assert first.ok and first.rows_checked == 300
+    run(CTAS.format(verb="CREATE OR REPLACE", name=name, n=120))
+    assert count(f"SELECT count(*) FROM {name}") == 120
+    assert count(f"SELECT count(*) FROM {name} WHERE k >= 120") == 0
+    second = bucketkit.validate(load_table(spark, name))
+    assert second.ok and second.rows_checked == 120
+
+
+def test_a_thrift_client_builds_a_bucketed_table_as_dbt_does(spark, jdbc):
+    conn = jdbc("dbt")
+    try:
+        _check_ctas_then_rtas(spark, lambda sql: _execute(conn, sql), lambda sql: _count(conn, sql), "thrift_ctas")
+    finally:
+        _execute(conn, "DROP TABLE IF EXISTS thrift_ctas")
+        conn.close()
+
+
 CONNECT_CLIENT = """
 import json, sys
 from pyspark.sql import SparkSession
@@ -190,6 +222,14 @@ out["off_insert"] = error(lambda: remote.sql("INSERT INTO connect_v2 SELECT CAST
 remote.sql("SET spark.bucketkit.catalog.enabled=true").collect()
 out["lookup"] = remote.sql("SELECT v FROM connect_v2 WHERE k = 7").first()[0]
 out["plan"] = remote.sql("EXPLAIN SELECT * FROM connect_v2 WHERE k = 7").first()[0]
+print(json.dumps({"checked": True}), flush=True)
+for line in sys.stdin:  # statements the test sends (CTAS, RTAS, counts): one answer each
+    sql = line.strip()
+    try:
+        rows = remote.sql(sql).collect()
+        print(json.dumps({"rows": [list(r) for r in rows]}), flush=True)
+    except Exception as exc:
+        print(json.dumps({"error": str(exc)}), flush=True)
 remote.stop()
 print(json.dumps(out), flush=True)
 """
@@ -212,7 +252,18 @@ def test_a_connect_client_cannot_choose_the_commit_program_nor_misplace_rows(spa
         before = sorted(p.name for p in location.iterdir())
         client.stdin.write("\n")
         client.stdin.flush()
-        out, err = client.communicate(timeout=300)
+        assert json.loads(client.stdout.readline() or "{}").get("checked"), client.stderr.read()[-4000:]
+
+        def run(sql: str) -> list:
+            client.stdin.write(sql + "\n")
+            client.stdin.flush()
+            answer = json.loads(client.stdout.readline() or '{"error": "no answer"}')
+            assert "error" not in answer, (sql, answer)
+            return answer["rows"]
+
+        spark.sql("DROP TABLE IF EXISTS connect_ctas")
+        _check_ctas_then_rtas(spark, run, lambda sql: run(sql)[0][0], "connect_ctas")
+        out, err = client.communicate(timeout=300)  # closes its input: the client's loop ends
         result = json.loads(out.strip().splitlines()[-1]) if out.strip() else {}
         assert result, err[-4000:]
         assert "CANNOT_MODIFY_STATIC_CONFIG" in result["set"] and "spark.bucketkit.python" in result["set"]
@@ -229,3 +280,4 @@ def test_a_connect_client_cannot_choose_the_commit_program_nor_misplace_rows(spa
         if client.poll() is None:
             client.kill()
         spark.sql("DROP TABLE IF EXISTS connect_v2")
+        spark.sql("DROP TABLE IF EXISTS connect_ctas")
