@@ -17,6 +17,7 @@ One home for what touches bytes and locations:
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from typing import Any, Iterator, Literal, Sequence, get_args
@@ -86,7 +87,38 @@ def split_top_level(text: str) -> list[str]:
 # -- locations ----------------------------------------------------------------------------------
 #: Hadoop's schemes for stores pyarrow names otherwise (the metastore's locations are Hadoop's).
 _PYARROW_SCHEMES = {"s3a": "s3", "s3n": "s3"}
-_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")  # Hadoop writes file:/x too; one letter is a Windows drive
+#: ``scheme=module:callable[,...]``: the filesystem of URI schemes pyarrow lacks, for every bucketkit
+#: process (a SQL INSERT's commit runs in a Python process of its own, started with the driver's environment).
+FILESYSTEMS_ENV = "BUCKETKIT_FILESYSTEMS"
+_REGISTERED: dict[str, Any] = {}
+
+
+def register_filesystem(scheme: str, factory: Any) -> None:
+    """Resolve URIs of ``scheme`` (one pyarrow has no filesystem for: ``wasbs``, a store of your own) with
+    ``factory(uri) -> (pyarrow filesystem, path inside it)``, in this process. A SQL INSERT's commit runs
+    in a process of its own: name the factory in ``BUCKETKIT_FILESYSTEMS`` (``scheme=module:callable``)
+    in the driver's environment for that."""
+    _REGISTERED[scheme.lower()] = factory
+
+
+def _registered(scheme: str) -> Any | None:
+    """The factory registered for ``scheme``, in this process or in ``BUCKETKIT_FILESYSTEMS``, or None."""
+    if scheme in _REGISTERED:
+        return _REGISTERED[scheme]
+    for item in filter(None, (x.strip() for x in os.environ.get(FILESYSTEMS_ENV, "").split(","))):
+        name, _, target = item.partition("=")
+        if name.strip().lower() != scheme:
+            continue
+        module, _, attr = target.strip().partition(":")
+        try:
+            factory = getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise InvalidArgumentError(f"{FILESYSTEMS_ENV}: {item!r}: cannot load {target.strip()!r} ({exc}); "
+                                       "expected scheme=module:callable") from None
+        _REGISTERED[scheme] = factory
+        return factory
+    return None
 
 
 def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
@@ -104,6 +136,9 @@ def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> 
     if match is None:  # a plain local path, not a URI
         return pafs.LocalFileSystem(), os.path.abspath(path)
     scheme = match.group(1).lower()
+    factory = _registered(scheme)
+    if factory is not None:
+        return factory(path)
     uri = _PYARROW_SCHEMES[scheme] + path[len(scheme):] if scheme in _PYARROW_SCHEMES else path
     try:
         return pafs.FileSystem.from_uri(uri)
@@ -111,7 +146,7 @@ def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> 
         raise InvalidArgumentError(
             f"{path}: pyarrow has no filesystem for {scheme}:// ({exc}); pass filesystem= (a pyarrow filesystem, "
             "e.g. pyarrow.fs.PyFileSystem(pyarrow.fs.FSSpecHandler(...)) for an fsspec store) with the path inside "
-            "it") from None
+            f"it, or register one for the scheme (bucketkit.io.register_filesystem, {FILESYSTEMS_ENV})") from None
     except OSError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # libhdfs lists every path it tried
         raise InvalidArgumentError(f"{path}: its {scheme}:// filesystem cannot be opened here ({first}); pass "
@@ -144,11 +179,12 @@ def spark_uri(filesystem: pafs.FileSystem, path: str, *, location: str | None = 
 def hadoop_to_uri(location: str) -> str:
     """A ``java.net.URI``'s text as Spark's catalog gives it -> a URI pyarrow parses.
 
-    Hadoop's ``file:/x`` becomes ``file:///x``, and characters outside ASCII, which ``URI.toString``
+    Hadoop's ``file:/x`` (any scheme without an authority) becomes ``file:///x``, and characters outside ASCII, which ``URI.toString``
     leaves as they are, are percent-encoded as UTF-8 (what ``URI.toASCIIString`` gives).
     """
-    if re.match(r"file:/[^/]", location):
-        location = "file://" + location[len("file:"):]
+    bare = re.match(r"([A-Za-z][A-Za-z0-9+.-]+):/(?!/)", location)  # no authority: file:/x (Hadoop's) is file:///x
+    if bare:
+        location = f"{bare.group(1)}://{location[len(bare.group(1)) + 1:]}"
     return re.sub(r"[^\x00-\x7f]+", lambda m: quote(m.group(0), safe=""), location)
 
 

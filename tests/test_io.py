@@ -189,6 +189,21 @@ def test_a_uri_of_a_scheme_pyarrow_lacks_is_an_error_not_a_local_path(uri, tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_registered_scheme_resolves_through_its_factory(monkeypatch, tmp_path):
+    """BUCKETKIT_FILESYSTEMS names a factory for a scheme pyarrow lacks (for the SQL INSERT's commit process,
+    which has only the environment); register_filesystem does it in-process; a factory that cannot be loaded
+    is an error naming the setting."""
+    monkeypatch.setattr(io, "_REGISTERED", {})
+    monkeypatch.setenv(io.FILESYSTEMS_ENV, "other=x:y, objtest=support.objectstore:filesystem")
+    fs, inside = io.resolve_filesystem(f"objtest://{tmp_path}/t")
+    assert fs.type_name == "py::objtest" and inside == f"{tmp_path}/t"
+    io.register_filesystem("mine", lambda uri: (LOCAL, "/" + uri.split("://", 1)[1].lstrip("/")))
+    assert io.resolve_filesystem("mine:///a/b") == (LOCAL, "/a/b")
+    monkeypatch.setenv(io.FILESYSTEMS_ENV, "broken=no.such.module:f")
+    with pytest.raises(InvalidArgumentError, match="BUCKETKIT_FILESYSTEMS: 'broken=no.such.module:f'"):
+        io.resolve_filesystem("broken://x/y")
+
+
 def test_resolve_filesystem_keeps_an_explicit_filesystem():
     sub = pafs.SubTreeFileSystem("/tmp", LOCAL)
     assert io.resolve_filesystem("rel/t", sub) == (sub, "rel/t")

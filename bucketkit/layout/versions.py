@@ -193,7 +193,9 @@ def _exists(fs: pafs.FileSystem, path: str) -> bool:
 def live_pointer(fs: pafs.FileSystem, root: str) -> dict[str, Any] | None:
     """The pointer of a table in the ``inside`` layout: ``{"write_id": ..., "retiring": [...]}`` (the
     files its commit took from the table directory's top and deletes), or None (no pointer)."""
-    return read_json(fs, TablePaths(root.rstrip("/") or "/", True).pointer)
+    pointer = TablePaths(root.rstrip("/") or "/", True).pointer
+    # asked of its metadata first: a table without one (every table but those) is only listed, never opened
+    return read_json(fs, pointer) if fs.get_file_info(pointer).type == pafs.FileType.File else None
 
 
 def live_root(fs: pafs.FileSystem, root: str) -> str:

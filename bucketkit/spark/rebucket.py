@@ -52,7 +52,9 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
             rewrite it with Hive), a table Spark's ``bucketBy`` placed (Spark's hash; rewrite it with
             Spark), or a bad option.
     """
-    from bucketkit.spark.catalog import resolve_table
+    from bucketkit.io import spark_uri
+    from bucketkit.layout.versions import TablePaths
+    from bucketkit.spark.catalog import publish, resolve_table, table_location
     from bucketkit.spark.scan import scan
     from bucketkit.spark.writer import write
 
@@ -82,6 +84,10 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
         # caches with its file listing. Drop any such relation now, while the previous files are still
         # kept for readers (the commit's grace), so no later query reuses a listing of files about to go.
         spark.catalog.refreshTable(table)
+        paths = TablePaths.at(current.filesystem, current.location)
+        if paths.inside:  # committed inside the table (a store without directory renames): move the metastore there
+            publish(spark, table, spark_uri(current.filesystem, paths.version(result.write_id),
+                                            location=table_location(spark, table)))
         new = result.spec
         if is_connect(spark):  # the same CatalogEdit, asked through SQL (io.bucketkit.spark.DriverCalls)
             call(spark, "bucketkit_set_bucketing", table, list(new.bucketed_by), new.bucket_count,
