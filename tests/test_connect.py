@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -28,6 +29,7 @@ from bucketkit.spark import catalog as catalog_module
 from bucketkit.spark import driver
 from tests.support import hudi
 from tests.support.hudi import needs_hudi, needs_hudi_rs
+from support import background  # the module conftest queues jobs in (not tests.support's copy)
 
 pytestmark = pytest.mark.spark
 
@@ -316,10 +318,15 @@ print(json.dumps(out), flush=True)
 """
 
 
-def test_a_connect_server_started_with_the_printed_settings_serves_every_call(tmp_path):
-    """pyspark's own ``sbin/start-connect-server.sh --wait`` with the flags ``bucketkit spark-conf`` prints
-    (docs/sql.md, Spark Connect): a client writes catalog tables, reads and joins them from Python, and SQL
-    joins them without an Exchange."""
+def queue_background(names: set[str], tmp_path_factory) -> None:
+    """The Connect server of the printed settings and its client: processes of their own, beside the suite
+    (tests/support/background.py)."""
+    if "test_a_connect_server_started_with_the_printed_settings_serves_every_call" in names:
+        background.start("connect_server", _serve, tmp_path_factory.mktemp("connect_server"))
+
+
+def _serve(tmp_path) -> dict:
+    """Start the server with the printed flags, run the client, stop the server: the client's answers."""
     import os
     import socket
     import time
@@ -357,7 +364,7 @@ def test_a_connect_server_started_with_the_printed_settings_serves_every_call(tm
                                 capture_output=True, text=True, timeout=600)
         lines = client.stdout.strip().splitlines()
         assert client.returncode == 0 and lines, client.stderr[-6000:]
-        out = json.loads(lines[-1])
+        out = {**json.loads(lines[-1]), "base": str(tmp_path)}
     finally:
         import signal
 
@@ -366,6 +373,16 @@ def test_a_connect_server_started_with_the_printed_settings_serves_every_call(tm
             server.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+    return out
+
+
+def test_a_connect_server_started_with_the_printed_settings_serves_every_call(tmp_path_factory):
+    """pyspark's own ``sbin/start-connect-server.sh --wait`` with the flags ``bucketkit spark-conf`` prints
+    (docs/sql.md, Spark Connect): a client writes catalog tables, reads and joins them from Python, and SQL
+    joins them without an Exchange. (Server and client run beside the suite, queued when it starts.)"""
+    tmp_path = tmp_path_factory.mktemp("connect_server")
+    out = background.result("connect_server", _serve, tmp_path)
+    tmp_path = Path(out["base"])
     assert out["count"] == 300 and out["join"] == 300 and out["scan"] == "47"
     assert "hashpartitioning" not in out["plan"] and "default.srv_a (Hive bucketing v2" in out["plan"], out["plan"]
     assert out["location"].startswith(str(tmp_path / "wh"))

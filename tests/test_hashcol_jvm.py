@@ -14,6 +14,7 @@ import sys
 import textwrap
 
 import pytest
+from support import background
 from support.hive_oracle import EDGES, TYPES, HiveOracle, values_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -141,13 +142,24 @@ SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.spark  # starts its own Spark: run it under the Spark lock with the others
-def test_a_session_without_the_jar_writes_through_the_fallback(tmp_path):
-    """A user's own session whose jar bucketkit may not add (spark.bucketkit.addJar=false): no JVM column, the
-    Arrow UDF places the rows, and one warning says why and what it costs."""
+def _without_the_jar(tmp_path) -> subprocess.CompletedProcess:
+    """The user's own session (a process of its own) writing without bucketkit's jar."""
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "t")],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    return subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path / "t")],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+
+
+def queue_background(names: set[str], tmp_path_factory) -> None:
+    """The session without the jar is a process of its own: run beside the suite (tests/support/background.py)."""
+    if "test_a_session_without_the_jar_writes_through_the_fallback" in names:
+        background.start("without_the_jar", _without_the_jar, tmp_path_factory.mktemp("nojar"))
+
+
+def test_a_session_without_the_jar_writes_through_the_fallback(tmp_path_factory):
+    """A user's own session whose jar bucketkit may not add (spark.bucketkit.addJar=false): no JVM column, the
+    Arrow UDF places the rows, and one warning says why and what it costs."""
+    out = background.result("without_the_jar", _without_the_jar, tmp_path_factory.mktemp("nojar"))
     assert out.returncode == 0, out.stderr[-3000:]
     assert "JVM_CLASS None" in out.stdout and "VALID True" in out.stdout, out.stdout
     assert out.stderr.count("bucketkit: could not add its jar to this Spark session (spark.bucketkit.addJar=false)") == 1

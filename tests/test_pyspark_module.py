@@ -13,6 +13,7 @@ import textwrap
 
 import pytest
 
+from support import background
 from support.scan import write_arrow_table
 from support.scan import SPEC, rows_for
 
@@ -37,13 +38,24 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.spark
-def test_plain_session_reads_format_bucketkit(tmp_path):
+def _plain_session(tmp_path) -> subprocess.CompletedProcess:
+    """The plain session's process over a table written with pyarrow alone."""
     table = write_arrow_table(str(tmp_path / "t"), SPEC.with_(bucketing_version=2), rows_for())
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    out = subprocess.run([sys.executable, "-c", SCRIPT, table],
-                         capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    return subprocess.run([sys.executable, "-c", SCRIPT, table],
+                          capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+
+
+def queue_background(names: set[str], tmp_path_factory) -> None:
+    """The plain session is a process of its own: run beside the suite (tests/support/background.py)."""
+    if "test_plain_session_reads_format_bucketkit" in names:
+        background.start("plain_session_format", _plain_session, tmp_path_factory.mktemp("plain"))
+
+
+@pytest.mark.spark
+def test_plain_session_reads_format_bucketkit(tmp_path_factory):
+    out = background.result("plain_session_format", _plain_session, tmp_path_factory.mktemp("plain"))
     assert out.returncode == 0, out.stderr[-3000:]
     expected = sorted({*(n for n, _ in SPEC.columns), *SPEC.partitioned_by})
     assert f"ROWS {len(rows_for())} {expected}" in out.stdout, out.stdout
