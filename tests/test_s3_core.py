@@ -107,6 +107,11 @@ def commit_to(s3, rows: dict[str, list[tuple[int, str]]], *, mode: str = "append
     """bucketkit's own commit (:class:`Transaction`, the lowest commit without Spark) of ``rows`` into the
     table ``t`` on S3, staged there as Parquet files of bucket ``k % 4``, as support.commit stages them on disk."""
     tx = Transaction(s3.path("t"), COMMITTED, mode=mode, filesystem=s3.filesystem, write_id=write_id)
+    return tx.commit(stage_to(s3, tx, rows))
+
+
+def stage_to(s3, tx: Transaction, rows: dict[str, list[tuple[int, str]]]) -> dict[str, str]:
+    """:meth:`Transaction.begin`, then ``rows`` staged as :func:`commit_to` stages them: final -> staged path."""
     staging, files = tx.begin(), {}
     for part, items in rows.items():
         for b in sorted({k % 4 for k, _ in items}):
@@ -115,7 +120,7 @@ def commit_to(s3, rows: dict[str, list[tuple[int, str]]], *, mode: str = "append
             pq.write_table(pa.table({"k": [k for k, _ in mine], "tag": [t for _, t in mine]}), staged,
                            filesystem=s3.filesystem)
             files[f"{part}/{b:06d}_0_{tx.write_id}.parquet"] = staged
-    return tx.commit(files)
+    return files
 
 
 # -- reads ---------------------------------------------------------------------------------------------
@@ -264,6 +269,44 @@ def test_commits_onto_s3_keep_versions_that_vacuum_removes_and_write_nothing_out
         versions[2].write_id, *(v.write_id + ".json" for v in versions)}
     with pytest.raises(VersionNotFoundError, match="version 0 .* was removed"):
         plan_scan(table, as_of=0)
+
+
+def test_a_commit_published_during_another_fails_the_later_one_and_loses_nothing(s3, monkeypatch):
+    """No lock across writers on S3. Two appends staged at once both land when one commits after the other (each
+    builds its version from the live one when it commits). One published while the other builds its version
+    would be hidden under the other's pointer; the other fails instead (ConcurrentModificationError, its version
+    removed), and the same rows appended again land beside the first one's."""
+    commit_to(s3, ONE)
+    first = Transaction(s3.path("t"), COMMITTED, mode="append", filesystem=s3.filesystem)
+    second = Transaction(s3.path("t"), COMMITTED, mode="append", filesystem=s3.filesystem)
+    staged_first, staged_second = stage_to(s3, first, TWO), stage_to(s3, second, THREE)
+    first.commit(staged_first)
+    second.commit(staged_second)
+    table = lambda: open_table(s3.path("t"), filesystem=s3.filesystem)  # noqa: E731
+    both = as_counter(ONE) + as_counter(TWO) + as_counter(THREE)
+    assert plan_rows(plan_scan(table())) == both
+
+    late = Transaction(s3.path("t"), COMMITTED, mode="append", filesystem=s3.filesystem)
+    early = Transaction(s3.path("t"), COMMITTED, mode="append", filesystem=s3.filesystem)
+    staged_late, staged_early = stage_to(s3, late, {"p=4": [(40, "late")]}), stage_to(s3, early, {"p=5": [(50, "early")]})
+    keep = Transaction._keep
+
+    def early_publishes_meanwhile(self, *args):  # late has built its version; early publishes before late's pointer
+        if self is late:
+            early.commit(staged_early)
+        return keep(self, *args)
+
+    monkeypatch.setattr(Transaction, "_keep", early_publishes_meanwhile)
+    with pytest.raises(ConcurrentModificationError, match=f"write {early.write_id} was committed during write "
+                                                          f"{late.write_id}.*nothing of this write was committed"):
+        late.commit(staged_late)
+    monkeypatch.undo()
+    settle()
+    with_early = both + Counter({("5", 50, "early"): 1})
+    assert plan_rows(plan_scan(table())) == with_early
+    assert not [k for k in s3.files("t") if late.write_id in k]  # its version and journal are gone
+    commit_to(s3, {"p=4": [(40, "late")]})
+    assert plan_rows(plan_scan(table())) == with_early + Counter({("4", 40, "late"): 1})
 
 
 def test_a_table_another_engine_wrote_on_s3_is_taken_into_the_first_commit(s3):

@@ -185,6 +185,7 @@ class Transaction:
         #: where the committed version's files are: the table directory, or (inside) the version's own
         self.published = self.next if self.inside else self.root
         self._retiring: list[str] = []  # inside: files at the table directory's top the commit took in
+        self._base: str | None = None  # inside: the write id of the version the next one is built on
         self.staging = posixpath.join(self.next, STAGING_DIR)
         self.extra = dict(extra or {})
         self._spec_text: str | None = None
@@ -208,12 +209,14 @@ class Transaction:
         """The live table's files: relative path -> where it is. Inside, the pointer's version plus files
         at the table directory's top that its commit did not take (all of them before the first commit:
         a table another engine wrote, or its files written since); they become ``_retiring``."""
-        live = self._live()
+        pointer = live_pointer(self.fs, self.root) if self.inside else None
+        self._base = pointer["write_id"] if pointer else None  # the version this one is built on
+        live = self.paths.version(pointer["write_id"]) if pointer else self.root
         sources = {rel: posixpath.join(live, rel) for rel in visible_files(self.fs, live)}
         if live == self.root:
             self._retiring = sorted(sources) if self.inside else []
             return sources
-        retiring = set((live_pointer(self.fs, self.root) or {}).get("retiring", ()))
+        retiring = set(pointer.get("retiring", ()))
         self._retiring = [rel for rel in visible_files(self.fs, self.root) if rel not in retiring]
         for rel in self._retiring:
             if rel in sources:
@@ -287,6 +290,18 @@ class Transaction:
         timer.start()
 
     # -- phase 2 ---------------------------------------------------------------------------------
+    def _still_based(self) -> None:
+        """Inside: the version this one was built on is still the live one. A store without directory renames
+        has no lock across writers: a commit published since would be lost under this one's pointer (an append's
+        rows too), so this write fails instead, and nothing of it is committed. Asked just before the pointer is
+        written, it leaves a window of one request, not of the whole build."""
+        now = (live_pointer(self.fs, self.root) or {}).get("write_id")
+        if now != self._base:
+            raise ConcurrentModificationError(
+                f"table {self.root}: write {now} was committed during write {self.write_id}, which was built on "
+                f"{'no version' if self._base is None else 'version ' + self._base} (this store has no lock across "
+                "writers); nothing of this write was committed: run it again")
+
     def _check(self, current: list[str], replace: Sequence[str] | None) -> None:
         now = _read_text(self.fs, posixpath.join(self._live(), METADATA_FILE))
         where = f"table {self.root}"
@@ -366,6 +381,7 @@ class Transaction:
                 self._journal(SWITCHING, known=current)
                 fault_point("before_switch")
                 if self.inside:  # the commit point: one object written whole names the new version
+                    self._still_based()
                     write_json(self.fs, self.paths.pointer, {"write_id": self.write_id, "retiring": self._retiring})
                     how = "pointer"
                 else:
