@@ -571,12 +571,13 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
     keys = None if partitioned_by is None else [str(k) for k in partitioned_by]
     for attempt in range(_ATTEMPTS):
         info = fs.get_file_info(root)
-        if _check_switch(fs, info) and wait_for_switch(fs, root, path):
+        # a store without directory renames: the live version's directory, which no commit switches
+        pointer = live_pointer(fs, root) if info.type == pafs.FileType.Directory else None
+        if pointer is None and _check_switch(fs, info) and wait_for_switch(fs, root, path):
             continue  # a commit was between the two steps of its switch
         if info.type != pafs.FileType.Directory:
             what = "is a file" if info.type == pafs.FileType.File else "does not exist"
             raise TableNotFoundError(f"{path}: {what}; expected a table directory")
-        pointer = live_pointer(fs, root)  # a store without directory renames: the live version's directory
         listed = TablePaths(root, True).version(pointer["write_id"]) if pointer else root
         try:
             with _collector_paused():

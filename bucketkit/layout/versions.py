@@ -51,9 +51,10 @@ import pyarrow.fs as pafs
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
 from bucketkit.io import KEPT_VERSIONS, is_hidden
 
-__all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
-           "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove", "Version", "history",
-           "find_version", "RETENTION", "retention"]
+__all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "exists",
+           "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
+           "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove", "Version",
+           "history", "find_version", "RETENTION", "retention"]
 
 VERSION_PREFIX = ".bucketkit-version-"
 #: Inside a table directory on a store without atomic directory renames: which version is live.
@@ -104,12 +105,12 @@ class TablePaths:
         table copied from a disk does); beside it otherwise."""
         root = table_root(root)
         inside = cls(root, True)
-        if _exists(fs, inside.pointer):
+        if exists(fs, inside.pointer):
             return inside
         if renames_directories(fs):
             return cls(root)
         beside = cls(root)
-        return beside if _exists(fs, beside.store) else inside
+        return beside if exists(fs, beside.store) else inside
 
     @property
     def parent(self) -> str:
@@ -186,7 +187,8 @@ def table_root(path: str) -> str:
     return posixpath.dirname(parent) if posixpath.basename(parent) == KEPT_VERSIONS else path
 
 
-def _exists(fs: pafs.FileSystem, path: str) -> bool:
+def exists(fs: pafs.FileSystem, path: str) -> bool:
+    """Whether ``path`` is there (a file or a directory)."""
     return fs.get_file_info(path).type != pafs.FileType.NotFound
 
 

@@ -52,8 +52,8 @@ from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
 from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, history, live_pointer,
-                                       live_version, owner_alive, pending_writes, read_json, remove, retention,
-                                       table_root, visible_files, write_json)
+                                       exists, live_root, live_version, owner_alive, pending_writes, read_json, remove,
+                                       retention, table_root, visible_files, write_json)
 
 __all__ = ["Transaction", "LAYOUTS", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
            "fault_point", "settle", "expire", "vacuum", "VacuumResult", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
@@ -200,11 +200,6 @@ class Transaction:
                    {"write_id": self.write_id, "state": state, "host": socket.gethostname(), "pid": os.getpid(),
                     "started": self._started, "mode": self.mode, "extra": self.extra, **more})
 
-    def _live(self) -> str:
-        """The directory of the live version: the one a pointer names (inside), else the table's."""
-        pointer = live_pointer(self.fs, self.root) if self.inside else None
-        return self.paths.version(pointer["write_id"]) if pointer else self.root
-
     def _sources(self) -> dict[str, str]:
         """The live table's files: relative path -> where it is. Inside, the pointer's version plus files
         at the table directory's top that its commit did not take (all of them before the first commit:
@@ -227,7 +222,8 @@ class Transaction:
 
     def begin(self) -> str:
         """Write the journal, create the next version's staging directory; returns the staging path."""
-        self._spec_text = _read_text(self.fs, posixpath.join(self._live(), METADATA_FILE))
+        live = live_root(self.fs, self.root) if self.inside else self.root
+        self._spec_text = _read_text(self.fs, posixpath.join(live, METADATA_FILE))
         if self.mode == "overwrite":
             self._snapshot = sorted(self._sources())
         self._started = time.time()
@@ -303,7 +299,9 @@ class Transaction:
                 "writers); nothing of this write was committed: run it again")
 
     def _check(self, current: list[str], replace: Sequence[str] | None) -> None:
-        now = _read_text(self.fs, posixpath.join(self._live(), METADATA_FILE))
+        """``current``: the live files :meth:`_sources` just listed, from the version it read (``_base``)."""
+        based = self.paths.version(self._base) if self._base else self.root
+        now = _read_text(self.fs, posixpath.join(based, METADATA_FILE))
         where = f"table {self.root}"
         if self._spec_text is not None and now is None:
             raise ConcurrentModificationError(f"{where} was dropped (its {METADATA_FILE} vanished) during write {self.write_id}")
@@ -514,10 +512,6 @@ class RecoveryAction:
         return f"write {self.write_id}: {self.state}" + (f" ({self.detail})" if self.detail else "")
 
 
-def _exists(fs: pafs.FileSystem, path: str) -> bool:
-    return fs.get_file_info(path).type != pafs.FileType.NotFound
-
-
 def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal: dict[str, Any] | None,
                  live: str | None, dry_run: bool) -> tuple[str, str]:
     """Finish (forward) or undo (back) one dead write; returns (direction, detail)."""
@@ -526,19 +520,19 @@ def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal:
     if paths.inside:
         return _recover_inside(fs, paths, write_id, journal, dry_run)
     if live == write_id:  # switched: the old version is at nxt (exchange) or aside (renames)
-        old, direction, detail = (aside if _exists(fs, aside) else nxt), "forward", "new version is live"
-    elif not _exists(fs, paths.root) and journal.get("state") == SWITCHING and _exists(fs, nxt):
+        old, direction, detail = (aside if exists(fs, aside) else nxt), "forward", "new version is live"
+    elif not exists(fs, paths.root) and journal.get("state") == SWITCHING and exists(fs, nxt):
         old, direction, detail = aside, "forward", "died between the renames; new version renamed into place"
         if not dry_run:
             fs.move(nxt, paths.root)
-    elif not _exists(fs, paths.root) and _exists(fs, aside):
+    elif not exists(fs, paths.root) and exists(fs, aside):
         old, direction, detail = nxt, "back", "died between the renames; old version renamed back"
         if not dry_run:
             fs.move(aside, paths.root)
     else:
         old, direction, detail = nxt, "back", f"died while {journal.get('state', 'writing')}; unfinished version removed"
     if not dry_run:
-        if direction == "forward" and _exists(fs, old):
+        if direction == "forward" and exists(fs, old):
             swept = _sweep(fs, old, paths.root, journal.get("known", ()))
             detail += f", {len(swept)} foreign file(s) moved over" if swept else ""
         if direction == "forward":

@@ -364,7 +364,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     // (the table may have been re-bucketed since it was loaded, its files hashed into another count)
     String[] placement = {null};
     String doubt = TableListing.oneVersion(hadoopConf, pathOf(table.location()), name(), marker -> {
-      String disagreement = recordDisagreement(table, hadoopConf, buckets, version);
+      // no pointer here (asked above): the record is the table directory's own
+      String disagreement = recordDisagreement(table, hadoopConf, buckets, version,
+          new org.apache.hadoop.fs.Path(pathOf(table.location())));
       String found = disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
       if (found == null) {  // read the version listed where it stays after later commits, when it is kept whole
         placement[0] = FileManifest.vouch(hadoopConf, pathOf(table.location()), bucketColumn, bucketHiveType, buckets,
