@@ -18,7 +18,7 @@ from support.commit import FLAT, SPEC, commit_rows
 from support.jvm import probe  # noqa: F401 (fixture: compiles and adds tests/jvm)
 
 from bucketkit.io import KEPT_VERSIONS
-from bucketkit.layout.versions import POINTER, SWITCHING, VERSION_PREFIX, TablePaths, write_json
+from bucketkit.layout.versions import POINTER, SWITCHING, VERSION_PREFIX, TablePaths, table_root, write_json
 from bucketkit.io import resolve_filesystem
 
 SWITCHING_FS = {"fs.file.impl": "io.bucketkit.probe.SwitchingFileSystem", "fs.file.impl.disable.cache": "true"}
@@ -56,6 +56,10 @@ def test_java_knows_the_commit_protocols_names(spark):
     assert java.KEPT_VERSIONS == KEPT_VERSIONS and TablePaths("/data/t").store == "/data/.t" + KEPT_VERSIONS
     assert java.journalName("t", "w1") == os.path.basename(TablePaths("/data/t").journal("w1"))
     assert java.POINTER == POINTER and TablePaths("/data/t", inside=True).pointer == "/data/t/" + POINTER
+    path = spark._jvm.org.apache.hadoop.fs.Path
+    for where in ("/data/t", "/data/t/.bucketkit.versions/w1", "/data/.bucketkit.versions", "/.bucketkit.versions/w1",
+                  "/data/t/.bucketkit.versions/w1/p=1"):  # where a metastore may locate a table: one table root
+        assert java.tableRoot(path(where)).toString() == table_root(where), where
 
 
 @pytest.mark.parametrize("spec, rows, listed_dir", [(FLAT, (OLD, NEW), ""),
