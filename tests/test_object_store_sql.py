@@ -73,6 +73,16 @@ if mode == "loop":
     out["rebucketed"] = [versions(spark), versions(plain),
                          spark.sql("DESCRIBE TABLE EXTENDED obj_t").where("col_name = 'Num Buckets'").first()[1]]
     out["valid"] = bucketkit.validate(bucketkit.spark.catalog.load_table(spark, "obj_t")).ok
+    # a managed table: the metastore locates it at its live version; DROP TABLE deletes the whole table directory
+    spark.sql("CREATE DATABASE objdb LOCATION 'SCHEME://" + os.path.join(base, "objdb") + "'")
+    for round in range(2):  # created, dropped, created again under the same name
+        spark.sql("CREATE TABLE objdb.m (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+        spark.sql("INSERT INTO objdb.m SELECT CAST(id AS INT), 'a' FROM range(20)")
+        spark.sql(f"INSERT OVERWRITE TABLE objdb.m SELECT CAST(id AS INT), 'b{round}' FROM range(30)")
+        out[f"managed{round}"] = [r[0] for r in spark.sql("SELECT DISTINCT v FROM objdb.m").collect()] + [
+            spark.sql("SELECT count(*) FROM objdb.m").first()[0], sorted(os.listdir(os.path.join(base, "objdb")))]
+        spark.sql("DROP TABLE objdb.m")
+        out[f"dropped{round}"] = sorted(os.listdir(os.path.join(base, "objdb")))
 else:  # the table the loop left (the same metastore); this driver's commit process dies before its commit point
     out["before"] = [versions(spark)]
     try:
@@ -135,3 +145,6 @@ def test_sql_on_object_store_semantics_reads_whole_versions_and_renames_no_direc
     assert loop["rebucketed"] == [[["v8", 308]], [["v8", 308]], "8"] and loop["valid"]
     assert killed["killed"] and "v99" not in json.dumps(killed["after"]), killed
     assert killed["after"] == [[["v8", 308]], [["v8", 308]]] == [killed["before"][0]] * 2
+    # a managed table's DROP deletes its table directory (kept versions too), and the name can be used again
+    assert loop["managed0"] == ["b0", 30, ["m"]] and loop["managed1"] == ["b1", 30, ["m"]]
+    assert loop["dropped0"] == [] == loop["dropped1"]

@@ -9,6 +9,7 @@ import io.bucketkit.rules.PackUnneededBuckets;
 import io.bucketkit.rules.PackedShuffle;
 import io.bucketkit.rules.WriteFromAlikeBuckets;
 import io.bucketkit.write.CommitCoordinator;
+import io.bucketkit.write.ManagedDrop;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
@@ -28,6 +29,7 @@ import scala.runtime.BoxedUnit;
  * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows; a write's shuffle moves its
  * rows packed, {@link PackedShuffle}, read in no fewer tasks than the session's parallelism) and
  * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off);
+ * {@link ManagedDrop.OnDrop} (a DROP TABLE of a managed table located at a version inside it deletes the table directory);
  * {@link CreateAsSelect} ({@code USING hive ... CLUSTERED BY} accepted; a Hive bucketed CTAS written by bucketkit); and
  * {@link DriverCalls}, the table functions through which the Python API asks the driver what it asks
  * over py4j in a classic session (a Spark Connect client has no py4j).
@@ -117,6 +119,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
       @Override
       public scala.Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
         return new SparkWriteGuard();
+      }
+    });
+    extensions.injectCheckRule(new AbstractFunction1<SparkSession, scala.Function1<LogicalPlan, BoxedUnit>>() {
+      @Override
+      public scala.Function1<LogicalPlan, BoxedUnit> apply(SparkSession session) {
+        return new ManagedDrop.OnDrop((org.apache.spark.sql.classic.SparkSession) session);
       }
     });
     return BoxedUnit.UNIT;

@@ -47,6 +47,7 @@ public final class MetastorePublish {
 
   /** {@link #publish(SparkSession, String, String)} of the table {@code id}. */
   public static void publish(SparkSession spark, TableIdentifier id, String location) throws Exception {
+    ManagedDrop.watch(spark);  // a managed table located at a version: its DROP deletes the table directory
     org.apache.spark.sql.catalyst.catalog.SessionCatalog catalog = spark.sessionState().catalog();
     CatalogTable t = catalog.getTableMetadata(id);
     Path root = new Path(location);
