@@ -213,3 +213,28 @@ def test_java_and_python_name_the_same_version(spark, tmp_path):
         assert (found if not found.startswith("error") else "error") == python(when)
 
     same()
+
+
+def test_java_and_python_find_the_same_version_store(spark, tmp_path):
+    """KeptVersions.store (SQL's history and time travel) and TablePaths.at(...).store (Python's) are one rule,
+    decided by what the table holds: a pointer, versions kept beside it, versions kept inside it, or nothing."""
+    import itertools
+
+    from pyarrow import fs as pafs
+
+    from bucketkit.layout.versions import POINTER, TablePaths
+
+    jvm = spark._jvm
+    for n, (pointer, beside, inside) in enumerate(itertools.product((False, True), repeat=3)):
+        root = tmp_path / f"t{n}"
+        root.mkdir()
+        if pointer:
+            (root / POINTER).write_text('{"write_id": "w", "retiring": []}')
+        if beside:
+            (tmp_path / f".t{n}.bucketkit.versions").mkdir()
+        if inside:
+            (root / ".bucketkit.versions").mkdir()
+        path = jvm.org.apache.hadoop.fs.Path(str(root))
+        java = jvm.io.bucketkit.layout.KeptVersions.store(path.getFileSystem(spark._jsc.hadoopConfiguration()), path)
+        python = TablePaths.at(pafs.LocalFileSystem(), str(root)).store
+        assert java.toUri().getPath() == python, (pointer, beside, inside)

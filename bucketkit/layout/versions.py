@@ -100,17 +100,19 @@ class TablePaths:
 
     @classmethod
     def at(cls, fs: pafs.FileSystem, root: str) -> TablePaths:
-        """The paths of the table at ``root``: inside it where a pointer names its live version, or
-        where the store cannot rename directories (unless the table keeps versions beside it, as a
-        table copied from a disk does); beside it otherwise."""
+        """The paths of the table at ``root``, by what its store holds: inside it where a pointer names its
+        live version, beside it where it keeps versions there; else inside it where it keeps versions inside
+        (a table whose first commit went inside and died before its pointer: its recovery finds its journal
+        there) or where the store cannot rename directories (S3, GCS, ADLS); else beside it (a local disk,
+        HDFS: the table's directory is switched whole, so an engine reading the directory sees one version;
+        a commit that may not write beside it goes inside: :meth:`Transaction.begin`)."""
         root = table_root(root)
-        inside = cls(root, True)
+        inside, beside = cls(root, True), cls(root)
         if exists(fs, inside.pointer):
             return inside
-        if renames_directories(fs):
-            return cls(root)
-        beside = cls(root)
-        return beside if exists(fs, beside.store) else inside
+        if exists(fs, beside.store):
+            return beside
+        return inside if not renames_directories(fs) or exists(fs, inside.store) else beside
 
     @property
     def parent(self) -> str:

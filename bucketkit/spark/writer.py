@@ -119,7 +119,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
           file_format: FileFormat = "orc", mode: Mode = "error", create_empty_bucket_files: bool = False,
           naming: Naming = "hive", compression: str | None = None,
           bucket_types: Sequence[str] | Mapping[str, str] | None = None, overwrite_scope: OverwriteScope = "table",
-          num_tasks: int | None = None, filesystem: pafs.FileSystem | None = None) -> WriteResult:
+          num_tasks: int | None = None, filesystem: pafs.FileSystem | None = None, layout: str = "auto") -> WriteResult:
     """Write ``df`` as a Hive/Trino-compatible bucketed table: one file per bucket per partition.
 
     Args:
@@ -150,6 +150,11 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
             core of the session's default parallelism; for an unpartitioned table the largest divisor of
             ``bucket_count`` not above that, so every task writes as many buckets).
         filesystem: a pyarrow filesystem for ``path``.
+        layout: where the commit keeps the table's versions (docs/writing.md, "Commit protocol and recovery"):
+            ``"auto"`` (on a local disk or HDFS beside the table, switched whole, so an engine reading the
+            directory sees one version; where the table's parent may not be written, and on S3, GCS and ADLS,
+            inside it, published by a pointer and, for ``table=``, by moving the metastore to the version),
+            ``"inside"`` (nothing written outside the table's location) or ``"beside"``.
 
     Returns:
         A :class:`WriteResult` listing per partition and bucket the files written, rows and bytes.
@@ -175,7 +180,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
                            recovered=recovered)
     spec, order = reconcile(spec, target, options)
     tx = Transaction(target.root, spec, mode=options.commit_mode, filesystem=target.filesystem,
-                     extra={"catalog": table})
+                     extra={"catalog": table}, layout=layout)
     staging = tx.begin()
     with aborting(tx):
         write_staged(df.select(*order) if order else df, spec,

@@ -41,6 +41,7 @@ import socket
 import string
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -101,6 +102,14 @@ def _read_text(fs: pafs.FileSystem, path: str) -> str | None:
         return None
 
 
+def _refused(exc: OSError) -> bool:
+    """Whether a store refused a write for want of permission (local: EACCES/EPERM; HDFS's
+    AccessControlException; S3's AccessDenied), as pyarrow reports it."""
+    text = str(exc)
+    return isinstance(exc, PermissionError) or any(
+        marker in text for marker in ("Permission denied", "AccessControlException", "ACCESS_DENIED", "AccessDenied"))
+
+
 def _in_scope(relpath: str, scope: Sequence[str] | None) -> bool:
     """Whether a file lies in one of the partition directories of ``scope`` (None = whole table)."""
     return scope is None or any(relpath.startswith(p.rstrip("/") + "/") or not p for p in scope)
@@ -158,8 +167,9 @@ class Transaction:
         switch: ``"auto"`` (exchange where the filesystem can, else two renames), ``"exchange"``
             or ``"rename"`` (tests of the fallback).
         layout: ``"auto"`` (:meth:`TablePaths.at`: inside the table, published by a pointer, on a store
-            without atomic directory renames or where a pointer exists; else beside it, switched),
-            ``"inside"`` or ``"beside"`` (tests of either on any store).
+            without atomic directory renames, where a pointer exists, or where the table's parent directory
+            may not be written (:meth:`begin`); else beside it, switched), ``"inside"`` or ``"beside"``
+            (either on any store).
         grace: seconds before the switched-out version is deleted, in a background timer
             (default :data:`RETIRE_GRACE`; 0 deletes it before :meth:`commit` returns).
     """
@@ -178,15 +188,10 @@ class Transaction:
         self.how = switch
         self.grace = RETIRE_GRACE if grace is None else grace
         self.write_id = write_id or new_write_id()
-        self.paths = (TablePaths.at(self.fs, self.root) if layout == "auto"
-                      else TablePaths(self.root, layout == "inside"))
-        self.inside = self.paths.inside
-        self.next = self.paths.next(self.write_id)
-        #: where the committed version's files are: the table directory, or (inside) the version's own
-        self.published = self.next if self.inside else self.root
+        self._auto = layout == "auto"
+        self._use(TablePaths.at(self.fs, self.root) if self._auto else TablePaths(self.root, layout == "inside"))
         self._retiring: list[str] = []  # inside: files at the table directory's top the commit took in
         self._base: str | None = None  # inside: the write id of the version the next one is built on
-        self.staging = posixpath.join(self.next, STAGING_DIR)
         self.extra = dict(extra or {})
         self._spec_text: str | None = None
         self._snapshot: list[str] | None = None
@@ -194,7 +199,43 @@ class Transaction:
         self._placed = 0
         self._dirs: set[str] = set()
 
+    def _use(self, paths: TablePaths) -> None:
+        self.paths = paths
+        self.inside = paths.inside
+        self.next = paths.next(self.write_id)
+        #: where the committed version's files are: the table directory, or (inside) the version's own
+        self.published = self.next if self.inside else self.root
+        self.staging = posixpath.join(self.next, STAGING_DIR)
+
     # -- phase 1 ---------------------------------------------------------------------------------
+    def _open_journal(self) -> None:
+        """Write the journal where the layout keeps it. Beside the table, a store may refuse it: on a
+        shared warehouse, permissions are often granted per table location (HDFS ACLs, Ranger, Lake
+        Formation). A table that keeps no versions beside it then commits inside it, writing nothing
+        outside its location (``layout="auto"``; the metastore is moved to each version, and a directory
+        table is read through bucketkit: a warning says so)."""
+        try:
+            self.fs.create_dir(self.paths.parent, recursive=True)
+            self._journal("writing")
+            return
+        except OSError as exc:
+            if self.inside or not self._auto or not _refused(exc):
+                raise
+            if exists(self.fs, self.paths.store):
+                raise CommitError(f"table {self.root}: its journal {self.paths.journal(self.write_id)} may not be "
+                                  f"written ({exc}); the table keeps its versions beside it, in {self.paths.store}: "
+                                  "grant writes there, or move the table") from exc
+            refusal = exc
+        self._use(TablePaths(self.root, True))
+        self._journal("writing")
+        if not self.extra.get("catalog"):
+            warnings.warn(
+                f"table {self.root}: its parent directory may not be written ({refusal}), so this commit keeps the "
+                f"table's versions inside it, published by the pointer {self.paths.pointer}: bucketkit's readers "
+                "read each commit whole; an engine reading the directory itself (Hive, Trino, Spark without "
+                "bucketkit) sees none of its files. Write it as a metastore table (table=) for those engines",
+                stacklevel=3)
+
     def _journal(self, state: str, **more: Any) -> None:
         write_json(self.fs, self.paths.journal(self.write_id),
                    {"write_id": self.write_id, "state": state, "host": socket.gethostname(), "pid": os.getpid(),
@@ -222,13 +263,12 @@ class Transaction:
 
     def begin(self) -> str:
         """Write the journal, create the next version's staging directory; returns the staging path."""
+        self._started = time.time()
+        self._open_journal()
         live = live_root(self.fs, self.root) if self.inside else self.root
         self._spec_text = _read_text(self.fs, posixpath.join(live, METADATA_FILE))
         if self.mode == "overwrite":
             self._snapshot = sorted(self._sources())
-        self._started = time.time()
-        self.fs.create_dir(self.paths.parent, recursive=True)
-        self._journal("writing")
         self.fs.create_dir(self.staging, recursive=True)
         self._begun = True
         return self.staging

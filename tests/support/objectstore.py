@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pyarrow.fs as pafs
 
+from support.localfs import LocalHandler
+
 SCHEME = "objtest"
 JAVA_CLASS = "bucketkit.testfs.ObjectStoreFileSystem"
 LOG_ENV = "BUCKETKIT_OBJTEST_LOG"  # where both sides log a directory rename
@@ -29,44 +31,10 @@ def _log(line: str) -> None:
             f.write(line + "\n")
 
 
-class ObjectStoreHandler(pafs.FileSystemHandler):
+class ObjectStoreHandler(LocalHandler):
     """The local filesystem, but a move is a copy plus a delete and a directory cannot be moved."""
 
-    def __init__(self) -> None:
-        self.local = pafs.LocalFileSystem()
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ObjectStoreHandler)
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def get_type_name(self) -> str:
-        return SCHEME
-
-    def normalize_path(self, path: str) -> str:
-        return path
-
-    def get_file_info(self, paths):
-        return self.local.get_file_info(paths)
-
-    def get_file_info_selector(self, selector):
-        return self.local.get_file_info(selector)
-
-    def create_dir(self, path, recursive):
-        self.local.create_dir(path, recursive=recursive)
-
-    def delete_dir(self, path):
-        self.local.delete_dir(path)
-
-    def delete_dir_contents(self, path, missing_dir_ok=False):
-        self.local.delete_dir_contents(path, missing_dir_ok=missing_dir_ok)
-
-    def delete_root_dir_contents(self):
-        raise OSError("objtest: refusing to empty the root")
-
-    def delete_file(self, path):
-        self.local.delete_file(path)
+    type_name = SCHEME
 
     def move(self, src, dest):
         if self.local.get_file_info(src).type == pafs.FileType.Directory:
@@ -74,21 +42,6 @@ class ObjectStoreHandler(pafs.FileSystemHandler):
             raise OSError(f"objtest: {src} is a directory: an object store cannot rename it")
         self.local.copy_file(src, dest)
         self.local.delete_file(src)
-
-    def copy_file(self, src, dest):
-        self.local.copy_file(src, dest)
-
-    def open_input_stream(self, path):
-        return self.local.open_input_stream(path)
-
-    def open_input_file(self, path):
-        return self.local.open_input_file(path)
-
-    def open_output_stream(self, path, metadata):
-        return self.local.open_output_stream(path)
-
-    def open_append_stream(self, path, metadata):
-        return self.local.open_append_stream(path)
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:

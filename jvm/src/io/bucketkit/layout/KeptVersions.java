@@ -103,18 +103,22 @@ public final class KeptVersions {
   public record Found(int number, String writeId, String dir) {}
 
   /**
-   * Where the table at {@code root} keeps its versions (versions.TablePaths.at(...).store): inside it,
-   * {@code <root>/.bucketkit.versions}, where a pointer names its live version or on a store that cannot
-   * rename directories (unless versions are kept beside it); else beside it, {@code <parent>/.<name>.bucketkit.versions}.
+   * Where the table at {@code root} keeps its versions (a reader's versions.TablePaths.at(...).store): inside
+   * it, {@code <root>/.bucketkit.versions}, where a pointer names its live version; beside it,
+   * {@code <parent>/.<name>.bucketkit.versions}, where versions are kept there; else inside it where that
+   * store exists or the store cannot rename directories, else beside it.
    */
-  static Path store(FileSystem fs, Path root) throws IOException {
+  public static Path store(FileSystem fs, Path root) throws IOException {
     root = TableListing.tableRoot(root);
     Path inside = new Path(root, TableListing.KEPT_VERSIONS);
     if (fs.exists(new Path(root, TableListing.POINTER))) {
       return inside;
     }
     Path beside = new Path(root.getParent(), "." + root.getName() + TableListing.KEPT_VERSIONS);
-    return TableListing.renamesDirectories(fs) || fs.exists(beside) ? beside : inside;
+    if (fs.exists(beside)) {
+      return beside;
+    }
+    return !TableListing.renamesDirectories(fs) || fs.exists(inside) ? inside : beside;
   }
 
   /** Every committed version the store records, oldest first (versions.history). */
