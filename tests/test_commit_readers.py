@@ -27,6 +27,7 @@ from functools import partial
 import pytest
 
 from bucketkit.errors import ConcurrentModificationError
+from support import background
 from support.commit import (FLAT, REPO, SPEC, ListingRaced, commit_rows, listed_files, read_bucketkit, read_plain,
                             version_id, version_rows)
 
@@ -150,10 +151,20 @@ SPARK_WRITER = textwrap.dedent("""
 """)
 
 
+def _spark_writer_loop(base: pathlib.Path) -> dict:
+    return loop(base / "t", "overwrite", True, "auto", BOTH, writer=SPARK_WRITER)
+
+
+def queue_background(names, tmp_path_factory) -> None:
+    """The loop against a Spark writer spends a minute in its writer's process: it runs beside the suite."""
+    if "test_readers_see_whole_versions_while_bucketkit_write_overwrites" in names:
+        background.start("commit_readers_spark_writer", _spark_writer_loop, tmp_path_factory.mktemp("readers"))
+
+
 @pytest.mark.spark
-def test_readers_see_whole_versions_while_bucketkit_write_overwrites(tmp_path):
+def test_readers_see_whole_versions_while_bucketkit_write_overwrites(tmp_path_factory):
     """The same loop with the writer being ``bucketkit.write`` itself (Spark in the subprocess)."""
-    loop(tmp_path / "t", "overwrite", True, "auto", BOTH, writer=SPARK_WRITER)
+    background.result("commit_readers_spark_writer", _spark_writer_loop, tmp_path_factory.mktemp("readers"))
 
 
 @pytest.mark.parametrize("flat", [True, False], ids=["flat", "partitioned"])
