@@ -18,24 +18,11 @@ from bucketkit.errors import CommitError
 from bucketkit.layout.versions import TablePaths, history, live_pointer
 from bucketkit.writing.commit import Transaction, recover, settle, vacuum
 from support.commit import FLAT, as_counter, read_bucketkit, stage_rows
-from support.localfs import LocalHandler
+from support import background
+from support.localfs import WRITABLE_ENV, ConfinedHandler
 
 ONE = {"": [(k, "one") for k in range(8)]}
 TWO = {"": [(k, "two") for k in range(20, 26)]}
-
-
-class ConfinedHandler(LocalHandler):
-    """The local disk, refusing every write outside ``writable`` (a directory) with ``PermissionError``."""
-
-    type_name = "confined+local"  # renames directories, as the local disk does
-
-    def __init__(self, writable: str) -> None:
-        super().__init__()
-        self.writable = writable.rstrip("/") + "/"
-
-    def writing(self, path: str) -> None:
-        if not (path + "/").startswith(self.writable):
-            raise PermissionError(f"[Errno 13] Permission denied: '{path}'")
 
 
 def confined(root) -> pafs.FileSystem:
@@ -107,3 +94,69 @@ def test_the_layout_follows_what_the_store_holds(tmp_path):
     assert not TablePaths.at(fs, str(root)).inside  # a local disk: beside, by default
     (root / ".bucketkit.versions").mkdir()
     assert TablePaths.at(fs, str(root)).inside
+
+
+DRIVER = r"""
+import json, os, sys
+import bucketkit
+from bucketkit.spark.catalog import load_table
+from bucketkit.spark.session import get_session
+
+warehouse = sys.argv[1]
+spark = get_session("confined", warehouse=warehouse, shuffle_partitions=4)
+plain = spark.newSession()
+plain.conf.set("spark.bucketkit.catalog.enabled", "false")  # Spark's own reader: the metastore's locations
+
+def rows(session):
+    return sorted(list(r) for r in session.sql("SELECT v, p, count(*) FROM ct GROUP BY v, p").collect())
+
+out = {}
+spark.sql("CREATE TABLE ct (k INT, v STRING) PARTITIONED BY (p STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+          "TBLPROPERTIES ('bucketing_version'='2')")
+spark.sql("INSERT INTO ct PARTITION (p) SELECT CAST(id AS INT), 'a', CAST(id % 2 AS STRING) FROM range(40)")
+out["first"] = [rows(spark), rows(plain)]
+spark.sql("INSERT OVERWRITE TABLE ct PARTITION (p) SELECT CAST(id AS INT), 'b', CAST(id % 3 AS STRING) FROM range(30)")
+out["second"] = [rows(spark), rows(plain)]
+out["location"] = spark.sql("DESCRIBE TABLE EXTENDED ct").where("col_name = 'Location'").first()[1]
+out["warehouse"] = sorted(os.listdir(warehouse))
+out["valid"] = bucketkit.validate(load_table(spark, "ct")).ok
+spark.sql("DROP TABLE ct")
+out["dropped"] = sorted(os.listdir(warehouse))
+print("RESULT " + json.dumps(out), flush=True)
+"""
+
+
+def _sql_driver(base) -> dict:
+    """A driver whose Python may write only inside table ``ct``'s directory (a SQL INSERT's commit process too)."""
+    import json
+    import subprocess
+    import sys
+
+    from support.commit import REPO
+
+    warehouse = base / "warehouse"
+    env = {**os.environ, "BUCKETKIT_FILESYSTEMS": "file=support.localfs:confined_filesystem",
+           WRITABLE_ENV: str(warehouse / "ct"), "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    proc = subprocess.run([sys.executable, "-c", DRIVER, str(warehouse)], env=env, capture_output=True, text=True,
+                          timeout=600)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert lines, f"the driver failed ({proc.returncode}): {proc.stderr[-4000:]}"
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def queue_background(names, tmp_path_factory) -> None:
+    if "test_sql_inserts_into_a_table_whose_parent_may_not_be_written_publish_inside_it" in names:
+        background.start("confined_sql", _sql_driver, tmp_path_factory.mktemp("confined"))
+
+
+@pytest.mark.spark
+def test_sql_inserts_into_a_table_whose_parent_may_not_be_written_publish_inside_it(tmp_path_factory):
+    """A managed table in a warehouse whose Python may write only in the table's directory: the INSERT's commit
+    goes inside it and moves the metastore there; Spark's own reader (the metastore's locations, as Hive and
+    Trino read) and bucketkit's read the same rows; nothing is written beside the table; DROP TABLE removes it."""
+    out = background.result("confined_sql", _sql_driver, tmp_path_factory.mktemp("confined"))
+    first = [["a", "0", 20], ["a", "1", 20]]
+    second = [["b", "0", 10], ["b", "1", 10], ["b", "2", 10]]
+    assert out["first"] == [first, first] and out["second"] == [second, second]
+    assert "/warehouse/ct/.bucketkit.versions/" in out["location"] and out["valid"]
+    assert out["warehouse"] == ["ct"] and out["dropped"] == []

@@ -1,10 +1,15 @@
 """The local disk as a pyarrow ``FileSystemHandler``, for test stores that change one behaviour of it (an object
-store's renames: :mod:`support.objectstore`; a store that refuses writes outside a table:
-tests/test_confined_commit.py). Every write passes :meth:`LocalHandler.writing` first."""
+store's renames: :mod:`support.objectstore`; a store that refuses writes outside one directory,
+:class:`ConfinedHandler`). Every write passes :meth:`LocalHandler.writing` first."""
 
 from __future__ import annotations
 
+import os
+
 import pyarrow.fs as pafs
+
+#: ``BUCKETKIT_FILESYSTEMS=file=support.localfs:confined_filesystem`` confines a process's local writes to this directory
+WRITABLE_ENV = "BUCKETKIT_TEST_WRITABLE"
 
 
 class LocalHandler(pafs.FileSystemHandler):
@@ -79,3 +84,24 @@ class LocalHandler(pafs.FileSystemHandler):
     def open_append_stream(self, path, metadata):
         self.writing(path)
         return self.local.open_append_stream(path)
+
+
+class ConfinedHandler(LocalHandler):
+    """The local disk, refusing every write outside ``writable`` (a directory) with the error a user who may not
+    write there gets (``PermissionError``, EACCES): a warehouse whose permissions are granted per table location."""
+
+    type_name = "confined+local"  # renames directories, as the local disk does
+
+    def __init__(self, writable: str) -> None:
+        super().__init__()
+        self.writable = writable.rstrip("/") + "/"
+
+    def writing(self, path: str) -> None:
+        if not (path + "/").startswith(self.writable):
+            raise PermissionError(f"[Errno 13] Permission denied: '{path}'")
+
+
+def confined_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+    """``BUCKETKIT_FILESYSTEMS``'s factory for ``file:`` URIs: the local disk, writable only below ``$WRITABLE_ENV``."""
+    path = uri[len("file:"):]
+    return pafs.PyFileSystem(ConfinedHandler(os.environ[WRITABLE_ENV])), "/" + path.lstrip("/")
