@@ -9,7 +9,7 @@ Subcommands (each also takes ``--json``):
   ``--bucket-count``) per partition the chosen base/deltas/delete deltas, obsolete and aborted
   directories, and per bucket its files of each kind, rows and delete events.
 * ``bucketkit recover PATH [--dry-run]``: finish or undo writes whose writer died
-  (:func:`bucketkit.writing.commit.recover`).
+  (:func:`bucketkit.writing.recovery.recover`).
 * ``bucketkit history PATH``: the versions bucketkit keeps of a table it writes (:func:`bucketkit.history`).
 * ``bucketkit vacuum PATH [--retain SECONDS] [--dry-run]``: remove kept versions replaced more than
   ``--retain`` seconds ago (default 7 days; :func:`bucketkit.vacuum`).
@@ -240,7 +240,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         info["skew"] = _skew(info[f"{basis}_per_bucket"])
         info["skew_basis"] = basis
         parts.append(info)
-    from bucketkit.writing.commit import recover
+    from bucketkit.writing.recovery import recover
 
     warnings = [f"leftover staging directory {d} (an interrupted bucketkit write; hidden from readers, safe to "
                 f"delete when no write is running)" for d in layout.staging_dirs]
@@ -432,7 +432,7 @@ def cmd_rebucket(args: argparse.Namespace) -> int:
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
-    from bucketkit.writing.commit import recover
+    from bucketkit.writing.recovery import recover
 
     actions = recover(args.path, dry_run=args.dry_run)
     data = {"path": args.path, "actions": [{"write_id": a.write_id, "state": a.state, "detail": a.detail}

@@ -14,7 +14,8 @@ from pathlib import Path
 import pyarrow.fs as pafs
 import pytest
 
-from bucketkit.writing.commit import Transaction, new_write_id, recover, settle, visible_files
+from bucketkit.writing.commit import Transaction, new_write_id, settle, visible_files
+from bucketkit.writing.recovery import recover
 from bucketkit.errors import CommitError, ConcurrentModificationError
 from bucketkit.io import STAGING_DIR
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec

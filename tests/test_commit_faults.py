@@ -12,7 +12,8 @@ import textwrap
 import pyarrow.fs as pafs
 import pytest
 
-from bucketkit.writing.commit import recover, settle
+from bucketkit.writing.commit import settle
+from bucketkit.writing.recovery import recover
 from bucketkit.errors import UnfinishedCommitError
 from bucketkit.layout.metadata import read_spec
 from bucketkit.layout.versions import TablePaths, history

@@ -16,7 +16,9 @@ import pytest
 
 from bucketkit.errors import CommitError
 from bucketkit.layout.versions import TablePaths, history, live_pointer
-from bucketkit.writing.commit import Transaction, recover, settle, vacuum
+from bucketkit.writing.commit import Transaction, settle
+from bucketkit.writing.recovery import recover
+from bucketkit.writing.retention import vacuum
 from support.commit import FLAT, as_counter, read_bucketkit, stage_rows
 from support import background
 from support.localfs import WRITABLE_ENV, ConfinedHandler

@@ -42,6 +42,7 @@ from bucketkit.pruning.plan import plan_scan
 from bucketkit.table import open_table
 from bucketkit.validation import MisplacedRow
 from bucketkit.writing.commit import Transaction, settle
+from bucketkit.writing.recovery import recover
 from support.commit import SPEC as COMMITTED, as_counter, commit_rows, version_id, version_rows
 from support.files import data_files
 from support.s3 import s3, s3_server  # noqa: F401 (fixtures)
@@ -362,7 +363,7 @@ test_s3_core.commit_to(S3Place(fs, {s3.root!r}, {s3.endpoint!r}), test_s3_core.T
     assert done.returncode == -signal.SIGKILL, done.stderr
     expected = as_counter(ONE) + (as_counter(TWO) if forward else Counter())
     assert plan_rows(plan_scan(table)) == expected
-    actions = bucketkit.writing.commit.recover(s3.path("t"), filesystem=s3.filesystem, stale_after=0)
+    actions = recover(s3.path("t"), filesystem=s3.filesystem, stale_after=0)
     assert [a.state for a in actions] == ["rolled forward" if forward else "rolled back"]
     assert plan_rows(plan_scan(table)) == expected
     assert not [k for k in s3.files("t") if k.startswith(".bucketkit-")]  # no journal left

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import bucketkit
-from bucketkit.writing.commit import recover, settle
+from bucketkit.writing.commit import settle
+from bucketkit.writing.recovery import recover
 from bucketkit.layout.versions import TablePaths
 from support import background
 

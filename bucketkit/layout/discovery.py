@@ -555,7 +555,7 @@ def discover(path: str, bucket_count: int, *, filesystem: pafs.FileSystem | None
     Raises:
         TableNotFoundError: ``path`` does not exist or is not a directory.
         UnfinishedCommitError: a writer died between the two renames of its switch (no exchange on
-            this filesystem); ``bucketkit.writing.commit.recover`` restores the table. While such a writer
+            this filesystem); ``bucketkit.writing.recovery.recover`` restores the table. While such a writer
             is alive, the listing waits up to 2 s for it.
         ConcurrentModificationError: commits kept switching versions during 20 listings in a row.
         CorruptTableError: a file or directory no bucketed layout allows (named in the message; a plain

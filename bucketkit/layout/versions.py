@@ -420,7 +420,7 @@ def _unfinished_error(table: str, journal: dict[str, Any]) -> UnfinishedCommitEr
                                      "run the read again")
     return UnfinishedCommitError(
         f"{write} died while switching its new version into place, so the table directory is missing or "
-        f"incomplete; run bucketkit.writing.commit.recover({table!r}) or `bucketkit recover {table}` (it restores the "
+        f"incomplete; run bucketkit.writing.recovery.recover({table!r}) or `bucketkit recover {table}` (it restores the "
         "last committed version), then read again")
 
 

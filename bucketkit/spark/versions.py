@@ -14,8 +14,8 @@ from typing import Any
 from bucketkit.layout.versions import TablePaths, Version
 from bucketkit.layout.versions import history as _history
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind
-from bucketkit.writing.commit import VacuumResult
-from bucketkit.writing.commit import vacuum as _vacuum
+from bucketkit.writing.retention import VacuumResult
+from bucketkit.writing.retention import vacuum as _vacuum
 
 __all__ = ["history", "vacuum"]
 

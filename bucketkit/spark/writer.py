@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow.fs as pafs
 
-from bucketkit.writing.commit import Transaction, fault_point, recover
+from bucketkit.writing.commit import Transaction, fault_point
+from bucketkit.writing.recovery import recover
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec

@@ -1,38 +1,37 @@
-"""Atomic commit of a write into a bucketed table directory (pure pyarrow.fs, no Spark).
+"""The commit of a write into a bucketed table (pure pyarrow.fs, no Spark), as one sequence: :class:`Transaction`.
 
 A reader sees the table's old version or its new one, never a part or a mix, because a commit
-switches whole directories, never files (docs/writing.md, "Commit protocol"; names in
-:mod:`bucketkit.layout.versions`):
+publishes whole versions, never files (docs/writing.md, "Commit protocol"; names in
+:mod:`bucketkit.layout.versions`). The steps, in order:
 
-1. :meth:`Transaction.begin` writes the journal ``<parent>/.<name>.bucketkit-<id>.json`` (owner:
-   host, pid, start) and creates the next version ``<parent>/.<name>.bucketkit-<id>/`` with a
-   hidden staging directory inside, where the tasks write.
-2. :meth:`Transaction.commit` renames the staged files to their final names inside the next
-   version. Then, holding the table's commit lock: it checks that nothing changed underneath,
-   hard-links every file the write keeps from the live version (all of them for an append, those
-   outside the replaced partitions for a partition overwrite, none for a table overwrite), writes
-   the metadata file and the version marker, flips the journal to ``switching`` and **switches**
-   the directories (:func:`bucketkit.writing.atomic.switch`: one ``RENAME_EXCHANGE`` on a local Linux
-   filesystem, two renames elsewhere) -- the commit point. Files a foreign writer put into the
-   old version meanwhile are moved over. Last: the catalog, then -- a grace period later, so that
-   a reader still listing the old version is not shown a part of it -- the old version and the
-   journal.
-3. :func:`recover` finishes what a dead writer left. The live version's marker says whether the
-   switch happened: if so, the old version is deleted (rolled forward), otherwise the unfinished
-   next version is (rolled back). Between the two renames of a switch, the table path is missing:
-   recovery renames the complete next version into place.
-
-On a store that cannot rename a directory (S3, GCS, ADLS) the same steps run in the ``inside`` layout
-(:mod:`bucketkit.layout.versions`): the next version is built in place in the table's own store, and
-the commit point is writing the pointer that names it, not a switch; nothing is renamed or written
-outside the table. A metastore table is then published where its readers look: the caller's
-``on_committed`` moves its locations to the new version (``io.bucketkit.write.MetastorePublish``).
+1. :meth:`Transaction.begin`: the journal (owner: host, pid, start) where the layout keeps it, and the
+   next version with a hidden staging directory inside, where the tasks write. On a local disk or HDFS
+   the next version is ``<parent>/.<name>.bucketkit-<id>/``, beside the table; on a store that cannot
+   rename a directory (S3, GCS, ADLS), or where the table's parent may not be written, everything lives
+   inside the table (the ``inside`` layout) and the next version is built in place in its store.
+2. :meth:`Transaction.commit`:
+   a. the staged files get their final names inside the next version; then, holding the table's lock:
+   b. nothing changed underneath (the metadata file, the files of an overwritten scope);
+   c. every file the write keeps from the live version is placed into the next version (a hard link
+      locally; all of them for an append, those outside the replaced partitions for a partition
+      overwrite, none for a table overwrite); the metadata file, the version marker and the manifest;
+   d. the version kept in the table's store with its record (:mod:`bucketkit.writing.retention`);
+   e. the journal says ``switching``; **the commit point**: the directories switched
+      (:func:`bucketkit.writing.atomic.switch`: one ``RENAME_EXCHANGE`` on a local Linux filesystem, two
+      renames elsewhere), or, inside, the pointer ``.bucketkit.live`` written, naming the new version;
+   f. files a foreign writer put into the old version meanwhile moved over
+      (:func:`bucketkit.writing.recovery.sweep`); the version recorded committed, expired ones removed
+      (:mod:`bucketkit.writing.retention`);
+   g. the caller's ``on_committed`` (the catalog; a metastore table published at the new version:
+      ``io.bucketkit.write.MetastorePublish``), then -- a grace period later, so that a reader still
+      listing the old version is not shown a part of it -- the old version and the journal deleted.
+3. A writer that died on the way is finished or undone by the next one before it begins
+   (:func:`bucketkit.writing.recovery.recover`): the live version's marker or the pointer says whether
+   the commit point was passed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import os
 import posixpath
 import secrets
@@ -42,22 +41,23 @@ import string
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import pyarrow.fs as pafs
 
-from bucketkit.writing.atomic import SWITCHES, commit_lock, is_local, link_or_copy, switch
+from bucketkit.writing.atomic import SWITCHES, commit_lock, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
 from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
 from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
-from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, history, live_pointer,
-                                       exists, live_root, live_version, owner_alive, pending_writes, read_json, remove,
-                                       retention, table_root, visible_files, write_json)
+from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, live_pointer,
+                                       live_root, remove, table_root, visible_files, write_json)
+from bucketkit.writing.recovery import sweep
+from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
-__all__ = ["Transaction", "LAYOUTS", "CommitSummary", "RecoveryAction", "recover", "new_write_id", "visible_files",
-           "fault_point", "settle", "expire", "vacuum", "VacuumResult", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
+__all__ = ["Transaction", "LAYOUTS", "CommitSummary", "new_write_id", "visible_files", "fault_point", "settle",
+           "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
 FAULT_ENV = "BUCKETKIT_FAULT"
 #: Where ``BUCKETKIT_FAULT`` can kill a writer: after the Spark tasks wrote; after the n-th file
@@ -113,20 +113,6 @@ def _refused(exc: OSError) -> bool:
 def _in_scope(relpath: str, scope: Sequence[str] | None) -> bool:
     """Whether a file lies in one of the partition directories of ``scope`` (None = whole table)."""
     return scope is None or any(relpath.startswith(p.rstrip("/") + "/") or not p for p in scope)
-
-
-def _sweep(fs: pafs.FileSystem, old: str, live: str, known: Sequence[str]) -> list[str]:
-    """Move files that appeared in the old version after ``known`` was listed (a foreign writer) to
-    ``live``, unless ``live`` has a file of that name."""
-    seen = set(known)
-    moved = []
-    for rel in visible_files(fs, old):
-        target = posixpath.join(live, rel)
-        if rel not in seen and fs.get_file_info(target).type == pafs.FileType.NotFound:
-            fs.create_dir(posixpath.dirname(target), recursive=True)
-            fs.move(posixpath.join(old, rel), target)
-            moved.append(rel)
-    return moved
 
 
 @dataclass(frozen=True)
@@ -276,7 +262,7 @@ class Transaction:
     def abort(self) -> None:
         """Discard everything staged (before the switch only)."""
         remove(self.fs, self.next)
-        _forget(self.fs, self.paths, self.write_id)
+        forget(self.fs, self.paths, self.write_id)
         remove(self.fs, self.paths.journal(self.write_id))
 
     def _keep(self, replace: Sequence[str] | None, rows: int | None) -> tuple[Version, list[Version]]:
@@ -314,7 +300,7 @@ class Transaction:
         def run() -> None:
             if old:
                 remove(self.fs, old)
-            _delete_files(self.fs, top)
+            delete_files(self.fs, top)
             remove(self.fs, self.paths.journal(self.write_id))
 
         if not (old or top) or self.grace <= 0:
@@ -427,12 +413,12 @@ class Transaction:
                                  between=lambda: fault_point("during_switch"))
                 fault_point("after_switch")
                 old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
-                swept = _sweep(self.fs, old, self.root, current) if old else []
-                expire(self.fs, self.paths, versions=[*earlier, _committed(self.fs, self.paths, record)])
+                swept = sweep(self.fs, old, self.root, current) if old else []
+                expire(self.fs, self.paths, versions=[*earlier, record_committed(self.fs, self.paths, record)])
         except BaseException as exc:
             if how:  # switched: the new version is live; recover() removes the old one
                 raise CommitError(f"write {self.write_id} into {self.root} is committed, but what follows its commit "
-                                  f"point failed ({exc}); run bucketkit.writing.commit.recover({self.root!r})"
+                                  f"point failed ({exc}); run bucketkit.writing.recovery.recover({self.root!r})"
                                   ) from exc
             self.abort()
             if isinstance(exc, CommitError) or not isinstance(exc, Exception):
@@ -450,187 +436,3 @@ class Transaction:
             self._retire(old)
         return CommitSummary(self.write_id, tuple(sorted(files)), tuple(replaced),
                              self._spec_text != self.spec.to_json(), how, tuple(swept))
-
-
-def _delete_files(fs: pafs.FileSystem, paths: Sequence[str]) -> None:
-    """Delete files (gone already: fine), then the directories that emptied (an object store has none)."""
-    for path in paths:
-        remove(fs, path)
-    if is_local(fs):
-        for parent in sorted({posixpath.dirname(p) for p in paths}, key=len, reverse=True):
-            with contextlib.suppress(OSError):
-                os.removedirs(parent)
-
-
-def _forget(fs: pafs.FileSystem, paths: TablePaths, write_id: str) -> None:
-    """Remove a version that never became live from the store (a rolled-back write)."""
-    remove(fs, paths.version(write_id))
-    remove(fs, paths.record(write_id))
-
-
-def _committed(fs: pafs.FileSystem, paths: TablePaths, record: Version | None) -> Version | None:
-    """Mark a kept version live: its record gets the commit time (returned as it is now)."""
-    if record is not None and record.committed is None:
-        record = dataclasses.replace(record, committed=time.time())
-        write_json(fs, paths.record(record.write_id), record.to_dict())
-    return record
-
-
-@dataclass(frozen=True)
-class VacuumResult:
-    """What :func:`vacuum` removed: the versions, and the bytes no other kept version shared."""
-
-    removed: tuple[Version, ...]
-    freed_bytes: int
-    kept: tuple[Version, ...]
-
-    def __str__(self) -> str:
-        if not self.removed:
-            return f"nothing to remove; {len(self.kept)} version(s) kept"
-        return (f"removed {len(self.removed)} version(s) ({', '.join(str(v.version) for v in self.removed)}), "
-                f"freed {self.freed_bytes:,} bytes; {len(self.kept)} version(s) kept")
-
-
-def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, *, dry_run: bool = False,
-           versions: Sequence[Version] | None = None) -> VacuumResult:
-    """Remove the kept versions replaced more than ``retain`` seconds ago (default: the retention
-    period, :func:`~bucketkit.layout.versions.retention`); the live version always stays. A version's
-    time counts from when the next one replaced it: a read planned on it just before is still served.
-    ``versions``: the table's committed versions, oldest first, where the caller has read them."""
-    retain = retention() if retain is None else float(retain)
-    if retain < 0:
-        raise InvalidArgumentError(f"retain={retain!r}: expected seconds >= 0")
-    versions = history(fs, paths) if versions is None else list(versions)
-    cutoff, removed, freed = time.time() - retain, [], 0
-    for v, after in zip(versions, versions[1:]):
-        if v.removed is None and after.committed is not None and after.committed <= cutoff:
-            if not dry_run:
-                freed += _delete_version(fs, paths.version(v.write_id))
-                write_json(fs, paths.record(v.write_id), {**v.to_dict(), "removed": time.time()})
-            removed.append(v)
-    gone = {v.write_id for v in removed}
-    return VacuumResult(tuple(removed), freed, tuple(v for v in versions if v.removed is None and v.write_id not in gone))
-
-
-def _delete_version(fs: pafs.FileSystem, path: str) -> int:
-    """Delete a kept version; the bytes freed (files no other version or the live table links)."""
-    freed, links = 0, is_local(fs)  # elsewhere a kept file is a copy: all its bytes go
-    for info in fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True)):
-        if info.type == pafs.FileType.File:
-            try:
-                shared = links and os.stat(info.path).st_nlink > 1
-            except OSError:
-                shared = False
-            if not shared:
-                freed += info.size or 0
-    remove(fs, path)
-    return freed
-
-
-def vacuum(path: str, *, retain: float | None = None, filesystem: pafs.FileSystem | None = None,
-           dry_run: bool = False) -> VacuumResult:
-    """Remove the kept versions of the table at ``path`` that were replaced more than ``retain``
-    seconds ago (default the retention period, 7 days); with ``retain=0`` every version but the
-    live one. Reads planned on a removed version, and time travel to it, then fail with
-    :class:`~bucketkit.errors.VersionNotFoundError`."""
-    fs, root = resolve_filesystem(path, filesystem)
-    paths = TablePaths.at(fs, root)
-    with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
-        return expire(fs, paths, retain, dry_run=dry_run)
-
-
-@dataclass(frozen=True)
-class RecoveryAction:
-    """What :func:`recover` found (and did) for one write a dead writer left unfinished."""
-
-    write_id: str
-    state: str  # "in progress", "rolled back", "rolled forward" (or "would ...")
-    detail: str = ""
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
-
-    def __str__(self) -> str:
-        return f"write {self.write_id}: {self.state}" + (f" ({self.detail})" if self.detail else "")
-
-
-def _recover_one(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal: dict[str, Any] | None,
-                 live: str | None, dry_run: bool) -> tuple[str, str]:
-    """Finish (forward) or undo (back) one dead write; returns (direction, detail)."""
-    nxt, aside = paths.next(write_id), paths.aside(write_id)
-    journal = journal or {}
-    if paths.inside:
-        return _recover_inside(fs, paths, write_id, journal, dry_run)
-    if live == write_id:  # switched: the old version is at nxt (exchange) or aside (renames)
-        old, direction, detail = (aside if exists(fs, aside) else nxt), "forward", "new version is live"
-    elif not exists(fs, paths.root) and journal.get("state") == SWITCHING and exists(fs, nxt):
-        old, direction, detail = aside, "forward", "died between the renames; new version renamed into place"
-        if not dry_run:
-            fs.move(nxt, paths.root)
-    elif not exists(fs, paths.root) and exists(fs, aside):
-        old, direction, detail = nxt, "back", "died between the renames; old version renamed back"
-        if not dry_run:
-            fs.move(aside, paths.root)
-    else:
-        old, direction, detail = nxt, "back", f"died while {journal.get('state', 'writing')}; unfinished version removed"
-    if not dry_run:
-        if direction == "forward" and exists(fs, old):
-            swept = _sweep(fs, old, paths.root, journal.get("known", ()))
-            detail += f", {len(swept)} foreign file(s) moved over" if swept else ""
-        if direction == "forward":
-            record = read_json(fs, paths.record(write_id))
-            _committed(fs, paths, Version.from_dict(record) if record else None)
-        else:
-            _forget(fs, paths, write_id)
-        for path in (old, nxt, aside, paths.journal(write_id)):
-            remove(fs, path)
-    return direction, detail
-
-
-def _recover_inside(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journal: dict[str, Any],
-                    dry_run: bool) -> tuple[str, str]:
-    """:func:`_recover_one` where a pointer publishes versions: the write is live when the pointer names
-    it (then the files it took from the table directory's top go), else its version is removed."""
-    pointer = live_pointer(fs, paths.root) or {}
-    if pointer.get("write_id") == write_id:
-        if not dry_run:
-            record = read_json(fs, paths.record(write_id))
-            _committed(fs, paths, Version.from_dict(record) if record else None)
-            _delete_files(fs, [posixpath.join(paths.root, rel) for rel in pointer.get("retiring", ())])
-            remove(fs, paths.journal(write_id))
-        return "forward", "new version is live"
-    if not dry_run:
-        _forget(fs, paths, write_id)
-        remove(fs, paths.journal(write_id))
-    return "back", f"died while {journal.get('state', 'writing')}; unfinished version removed"
-
-
-def recover(path: str, *, filesystem: pafs.FileSystem | None = None, dry_run: bool = False,
-            stale_after: float = 6 * 3600.0) -> list[RecoveryAction]:
-    """Finish or undo writes whose writer died, so the table reads as its last committed version.
-
-    A write whose writer is still running (same host: its process exists; another host: started
-    less than ``stale_after`` seconds ago) is reported as ``in progress`` and left alone. Otherwise,
-    if the live version is the write's (its switch happened), the old version is deleted (``rolled
-    forward``); if it died between the two renames of a switch, the complete new version is renamed
-    into place; else the unfinished version is deleted (``rolled back``).
-
-    Args:
-        path: the table's root directory.
-        dry_run: only report (``bucketkit inspect``); states read "would roll back" etc.
-    """
-    fs, root = resolve_filesystem(path, filesystem)
-    paths = TablePaths.at(fs, root)
-    actions: list[RecoveryAction] = []
-    if not pending_writes(fs, paths):
-        return actions
-    with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
-        writes = pending_writes(fs, paths)
-        live = live_version(fs, paths.root) if writes else None
-        for write_id in sorted(writes):
-            journal = read_json(fs, paths.journal(write_id))
-            if owner_alive(journal, stale_after):
-                actions.append(RecoveryAction(write_id, "in progress", "its writer is still running"))
-                continue
-            direction, detail = _recover_one(fs, paths, write_id, journal, live, dry_run)
-            state = f"would roll {direction}" if dry_run else f"rolled {direction}"
-            actions.append(RecoveryAction(write_id, state, detail, (journal or {}).get("extra", {})))
-    return actions

@@ -29,7 +29,8 @@ import posixpath
 import sys
 from typing import IO, Any
 
-from bucketkit.writing.commit import Transaction, recover
+from bucketkit.writing.commit import Transaction
+from bucketkit.writing.recovery import recover
 from bucketkit.errors import BucketkitError, InvalidArgumentError, SpecMismatchError
 from bucketkit.io import hadoop_to_uri, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import TableSpec, read_spec

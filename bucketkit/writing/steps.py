@@ -24,7 +24,8 @@ from typing import Callable, Iterator, Literal, Sequence, get_args
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.writing.commit import CommitSummary, RecoveryAction, Transaction, visible_files
+from bucketkit.writing.commit import CommitSummary, Transaction, visible_files
+from bucketkit.writing.recovery import RecoveryAction
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError
 from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, footer_rows, is_hidden_path, read_schema,
                           resolve_filesystem)
@@ -255,7 +256,7 @@ def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, rec
 
 
 def recovered_partitions(actions: Sequence[RecoveryAction], table: str | None) -> list[dict[str, str]]:
-    """The partitions that writes :func:`~bucketkit.writing.commit.recover` rolled forward committed into the
+    """The partitions that writes :func:`~bucketkit.writing.recovery.recover` rolled forward committed into the
     catalog table ``table``: their files are live, but the dead writer may not have registered them."""
     return [p for a in actions if table and a.state == "rolled forward" and a.extra.get("catalog") == table
             for p in a.extra.get("partitions", [])]

@@ -1,0 +1,111 @@
+"""The store of a table's kept versions, as a commit and recovery change it: a version recorded as committed
+(:func:`record_committed`), one that never became live forgotten (:func:`forget`), the files a commit retires
+deleted (:func:`delete_files`), and versions replaced longer ago than the retention period removed
+(:func:`expire`, :func:`vacuum`). Names and records: :mod:`bucketkit.layout.versions`; the commit that calls
+these steps: :mod:`bucketkit.writing.commit`."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import posixpath
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import pyarrow.fs as pafs
+
+from bucketkit.errors import InvalidArgumentError
+from bucketkit.io import resolve_filesystem
+from bucketkit.layout.versions import TablePaths, Version, history, remove, retention, write_json
+from bucketkit.writing.atomic import commit_lock, is_local
+
+__all__ = ["record_committed", "forget", "delete_files", "expire", "vacuum", "VacuumResult"]
+
+
+def delete_files(fs: pafs.FileSystem, paths: Sequence[str]) -> None:
+    """Delete files (gone already: fine), then the directories that emptied (an object store has none)."""
+    for path in paths:
+        remove(fs, path)
+    if is_local(fs):
+        for parent in sorted({posixpath.dirname(p) for p in paths}, key=len, reverse=True):
+            with contextlib.suppress(OSError):
+                os.removedirs(parent)
+
+
+def forget(fs: pafs.FileSystem, paths: TablePaths, write_id: str) -> None:
+    """Remove a version that never became live from the store (a rolled-back write)."""
+    remove(fs, paths.version(write_id))
+    remove(fs, paths.record(write_id))
+
+
+def record_committed(fs: pafs.FileSystem, paths: TablePaths, record: Version | None) -> Version | None:
+    """Mark a kept version live: its record gets the commit time (returned as it is now)."""
+    if record is not None and record.committed is None:
+        record = dataclasses.replace(record, committed=time.time())
+        write_json(fs, paths.record(record.write_id), record.to_dict())
+    return record
+
+
+@dataclass(frozen=True)
+class VacuumResult:
+    """What :func:`vacuum` removed: the versions, and the bytes no other kept version shared."""
+
+    removed: tuple[Version, ...]
+    freed_bytes: int
+    kept: tuple[Version, ...]
+
+    def __str__(self) -> str:
+        if not self.removed:
+            return f"nothing to remove; {len(self.kept)} version(s) kept"
+        return (f"removed {len(self.removed)} version(s) ({', '.join(str(v.version) for v in self.removed)}), "
+                f"freed {self.freed_bytes:,} bytes; {len(self.kept)} version(s) kept")
+
+
+def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, *, dry_run: bool = False,
+           versions: Sequence[Version] | None = None) -> VacuumResult:
+    """Remove the kept versions replaced more than ``retain`` seconds ago (default: the retention
+    period, :func:`~bucketkit.layout.versions.retention`); the live version always stays. A version's
+    time counts from when the next one replaced it: a read planned on it just before is still served.
+    ``versions``: the table's committed versions, oldest first, where the caller has read them."""
+    retain = retention() if retain is None else float(retain)
+    if retain < 0:
+        raise InvalidArgumentError(f"retain={retain!r}: expected seconds >= 0")
+    versions = history(fs, paths) if versions is None else list(versions)
+    cutoff, removed, freed = time.time() - retain, [], 0
+    for v, after in zip(versions, versions[1:]):
+        if v.removed is None and after.committed is not None and after.committed <= cutoff:
+            if not dry_run:
+                freed += _delete_version(fs, paths.version(v.write_id))
+                write_json(fs, paths.record(v.write_id), {**v.to_dict(), "removed": time.time()})
+            removed.append(v)
+    gone = {v.write_id for v in removed}
+    return VacuumResult(tuple(removed), freed, tuple(v for v in versions if v.removed is None and v.write_id not in gone))
+
+
+def _delete_version(fs: pafs.FileSystem, path: str) -> int:
+    """Delete a kept version; the bytes freed (files no other version or the live table links)."""
+    freed, links = 0, is_local(fs)  # elsewhere a kept file is a copy: all its bytes go
+    for info in fs.get_file_info(pafs.FileSelector(path, recursive=True, allow_not_found=True)):
+        if info.type == pafs.FileType.File:
+            try:
+                shared = links and os.stat(info.path).st_nlink > 1
+            except OSError:
+                shared = False
+            if not shared:
+                freed += info.size or 0
+    remove(fs, path)
+    return freed
+
+
+def vacuum(path: str, *, retain: float | None = None, filesystem: pafs.FileSystem | None = None,
+           dry_run: bool = False) -> VacuumResult:
+    """Remove the kept versions of the table at ``path`` that were replaced more than ``retain``
+    seconds ago (default the retention period, 7 days); with ``retain=0`` every version but the
+    live one. Reads planned on a removed version, and time travel to it, then fail with
+    :class:`~bucketkit.errors.VersionNotFoundError`."""
+    fs, root = resolve_filesystem(path, filesystem)
+    paths = TablePaths.at(fs, root)
+    with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
+        return expire(fs, paths, retain, dry_run=dry_run)
