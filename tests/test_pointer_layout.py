@@ -147,3 +147,47 @@ def test_bucketkit_write_to_the_table_publishes_its_version_too(spark, table):
     assert [r[0] for r in spark.sql("SHOW PARTITIONS pointer_t").collect()] == ["p=3"]
     with catalog_off(spark):
         assert rows(spark.table("pointer_t")) == as_counter({"p=3": TWO["p=3"]})
+
+
+def test_the_session_setting_commits_inside_the_table_on_any_store(spark):
+    """``spark.bucketkit.commit.layout=inside``: a SQL INSERT into a managed table and a bucketkit.write into it
+    commit inside the table on this disk too (nothing beside it in the warehouse), the metastore moved to each
+    version, where Spark's own reader finds the rows bucketkit reads; DROP TABLE removes the table's directory;
+    a value that is no layout fails the INSERT and the write, naming the setting, and commits nothing."""
+    import os
+
+    from bucketkit.errors import InvalidArgumentError
+    from bucketkit.writing.commit import LAYOUT_CONF
+
+    def location():
+        return spark.sql("DESCRIBE TABLE EXTENDED layout_t").where("col_name = 'Location'").first()[1]
+
+    def counts(session):
+        return sorted(tuple(r) for r in session.sql("SELECT v, count(*) FROM layout_t GROUP BY v").collect())
+
+    spark.sql("DROP TABLE IF EXISTS layout_t")
+    spark.sql("CREATE TABLE layout_t (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='2')")
+    root = location().removeprefix("file:")
+    warehouse = os.path.dirname(root)
+    spark.conf.set(LAYOUT_CONF, "inside")
+    try:
+        spark.sql("INSERT INTO layout_t SELECT CAST(id AS INT), 'a' FROM range(20)")
+        bucketkit.write(spark.range(20, 30).selectExpr("CAST(id AS INT) AS k", "'b' AS v"), "k", 4, table="layout_t",
+                        mode="append")
+        assert location().removeprefix("file:").startswith(root + "/.bucketkit.versions/")
+        assert [e for e in os.listdir(warehouse) if "layout_t" in e] == ["layout_t"]  # nothing beside the table
+        with catalog_off(spark):
+            assert counts(spark) == [("a", 20), ("b", 10)]
+        assert counts(spark) == [("a", 20), ("b", 10)]
+        spark.conf.set(LAYOUT_CONF, "sideways")
+        with pytest.raises(Exception, match=r"spark\.bucketkit\.commit\.layout='sideways': expected one of"):
+            spark.sql("INSERT INTO layout_t SELECT 1, 'c'")
+        with pytest.raises(InvalidArgumentError, match=r"spark\.bucketkit\.commit\.layout='sideways'"):
+            bucketkit.write(spark.range(1).selectExpr("CAST(id AS INT) AS k", "'c' AS v"), "k", 4, table="layout_t",
+                            mode="append")
+        assert counts(spark) == [("a", 20), ("b", 10)]
+    finally:
+        spark.conf.unset(LAYOUT_CONF)
+        spark.sql("DROP TABLE IF EXISTS layout_t")
+    assert not os.path.exists(root)  # a managed table: its directory, kept versions and all

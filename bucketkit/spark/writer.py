@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow.fs as pafs
 
-from bucketkit.writing.commit import Transaction, fault_point
+from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layout_setting
 from bucketkit.writing.recovery import recover
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
@@ -120,7 +120,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
           file_format: FileFormat = "orc", mode: Mode = "error", create_empty_bucket_files: bool = False,
           naming: Naming = "hive", compression: str | None = None,
           bucket_types: Sequence[str] | Mapping[str, str] | None = None, overwrite_scope: OverwriteScope = "table",
-          num_tasks: int | None = None, filesystem: pafs.FileSystem | None = None, layout: str = "auto") -> WriteResult:
+          num_tasks: int | None = None, filesystem: pafs.FileSystem | None = None, layout: str | None = None) -> WriteResult:
     """Write ``df`` as a Hive/Trino-compatible bucketed table: one file per bucket per partition.
 
     Args:
@@ -155,7 +155,8 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
             ``"auto"`` (on a local disk or HDFS beside the table, switched whole, so an engine reading the
             directory sees one version; where the table's parent may not be written, and on S3, GCS and ADLS,
             inside it, published by a pointer and, for ``table=``, by moving the metastore to the version),
-            ``"inside"`` (nothing written outside the table's location) or ``"beside"``.
+            ``"inside"`` (nothing written outside the table's location) or ``"beside"``; default: the session's
+            ``spark.bucketkit.commit.layout`` (which SQL INSERTs follow too), else ``"auto"``.
 
     Returns:
         A :class:`WriteResult` listing per partition and bucket the files written, rows and bytes.
@@ -180,6 +181,8 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
         return WriteResult(str(target.location), target.existing, options.mode, None, table=table, skipped=True,
                            recovered=recovered)
     spec, order = reconcile(spec, target, options)
+    if layout is None:
+        layout = layout_setting(spark.conf.get(LAYOUT_CONF, None))
     tx = Transaction(target.root, spec, mode=options.commit_mode, filesystem=target.filesystem,
                      extra={"catalog": table}, layout=layout)
     staging = tx.begin()

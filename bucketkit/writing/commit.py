@@ -56,7 +56,7 @@ from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Ve
 from bucketkit.writing.recovery import sweep
 from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
-__all__ = ["Transaction", "LAYOUTS", "CommitSummary", "new_write_id", "visible_files", "fault_point", "settle",
+__all__ = ["Transaction", "LAYOUTS", "LAYOUT_CONF", "layout_setting", "CommitSummary", "new_write_id", "visible_files", "fault_point", "settle",
            "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
 FAULT_ENV = "BUCKETKIT_FAULT"
@@ -68,6 +68,16 @@ FAULT_POINTS = ("after_task_writes", "during_build", "before_switch", "during_sw
 _ALPHABET = string.ascii_lowercase + string.digits
 #: ``layout=`` values of :class:`Transaction`: where versions live and how one is published.
 LAYOUTS = ("auto", "inside", "beside")
+#: The Spark setting that chooses the layout for a session's SQL INSERTs and its ``bucketkit.write`` calls.
+LAYOUT_CONF = "spark.bucketkit.commit.layout"
+
+
+def layout_setting(value: str | None) -> str:
+    """The layout ``spark.bucketkit.commit.layout`` names (unset: ``auto``), or an error naming the setting."""
+    layout = (value or "auto").strip()
+    if layout not in LAYOUTS:
+        raise InvalidArgumentError(f"{LAYOUT_CONF}={value!r}: expected one of {list(LAYOUTS)}")
+    return layout
 
 
 def new_write_id() -> str:

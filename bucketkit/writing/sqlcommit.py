@@ -29,7 +29,7 @@ import posixpath
 import sys
 from typing import IO, Any
 
-from bucketkit.writing.commit import Transaction
+from bucketkit.writing.commit import Transaction, layout_setting
 from bucketkit.writing.recovery import recover
 from bucketkit.errors import BucketkitError, InvalidArgumentError, SpecMismatchError
 from bucketkit.io import hadoop_to_uri, resolve_filesystem, spark_uri
@@ -106,10 +106,11 @@ def serve(stdin: IO[str], stdout: IO[str]) -> int:
         request = json.loads(first)
         target, spec = _target(request)
         options = WriteOptions(request["mode"], request.get("overwrite_scope", "table"))
+        layout = layout_setting(request.get("layout"))
         recovered = recover(target.root, filesystem=target.filesystem)
         readd = recovered_partitions(recovered, target.table)
         tx = Transaction(target.root, spec, mode=options.commit_mode, filesystem=target.filesystem,
-                         extra={"catalog": target.table, "sql": True})
+                         extra={"catalog": target.table, "sql": True}, layout=layout)
         staging = tx.begin()
         with aborting(tx):
             reply({"staging": spark_uri(target.filesystem, f"{staging}/{STAGED_DATA}", location=target.location),

@@ -140,7 +140,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
   }
 
   /** The write as {@code bucketkit.writing.sqlcommit} takes it: the table's spec in TableSpec's fields. */
-  private Map<String, Object> request() {
+  private Map<String, Object> request(SparkSession spark) {
     BucketSpec bucketSpec = table.table.bucketSpec().get();
     Map<String, Object> spec = new LinkedHashMap<>();
     spec.put("bucketed_by", List.of(table.bucketColumn));
@@ -168,6 +168,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     out.put("mode", overwrite ? "overwrite" : "append");
     out.put("overwrite_scope", overwrite && table.partitionSchema.isEmpty() ? "table" : "partitions");
     out.put("static_partitions", staticPartitions);
+    out.put("layout", spark.conf().get(CommitCoordinator.LAYOUT, "auto"));  // checked by the commit process
     return out;
   }
 
@@ -208,7 +209,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     int key = bucketIndex();
     /* Begun here, not in toBatch(): Spark runs the query's shuffle stages (AQE) between the two
        and does not call abort() when they fail; from here on, a failure reaches abort(). */
-    coordinator = CommitCoordinator.begin(spark, what(), request());
+    coordinator = CommitCoordinator.begin(spark, what(), request(spark));
     try {
       return BucketDataWriter.Factory.create(spark, table.format, compression(), coordinator.staging(), dataSchema,
           partNames, partTypes, key, table.function, table.buckets, sorted(),

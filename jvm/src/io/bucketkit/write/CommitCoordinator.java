@@ -23,6 +23,8 @@ import org.apache.spark.sql.classic.SparkSession;
  */
 public final class CommitCoordinator implements AutoCloseable {
   static final String PYTHON = "spark.bucketkit.python";
+  /** Where a commit keeps the table's versions (auto, inside, beside: bucketkit.writing.commit.LAYOUT_CONF). */
+  public static final String LAYOUT = "spark.bucketkit.commit.layout";
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final TypeReference<Map<String, Object>> MAP = new TypeReference<>() {};
 
