@@ -25,7 +25,7 @@ from typing import Sequence
 from benchmarks.common import BenchResult, format_results, jvm_pid, machine_info, peak_rss_mb
 
 TOPICS = ("hashing", "planning", "write", "scan", "join", "join_memory", "acid", "sql", "sql_shapes", "size_curve",
-          "rebucket", "hudi", "plain_session")
+          "rebucket", "hudi", "plain_session", "layout")
 
 # What each issue asks of its benchmark, quoted in RESULTS.md next to the figures.
 GOALS = {
@@ -33,6 +33,10 @@ GOALS = {
                "for v2 on ~16-byte strings; adding a bucket-id column to a 10M-row Spark DataFrame, next "
                "to Spark's own `hash()` column on the same data.",
     "planning": "Listing + mapping 100k files spread over 1k partitions on local disk: <= 2 s.",
+    "layout": "Issue 48: a write whose versions live inside the table (S3's layout; where a store refuses writes "
+              "beside a table; spark.bucketkit.commit.layout=inside) against Spark's own Hive-bucketed INSERT and "
+              "against the local disk's switch beside the table, overwrite and append, 200k and 2M rows; no goal "
+              "is set: the figures say what the layout costs.",
     "write": "10M rows (bigint, string, double), 64 buckets, ORC, input in one partition per core: bucketkit.write "
              "and a SQL INSERT through bucketkit's catalog <= 1.0x Spark's Hive-bucketed INSERT (issue 14; the "
              "earlier goal of 0.8x lies below the measured floor of any one-file-per-bucket write), writing 64 "
