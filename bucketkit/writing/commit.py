@@ -56,8 +56,8 @@ from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Ve
 from bucketkit.writing.recovery import sweep
 from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
-__all__ = ["Transaction", "LAYOUTS", "LAYOUT_CONF", "layout_setting", "CommitSummary", "new_write_id", "visible_files", "fault_point", "settle",
-           "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
+__all__ = ["Transaction", "LAYOUTS", "LAYOUT_CONF", "layout_setting", "CommitSummary", "new_write_id", "visible_files",
+           "fault_point", "settle", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
 
 FAULT_ENV = "BUCKETKIT_FAULT"
 #: Where ``BUCKETKIT_FAULT`` can kill a writer: after the Spark tasks wrote; after the n-th file

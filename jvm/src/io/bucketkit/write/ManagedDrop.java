@@ -79,8 +79,11 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   public void onEvent(ExternalCatalogEvent event) {
     if (event instanceof DropTablePreEvent pre) {
       Path root = publishedRoot(pre.database(), pre.name());
+      String key = pre.database() + "." + pre.name();
       if (root != null) {
-        dropping.put(pre.database() + "." + pre.name(), root);
+        dropping.put(key, root);
+      } else {
+        dropping.remove(key);  // an earlier DROP of this name that failed noted a directory: not this table's
       }
     } else if (event instanceof DropTableEvent done) {
       Path root = dropping.remove(done.database() + "." + done.name());
