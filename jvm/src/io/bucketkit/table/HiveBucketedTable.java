@@ -413,7 +413,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     String[] placement = {null};
     String doubt = TableListing.oneVersion(hadoopConf, directory, name(), marker -> {
       all.clear();
-      partitionsIn(dir.getFileSystem(hadoopConf), dir, new java.util.LinkedHashMap<>(), tz, all);
+      partitionsIn(dir.getFileSystem(hadoopConf), dir, tz, all);
       String found = recordDisagreement(table, hadoopConf, buckets, version, dir);
       found = found != null ? found : listPartitions(hadoopConf, buckets, version, matching(all, partitionFilters), parts);
       placement[0] = found != null ? null : FileManifest.vouch(hadoopConf, directory, bucketColumn, bucketHiveType,
@@ -434,34 +434,25 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     return candidates.stream().filter(p -> ScanPredicates.mayMatch(partitionFilters, p.values())).toList();
   }
 
-  /** The partition directories under {@code dir}, one level per partition column after those in {@code spec}. */
-  private void partitionsIn(org.apache.hadoop.fs.FileSystem fs, org.apache.hadoop.fs.Path dir,
-                              java.util.LinkedHashMap<String, String> spec, String tz, List<Located> out) throws IOException {
-    if (spec.size() == partitionSchema.length()) {
-      out.add(new Located(spec.isEmpty() ? InternalRow.empty() : new CatalogTablePartition(
-          CollectionConverters.asScala(spec).toMap(scala.$less$colon$less$.MODULE$.refl()),
-          org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat$.MODULE$.empty(),
-          scala.collection.immutable.Map$.MODULE$.empty(), 0L, -1L, scala.Option.empty()).toRow(partitionSchema, tz),
-          dir.toString()));
-      return;
-    }
-    String column = partitionSchema.fields()[spec.size()].name();
-    org.apache.hadoop.fs.FileStatus[] children;
+  /** The partition directories under {@code dir} ({@link PartitionPaths#walk}), with their values as a row. */
+  private void partitionsIn(org.apache.hadoop.fs.FileSystem fs, org.apache.hadoop.fs.Path dir, String tz,
+                            List<Located> out) throws IOException {
+    String[] columns = partitionSchema.fieldNames();
     try {
-      children = fs.listStatus(dir);
+      PartitionPaths.walk(fs, dir, columns, (values, at) -> {
+        java.util.LinkedHashMap<String, String> spec = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < columns.length; i++) {
+          spec.put(columns[i], values[i]);
+        }
+        out.add(new Located(spec.isEmpty() ? InternalRow.empty() : new CatalogTablePartition(
+            CollectionConverters.asScala(spec).toMap(scala.$less$colon$less$.MODULE$.refl()),
+            org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat$.MODULE$.empty(),
+            scala.collection.immutable.Map$.MODULE$.empty(), 0L, -1L, scala.Option.empty()).toRow(partitionSchema, tz),
+            at.toString()));
+      });
     } catch (java.io.FileNotFoundException e) {
-      throw new IOException("bucketkit: table " + name() + ": " + dir + " is gone" + (asOf == null ? ""
+      throw new IOException("bucketkit: table " + name() + ": " + e.getMessage() + " is gone" + (asOf == null ? ""
           : " (version " + asOf.number() + ", removed by vacuum while the query was planned)"), e);
-    }
-    for (org.apache.hadoop.fs.FileStatus child : children) {
-      String n = child.getPath().getName();
-      int eq = n.indexOf('=');
-      if (child.isDirectory() && eq > 0 && org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
-          .unescapePathName(n.substring(0, eq)).equalsIgnoreCase(column)) {
-        java.util.LinkedHashMap<String, String> deeper = new java.util.LinkedHashMap<>(spec);
-        deeper.put(column, org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.unescapePathName(n.substring(eq + 1)));
-        partitionsIn(fs, child.getPath(), deeper, tz, out);
-      }
     }
   }
 

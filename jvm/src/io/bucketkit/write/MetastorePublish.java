@@ -2,13 +2,12 @@ package io.bucketkit.write;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.Map;
+import java.util.TreeMap;
 
 import io.bucketkit.compat.SparkCompat;
 import io.bucketkit.compat.SparkRelease;
 import io.bucketkit.layout.PartitionPaths;
-import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.TableIdentifier;
@@ -54,8 +53,8 @@ public final class MetastorePublish {
     FileSystem fs = root.getFileSystem(spark.sessionState().newHadoopConf());
     String[] columns = CollectionConverters.asJava(t.partitionColumnNames()).toArray(new String[0]);
     if (columns.length > 0) {
-      Set<String> dirs = new TreeSet<>();
-      partitionDirs(fs, root, columns, 0, "", dirs);
+      Map<String, Path> dirs = new TreeMap<>();  // k=v/... (Hive's escaping) -> the version's directory
+      PartitionPaths.walk(fs, root, columns, (values, dir) -> dirs.put(PartitionPaths.path(columns, values), dir));
       List<CatalogTablePartition> moved = new ArrayList<>();
       List<scala.collection.immutable.Map<String, String>> gone = new ArrayList<>();
       for (CatalogTablePartition p : CollectionConverters.asJava(catalog.listPartitions(id, scala.Option.empty()))) {
@@ -63,9 +62,9 @@ public final class MetastorePublish {
         for (int i = 0; i < columns.length; i++) {
           values[i] = p.spec().get(columns[i]).getOrElse(() -> null);
         }
-        String rel = PartitionPaths.path(columns, values);
-        if (dirs.remove(rel)) {
-          moved.add(SparkCompat.relocated(p, new Path(root, rel).toUri()));
+        Path dir = dirs.remove(PartitionPaths.path(columns, values));
+        if (dir != null) {
+          moved.add(SparkCompat.relocated(p, dir.toUri()));
         } else {
           gone.add(p.spec());
         }
@@ -74,9 +73,9 @@ public final class MetastorePublish {
         catalog.alterPartitions(id, CollectionConverters.asScala(moved).toList());  // one metastore call
       }
       List<CatalogTablePartition> added = new ArrayList<>();
-      for (String rel : dirs) {
-        added.add(new CatalogTablePartition(PartitioningUtils.parsePathFragment(rel),
-            SparkRelease.storageAt(t.storage(), new Path(root, rel).toUri()),
+      for (Map.Entry<String, Path> e : dirs.entrySet()) {
+        added.add(new CatalogTablePartition(PartitioningUtils.parsePathFragment(e.getKey()),
+            SparkRelease.storageAt(t.storage(), e.getValue().toUri()),
             scala.collection.immutable.Map$.MODULE$.empty(), System.currentTimeMillis(), -1L, scala.Option.empty()));
       }
       if (!added.isEmpty()) {
@@ -88,20 +87,5 @@ public final class MetastorePublish {
     }
     catalog.alterTable(SparkCompat.relocated(t, root.toUri()));
     catalog.refreshTable(id);
-  }
-
-  /** The {@code k=v/...} directories below {@code dir} for the partition columns from {@code level} on; hidden names skipped. */
-  private static void partitionDirs(FileSystem fs, Path dir, String[] columns, int level, String rel, Set<String> out)
-      throws java.io.IOException {
-    if (level == columns.length) {
-      out.add(rel);
-      return;
-    }
-    for (FileStatus s : fs.listStatus(dir)) {
-      String name = s.getPath().getName();
-      if (s.isDirectory() && name.startsWith(columns[level] + "=")) {
-        partitionDirs(fs, s.getPath(), columns, level + 1, rel.isEmpty() ? name : rel + "/" + name, out);
-      }
-    }
   }
 }
