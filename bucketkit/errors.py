@@ -27,6 +27,7 @@ __all__ = [
     "JavaNotFoundError",
     "JvmBuildError",
     "JoinMemoryError",
+    "InsideLayoutWarning",
 ]
 
 
@@ -111,3 +112,8 @@ class JvmBuildError(BucketkitError):
 class JoinMemoryError(BucketkitError):
     """A bucket group cannot be joined within the join's memory budget (the message names the
     budget, where it comes from, the group and the remedy)."""
+
+
+class InsideLayoutWarning(UserWarning):
+    """A directory table's commit went inside the table (its parent may not be written): engines that read
+    the directory itself, not through bucketkit or a metastore, see none of its files."""

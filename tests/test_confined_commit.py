@@ -14,7 +14,7 @@ import warnings
 import pyarrow.fs as pafs
 import pytest
 
-from bucketkit.errors import CommitError
+from bucketkit.errors import CommitError, InsideLayoutWarning
 from bucketkit.layout.versions import TablePaths, history, live_pointer
 from bucketkit.writing.commit import Transaction, settle
 from bucketkit.writing.recovery import recover
@@ -43,7 +43,7 @@ def test_a_table_whose_parent_may_not_be_written_commits_inside_it_and_reads_who
     root = tmp_path / "db" / "t"
     root.mkdir(parents=True)
     before = sorted(os.listdir(tmp_path / "db"))
-    with pytest.warns(UserWarning, match=r"parent directory may not be written .*Permission denied.*an engine "
+    with pytest.warns(InsideLayoutWarning, match=r"parent directory may not be written .*Permission denied.*an engine "
                                          r"reading the directory itself .* sees none of its files"):
         tx, _ = commit(root, ONE)
     assert tx.inside and live_pointer(pafs.LocalFileSystem(), str(root))["write_id"] == tx.write_id
@@ -124,6 +124,18 @@ out["warehouse"] = sorted(os.listdir(warehouse))
 out["valid"] = bucketkit.validate(load_table(spark, "ct")).ok
 spark.sql("DROP TABLE ct")
 out["dropped"] = sorted(os.listdir(warehouse))
+# a table Spark's own Hive writer wrote (v1), rebucketed: bucketkit's first commit of it goes inside, published
+import warnings
+from bucketkit.errors import InsideLayoutWarning
+plain.sql("CREATE TABLE hv (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+plain.sql("INSERT INTO hv SELECT CAST(id AS INT), 'h' FROM range(50)")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    bucketkit.rebucket(spark, "hv", bucket_count=8)
+out["rebucket_warnings"] = [str(w.message) for w in caught if issubclass(w.category, InsideLayoutWarning)]
+out["hv"] = [spark.table("hv").count(), plain.table("hv").count(),
+             spark.sql("DESCRIBE TABLE EXTENDED hv").where("col_name = 'Location'").first()[1],
+             bucketkit.validate(load_table(spark, "hv")).ok, sorted(os.listdir(warehouse))]
 print("RESULT " + json.dumps(out), flush=True)
 """
 
@@ -138,7 +150,7 @@ def _sql_driver(base) -> dict:
 
     warehouse = base / "warehouse"
     env = {**os.environ, "BUCKETKIT_FILESYSTEMS": "file=support.localfs:confined_filesystem",
-           WRITABLE_ENV: str(warehouse / "ct"), "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+           WRITABLE_ENV: os.pathsep.join([str(warehouse / "ct"), str(warehouse / "hv")]), "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
     proc = subprocess.run([sys.executable, "-c", DRIVER, str(warehouse)], env=env, capture_output=True, text=True,
                           timeout=600)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -155,10 +167,16 @@ def queue_background(names, tmp_path_factory) -> None:
 def test_sql_inserts_into_a_table_whose_parent_may_not_be_written_publish_inside_it(tmp_path_factory):
     """A managed table in a warehouse whose Python may write only in the table's directory: the INSERT's commit
     goes inside it and moves the metastore there; Spark's own reader (the metastore's locations, as Hive and
-    Trino read) and bucketkit's read the same rows; nothing is written beside the table; DROP TABLE removes it."""
+    Trino read) and bucketkit's read the same rows; nothing is written beside the table; DROP TABLE removes it.
+    A table Spark's own Hive writer wrote, rebucketed there: bucketkit's first commit of it goes inside too,
+    published, with no directory-table warning."""
     out = background.result("confined_sql", _sql_driver, tmp_path_factory.mktemp("confined"))
     first = [["a", "0", 20], ["a", "1", 20]]
     second = [["b", "0", 10], ["b", "1", 10], ["b", "2", 10]]
     assert out["first"] == [first, first] and out["second"] == [second, second]
     assert "/warehouse/ct/.bucketkit.versions/" in out["location"] and out["valid"]
     assert out["warehouse"] == ["ct"] and out["dropped"] == []
+    # rebucket of a table Spark's own writer wrote: its first bucketkit commit, inside and published, no warning
+    count, plain_count, location, valid, listed = out["hv"]
+    assert count == plain_count == 50 and valid and listed == ["hv"], out["hv"]
+    assert "/warehouse/hv/.bucketkit.versions/" in location and out["rebucket_warnings"] == []

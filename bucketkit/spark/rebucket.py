@@ -19,9 +19,10 @@ Neither Hive nor Trino can do this; by hand it is a CTAS into a new table and a 
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
-from bucketkit.errors import InvalidArgumentError
+from bucketkit.errors import InsideLayoutWarning, InvalidArgumentError
 from bucketkit.spark.driver import call, is_connect
 from bucketkit.table import TableRef, reference_kind
 
@@ -73,19 +74,24 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
     if unknown:
         raise InvalidArgumentError(f"bucketed_by={by!r}: {unknown} not among the table's data columns {list(types)}")
     rows = scan(spark, current)  # every bucket, never pruned: rows wherever they sit
-    result = write(rows, by, bucket_count or spec.bucket_count, path=current.location, filesystem=current.filesystem,
-                   sorted_by=list(spec.sorted_by) if sorted_by is None else sorted_by,
-                   partitioned_by=list(spec.partitioned_by) or None,
-                   bucketing_version=bucketing_version or spec.bucketing_version, file_format=spec.file_format,
-                   bucket_types={c: types[c] for c in by}, mode="overwrite")
-    if isinstance(table, str) and reference_kind(table) == "catalog":
+    catalog_table = isinstance(table, str) and reference_kind(table) == "catalog"
+    with warnings.catch_warnings():
+        if catalog_table:  # written by path, but published in the metastore below: no directory-table warning
+            warnings.simplefilter("ignore", InsideLayoutWarning)
+        result = write(rows, by, bucket_count or spec.bucket_count, path=current.location,
+                       filesystem=current.filesystem,
+                       sorted_by=list(spec.sorted_by) if sorted_by is None else sorted_by,
+                       partitioned_by=list(spec.partitioned_by) or None,
+                       bucketing_version=bucketing_version or spec.bucketing_version, file_format=spec.file_format,
+                       bucket_types={c: types[c] for c in by}, mode="overwrite")
+    if catalog_table:
         # Between the switch just made and the metastore edit below, the table's record and its catalog
         # entry disagree, so Spark SQL reads it unbucketed through Spark's own relation, which Spark
         # caches with its file listing. Drop any such relation now, while the previous files are still
         # kept for readers (the commit's grace), so no later query reuses a listing of files about to go.
         spark.catalog.refreshTable(table)
         paths = TablePaths.at(current.filesystem, current.location)
-        if paths.inside:  # committed inside the table (a store without directory renames): move the metastore there
+        if paths.inside:  # committed inside the table (no renames, or none beside it): move the metastore there
             publish(spark, table, spark_uri(current.filesystem, paths.version(result.write_id),
                                             location=table_location(spark, table)))
         new = result.spec

@@ -47,7 +47,7 @@ from typing import Any, Callable, Sequence
 import pyarrow.fs as pafs
 
 from bucketkit.writing.atomic import SWITCHES, commit_lock, link_or_copy, switch
-from bucketkit.errors import CommitError, ConcurrentModificationError, InvalidArgumentError
+from bucketkit.errors import CommitError, ConcurrentModificationError, InsideLayoutWarning, InvalidArgumentError
 from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
 from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
@@ -230,7 +230,7 @@ class Transaction:
                 f"table's versions inside it, published by the pointer {self.paths.pointer}: bucketkit's readers "
                 "read each commit whole; an engine reading the directory itself (Hive, Trino, Spark without "
                 "bucketkit) sees none of its files. Write it as a metastore table (table=) for those engines",
-                stacklevel=3)
+                InsideLayoutWarning, stacklevel=3)
 
     def _journal(self, state: str, **more: Any) -> None:
         write_json(self.fs, self.paths.journal(self.write_id),

@@ -87,14 +87,15 @@ class LocalHandler(pafs.FileSystemHandler):
 
 
 class ConfinedHandler(LocalHandler):
-    """The local disk, refusing every write outside ``writable`` (a directory) with the error a user who may not
-    write there gets (``PermissionError``, EACCES): a warehouse whose permissions are granted per table location."""
+    """The local disk, refusing every write outside ``writable`` (directories, ``os.pathsep``-separated) with the
+    error a user who may not write there gets (``PermissionError``, EACCES): a warehouse whose permissions are
+    granted per table location."""
 
     type_name = "confined+local"  # renames directories, as the local disk does
 
     def __init__(self, writable: str) -> None:
         super().__init__()
-        self.writable = writable.rstrip("/") + "/"
+        self.writable = tuple(w.rstrip("/") + "/" for w in writable.split(os.pathsep))
 
     def writing(self, path: str) -> None:
         if not (path + "/").startswith(self.writable):
