@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import bucketkit
+from support import background
 
 
 pytestmark = pytest.mark.spark
@@ -39,7 +40,8 @@ SELECT 'RESULT', count(*) FROM shell_a a JOIN shell_b b ON a.k = b.k;
 """
 
 
-def test_the_spark_sql_shell_writes_and_joins_through_the_catalog(tmp_path):
+def _run_shell(tmp_path):
+    """The shell's run (a JVM of its own, beside the suite): its process and the two tables' directories."""
     import pyspark
 
     shell = os.path.join(os.path.dirname(pyspark.__file__), "bin", "spark-sql")
@@ -50,6 +52,16 @@ def test_the_spark_sql_shell_writes_and_joins_through_the_catalog(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     proc = subprocess.run(args + ["-e", SQL.format(a=a, b=b)], cwd=tmp_path, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "SPARK_HOME": os.path.dirname(pyspark.__file__)})
+    return proc, a, b
+
+
+def queue_background(names, tmp_path_factory) -> None:
+    if "test_the_spark_sql_shell_writes_and_joins_through_the_catalog" in names:
+        background.start("spark_sql_shell", _run_shell, tmp_path_factory.mktemp("shell"))
+
+
+def test_the_spark_sql_shell_writes_and_joins_through_the_catalog(tmp_path_factory):
+    proc, a, b = background.result("spark_sql_shell", _run_shell, tmp_path_factory.mktemp("shell"))
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = proc.stdout
     plan = out[out.index("== Physical Plan =="):out.index("RESULT")]
