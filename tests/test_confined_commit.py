@@ -65,6 +65,17 @@ def test_a_table_whose_parent_may_not_be_written_commits_inside_it_and_reads_who
     assert read_bucketkit(root) == as_counter(TWO)
 
 
+def test_a_new_table_whose_parent_may_not_be_written_is_created_inside_itself(tmp_path):
+    """The first write of a table whose directory does not exist yet: the commit creates the table's own
+    directory (the one place it may write) and commits inside it."""
+    root = tmp_path / "db" / "t"
+    root.parent.mkdir()
+    with pytest.warns(InsideLayoutWarning):
+        tx, _ = commit(root, ONE)
+    assert tx.inside and read_bucketkit(root) == as_counter(ONE)
+    assert sorted(os.listdir(tmp_path / "db")) == ["t"]
+
+
 def test_a_metastore_tables_commit_goes_inside_without_a_warning(tmp_path):
     root = tmp_path / "db" / "t"
     root.mkdir(parents=True)

@@ -204,6 +204,10 @@ class Transaction:
         self.staging = posixpath.join(self.next, STAGING_DIR)
 
     # -- phase 1 ---------------------------------------------------------------------------------
+    def _first_journal(self) -> None:
+        self.fs.create_dir(self.paths.parent, recursive=True)
+        self._journal("writing")
+
     def _open_journal(self) -> None:
         """Write the journal where the layout keeps it. Beside the table, a store may refuse it: on a
         shared warehouse, permissions are often granted per table location (HDFS ACLs, Ranger, Lake
@@ -211,8 +215,7 @@ class Transaction:
         outside its location (``layout="auto"``; the metastore is moved to each version, and a directory
         table is read through bucketkit: a warning says so)."""
         try:
-            self.fs.create_dir(self.paths.parent, recursive=True)
-            self._journal("writing")
+            self._first_journal()
             return
         except OSError as exc:
             if self.inside or not self._auto or not _refused(exc):
@@ -223,7 +226,7 @@ class Transaction:
                                   "grant writes there, or move the table") from exc
             refusal = exc
         self._use(TablePaths(self.root, True))
-        self._journal("writing")
+        self._first_journal()  # the table's own directory, created if the table is new
         if not self.extra.get("catalog"):
             warnings.warn(
                 f"table {self.root}: its parent directory may not be written ({refusal}), so this commit keeps the "
