@@ -278,6 +278,40 @@ def _check_cost(spark: Any, label: str, table: str, setting: str, baseline: str,
                     n, goal=1.05)
 
 
+MULTI_SHAPES = {
+    "WHERE on both bucket columns": "SELECT * FROM {t} WHERE k = {k} AND v = {v}",
+    "WHERE k IN (3 keys) AND v = x": "SELECT * FROM {t} WHERE k IN ({k}, {k2}, {k3}) AND v = {v}",
+    "GROUP BY both bucket columns": "SELECT count(*), sum(n) FROM (SELECT k, v, count(*) AS n FROM {t} GROUP BY k, v)",
+    "WHERE on one bucket column": "SELECT count(*), max(s) FROM {t} WHERE k = {k}",
+}
+
+
+def multi_column(spark: Any, scale: float) -> list[BenchResult]:
+    """A table bucketed on (k, v), 64 buckets, v2: a WHERE pinning both columns reads their buckets only
+    (the catalog prunes, not keys, such tables); the other shapes show what not keying costs, if anything."""
+    import bucketkit
+
+    results = []
+    for size in (1_000_000, 8_000_000):
+        n = scaled(size, scale)
+        root = data_dir(f"sql-shapes-multi-{n}")
+        path = str(root / "t")
+        if not (root / "READY").exists():
+            bucketkit.write(_rows(spark, n).drop("d"), ["k", "v"], 64, path=path, mode="overwrite")
+            (root / "READY").write_text(str(n))
+        name = f"bench_shapes_multi_{n}"
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.sql(f"CREATE EXTERNAL TABLE {name} (k BIGINT, v INT, s STRING) CLUSTERED BY (k, v) INTO 64 BUCKETS "
+                  f"STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
+        k, v = spark.sql(f"SELECT k, v FROM {name} LIMIT 1").collect()[0]
+        keys = dict(t=name, k=k, v=v, k2=k + 1, k3=k + 2)
+        notes = f"{n:,} rows, ORC, v2, 64 buckets on (k, v), 2 cores"
+        for shape, text in MULTI_SHAPES.items():
+            results.append(_compare(spark, f"multi-column: {shape} ({n:,} rows, 64 buckets)", text.format(**keys),
+                                    notes, n))
+    return results
+
+
 def run(scale: float = 1.0) -> list[BenchResult]:
     spark = bench_session()
     saved = {k: spark.conf.get(k) for k in ("spark.sql.autoBroadcastJoinThreshold",
@@ -331,6 +365,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
             for k, v in saved.items():
                 spark.conf.set(k, v)
         results.extend(many_partitions(spark, scale))
+        results.extend(multi_column(spark, scale))
         results.append(sort_check(spark, scaled(8_000_000, scale)))
         results.extend(first_insert(scaled(m, scale)) for m in (100_000, 500_000))
         n = scaled(8_000_000, scale)  # every row's bucket checked against its file's (BucketReadCheck)
@@ -369,5 +404,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the sizes (1M, 8M, 20M rows)")
     parser.add_argument("--issue-shapes", action="store_true", help="only the shapes issue 47 named")
+    parser.add_argument("--multi-column", action="store_true", help="only the table bucketed on two columns")
     args = parser.parse_args()
-    print_results(issue_shapes(args.scale) if args.issue_shapes else run(args.scale))
+    if args.multi_column:
+        print_results(with_spark_memory(bench_session(), multi_column(bench_session(), args.scale)))
+    else:
+        print_results(issue_shapes(args.scale) if args.issue_shapes else run(args.scale))

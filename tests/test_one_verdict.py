@@ -62,10 +62,7 @@ def _python_verdict(spark, name):
     return plan.unbucketed is None, plan.unbucketed
 
 
-@pytest.mark.parametrize("name", ["ov_double", "ov_float", "ov_int", "ov_text", pytest.param(
-    "ov_multi", marks=pytest.mark.xfail(strict=True, reason="issue 47: Spark SQL reads tables bucketed on several "
-                                        "columns unbucketed (KeyGroupedShuffleSpec takes one column per "
-                                        "expression); bucketkit.scan prunes them"))])
+@pytest.mark.parametrize("name", ["ov_double", "ov_float", "ov_int", "ov_text", "ov_multi"])
 def test_sql_and_the_python_api_give_one_verdict_and_one_reason(spark, tables, name):
     where, because = tables[name]
     status = bucketkit.sql_status(spark, name)

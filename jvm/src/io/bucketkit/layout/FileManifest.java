@@ -116,8 +116,9 @@ public final class FileManifest {
   }
 
   /** Why {@code manifest} (null: none) vouches for no partition of a read with this layout, or null. */
-  private static String doubtOf(FileManifest manifest, String column, String hiveType, int buckets, int version) {
-    return manifest == null ? NONE : manifest.layoutDoubt("hive", List.of(column), List.of(hiveType), buckets, version);
+  private static String doubtOf(FileManifest manifest, List<String> columns, List<String> hiveTypes, int buckets,
+                                int version) {
+    return manifest == null ? NONE : manifest.layoutDoubt("hive", columns, hiveTypes, buckets, version);
   }
 
   /** Why the partition directory {@code dir} with {@code files} is checked (the table's {@code doubt} first), or null. */
@@ -131,16 +132,16 @@ public final class FileManifest {
   }
 
   /**
-   * Mark each of {@code parts} (listed under {@code root}, of a table bucketed by {@code column} of Hive type
-   * {@code hiveType} into {@code buckets} with hash {@code version}) vouched or not; the first reason one is
+   * Mark each of {@code parts} (listed under {@code root}, of a table bucketed by {@code columns} of Hive types
+   * {@code hiveTypes} into {@code buckets} with hash {@code version}) vouched or not; the first reason one is
    * checked, or who vouches for all of them.
    */
-  public static String vouch(Configuration conf, String root, String column, String hiveType, int buckets, int version,
-                      List<TablePartition> parts) throws IOException {
+  public static String vouch(Configuration conf, String root, List<String> columns, List<String> hiveTypes, int buckets,
+                             int version, List<TablePartition> parts) throws IOException {
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
     FileManifest manifest = read(fs, rootPath);
-    String doubt = doubtOf(manifest, column, hiveType, buckets, version);
+    String doubt = doubtOf(manifest, columns, hiveTypes, buckets, version);
     String first = null;
     for (TablePartition p : parts) {
       String why = partitionVerdict(fs, rootPath, manifest, doubt, p.location, p.files);
@@ -161,7 +162,7 @@ public final class FileManifest {
     Path rootPath = new Path(root);
     FileSystem fs = rootPath.getFileSystem(conf);
     FileManifest manifest = read(fs, rootPath);
-    String doubt = doubtOf(manifest, column, hiveType, buckets, version);
+    String doubt = doubtOf(manifest, List.of(column), List.of(hiveType), buckets, version);
     List<String> out = new ArrayList<>();
     for (String dir : dirs) {
       BucketFiles.Listing l = BucketFiles.list(conf, dir, buckets, version);

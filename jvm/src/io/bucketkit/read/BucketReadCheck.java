@@ -20,34 +20,34 @@ import org.apache.spark.sql.vectorized.ColumnarBatchRow;
  * {@code 000000_0} … by hand — fail the query with the file, the row's bucket and the file's, instead
  * of a pruned read or a bucket-by-bucket join returning wrong rows silently.
  *
- * <p>Rows are checked where the scan reads the bucket column (a query that prunes or joins by it
+ * <p>Rows are checked where the scan reads the bucket columns (a query that prunes or joins by them
  * always does); the current file is the one Spark's file reader names ({@code input_file_name()}).
  * {@code spark.bucketkit.checkBuckets=false} skips the check.
  */
 public final class BucketReadCheck implements Serializable {
   public static final String ENABLED = "spark.bucketkit.checkBuckets";
 
-  private final int ordinal;
-  private final DataType dataType;
-  private final HiveHash.Type type;
+  private final int[] ordinals;  // the bucket columns in the rows read, in CLUSTERED BY order
+  private final DataType[] dataTypes;
+  private final HiveHash.Type[] types;
   private final int version;
   private final int buckets;
   private final String table;
-  private final String column;
+  private final String[] columns;
   private final Map<String, Integer> bucketOfFile;  // Spark's url-encoded path -> bucket
-  private final int fast;  // HiveHash.Type.unboxed(): INT, BIGINT, STRING, VARCHAR read straight from the vector
+  private final int[] fast;  // HiveHash.Type.unboxed(): INT, BIGINT, STRING, VARCHAR read straight from the vector
 
-  public BucketReadCheck(int ordinal, DataType dataType, HiveHash.Type type, int version, int buckets, String table,
-                  String column, Map<String, Integer> bucketOfFile) {
-    this.ordinal = ordinal;
-    this.dataType = dataType;
-    this.type = type;
+  public BucketReadCheck(int[] ordinals, DataType[] dataTypes, HiveHash.Type[] types, int version, int buckets,
+                         String table, String[] columns, Map<String, Integer> bucketOfFile) {
+    this.ordinals = ordinals.clone();
+    this.dataTypes = dataTypes.clone();
+    this.types = types.clone();
     this.version = version;
     this.buckets = buckets;
     this.table = table;
-    this.column = column;
+    this.columns = columns.clone();
     this.bucketOfFile = bucketOfFile;
-    this.fast = type.unboxed();
+    this.fast = java.util.Arrays.stream(types).mapToInt(HiveHash.Type::unboxed).toArray();
   }
 
   private int expected() {
@@ -56,11 +56,19 @@ public final class BucketReadCheck implements Serializable {
   }
 
   private void check(InternalRow row, int expected) {
-    int bucket = HiveHash.bucketId(HiveHash.hash(row.get(ordinal, dataType), type, version), buckets);
+    Object[] values = new Object[ordinals.length];
+    for (int c = 0; c < ordinals.length; c++) {
+      values[c] = row.isNullAt(ordinals[c]) ? null : row.get(ordinals[c], dataTypes[c]);
+    }
+    int bucket = HiveHash.bucketId(HiveHash.hashRow(values, types, version), buckets);
     if (bucket != expected) {
+      StringBuilder key = new StringBuilder();
+      for (int c = 0; c < columns.length; c++) {
+        key.append(c == 0 ? "" : ", ").append(columns[c]).append(" = ").append(values[c]);
+      }
       throw new IllegalStateException("bucketkit: " + InputFileBlockHolder.getInputFilePath() + " (table " + table
-          + ", bucket " + expected + " of " + buckets + " by its name) holds a row whose " + column + " = "
-          + row.get(ordinal, dataType) + " belongs in bucket " + bucket + " (Hive bucketing v" + version + "): the "
+          + ", bucket " + expected + " of " + buckets + " by its name) holds a row whose " + key
+          + " belongs in bucket " + bucket + " (Hive bucketing v" + version + "): the "
           + "files are not placed as the table's metadata says, so pruning and bucket joins would return wrong "
           + "rows. Check it with `bucketkit validate`; read it as Spark does (unbucketed) with SET "
           // BucketkitCatalog.ENABLED, spelled out: the catalog sits above the readers (docs/architecture.md)
@@ -69,22 +77,26 @@ public final class BucketReadCheck implements Serializable {
   }
 
   /**
-   * The first row of {@code v} whose bucket is not {@code expected}, or -1: int, bigint and string keys
-   * straight from the vector (a few ns a row), any other type through the generic row path.
+   * The first row of {@code batch} whose bucket is not {@code expected}, or -1: int, bigint and string keys
+   * straight from the vectors (a few ns a row and column), any other type through the generic row path.
    */
-  private int firstWrong(ColumnVector v, int n, int expected) {
+  private int firstWrong(ColumnarBatch batch, int n, int expected) {
+    ColumnVector[] vectors = new ColumnVector[ordinals.length];
+    for (int c = 0; c < ordinals.length; c++) {
+      vectors[c] = batch.column(ordinals[c]);
+    }
+    if (vectors.length == 1) {  // the common table: one key, no combining
+      for (int i = 0; i < n; i++) {
+        if (HiveHash.bucketId(hashAt(vectors[0], i, 0), buckets) != expected) {
+          return i;
+        }
+      }
+      return -1;
+    }
     for (int i = 0; i < n; i++) {
-      int hash;
-      if (v.isNullAt(i)) {
-        hash = 0;
-      } else {
-        hash = switch (fast) {
-          case HiveHash.INT -> HiveHash.hashInt(v.getInt(i), version);
-          case HiveHash.BIGINT -> HiveHash.hashLong(v.getLong(i), version);
-          case HiveHash.STRING -> HiveHash.hashString(v.getUTF8String(i), version, false);
-          case HiveHash.VARCHAR -> HiveHash.hashString(v.getUTF8String(i), version, true);
-          default -> HiveHash.hash(generic(v, i), type, version);
-        };
+      int hash = 0;
+      for (int c = 0; c < vectors.length; c++) {
+        hash = HiveHash.combine(hash, hashAt(vectors[c], i, c));
       }
       if (HiveHash.bucketId(hash, buckets) != expected) {
         return i;
@@ -93,10 +105,23 @@ public final class BucketReadCheck implements Serializable {
     return -1;
   }
 
-  private Object generic(ColumnVector v, int i) {
+  private int hashAt(ColumnVector v, int i, int c) {
+    if (v.isNullAt(i)) {
+      return 0;
+    }
+    return switch (fast[c]) {
+      case HiveHash.INT -> HiveHash.hashInt(v.getInt(i), version);
+      case HiveHash.BIGINT -> HiveHash.hashLong(v.getLong(i), version);
+      case HiveHash.STRING -> HiveHash.hashString(v.getUTF8String(i), version, false);
+      case HiveHash.VARCHAR -> HiveHash.hashString(v.getUTF8String(i), version, true);
+      default -> HiveHash.hash(generic(v, i, c), types[c], version);
+    };
+  }
+
+  private Object generic(ColumnVector v, int i, int c) {
     ColumnarBatchRow row = new ColumnarBatchRow(new ColumnVector[] {v});
     row.rowId = i;
-    return row.get(0, dataType);
+    return row.get(0, dataTypes[c]);
   }
 
   public PartitionReader<InternalRow> rows(PartitionReader<InternalRow> in) {
@@ -120,7 +145,7 @@ public final class BucketReadCheck implements Serializable {
         ColumnarBatch batch = in.get();
         int expected = expected();
         if (expected >= 0 && batch.numRows() > 0) {
-          int wrong = firstWrong(batch.column(ordinal), batch.numRows(), expected);
+          int wrong = firstWrong(batch, batch.numRows(), expected);
           if (wrong >= 0) {
             ColumnarBatchRow row = CheckedReader.rowView(batch);
             row.rowId = wrong;

@@ -114,8 +114,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     this.readPartition = readPartition;
     this.dataFilters = dataFilters;
     this.options = options;
-    // files not vouched for: read unbucketed, no bucket selected by its hash, no partitioning reported
-    this.packed = packed || listing.doubt() != null;
+    // files not vouched for: read unbucketed, no bucket selected by its hash, no partitioning reported;
+    // a table bucketed by several columns: its buckets pruned, never reported (Spark keys by one column)
+    this.packed = packed || listing.doubt() != null || table.bucketColumn == null;
     this.buckets = buckets == null || listing.doubt() != null ? null : (BitSet) buckets.clone();
     this.partitionFilters = new ArrayList<>(partitionFilters);
     plan();
@@ -271,7 +272,10 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
-        + (listing.doubt() != null ? ", packed by size" : packed ? ", packed by size (bucketing not needed)"
+        + (listing.doubt() != null ? ", packed by size" : table.bucketColumn == null ? ", packed by size (bucketed by "
+            + String.join(", ", table.bucketColumns) + ": buckets pruned, not keyed; Spark's key-grouped partitioning "
+            + "takes one column per expression)"
+            : packed ? ", packed by size (bucketing not needed)"
             : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "")
         + (listing.placement() == null ? "" : listing.parts().stream().allMatch(p -> p.vouched)
             ? ", placement vouched (" + listing.placement() + ")" : ", rows' buckets checked (" + listing.placement() + ")");
@@ -501,11 +505,12 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark), table.name());
   }
 
-  /** The check of every row's bucket against its file's, where the scan reads the bucket column, or null. */
+  /** The check of every row's bucket against its file's, where the scan reads the bucket columns, or null. */
   private BucketReadCheck bucketReadCheck(SparkSession spark) {
-    int ordinal = ScanPredicates.fieldNames(readData).indexOf(table.bucketColumn);
-    if (ordinal < 0 || listing.doubt() != null || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED,
-        "true"))) {
+    List<String> read = ScanPredicates.fieldNames(readData);
+    int[] ordinals = table.bucketColumns.stream().mapToInt(read::indexOf).toArray();
+    if (java.util.Arrays.stream(ordinals).anyMatch(o -> o < 0) || listing.doubt() != null
+        || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED, "true"))) {
       return null;
     }
     java.util.Set<String> vouched = new java.util.HashSet<>();  // files whose placement the manifest vouches for
@@ -525,9 +530,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     if (bucketOfFile.isEmpty()) {
       return null;
     }
-    return new BucketReadCheck(ordinal, readData.fields()[ordinal].dataType(),
-        io.bucketkit.hashing.HiveHash.Type.parse(table.bucketHiveType), table.version, table.buckets, table.name(),
-        table.bucketColumn, bucketOfFile);
+    return new BucketReadCheck(ordinals, java.util.Arrays.stream(ordinals).mapToObj(o -> readData.fields()[o].dataType())
+        .toArray(DataType[]::new), table.hashTypes(), table.version, table.buckets, table.name(),
+        table.bucketColumns.toArray(new String[0]), bucketOfFile);
   }
 
   /** The check of the order the scan reports, over the reader's output (data columns first), or null. */

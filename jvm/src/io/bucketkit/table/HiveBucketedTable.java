@@ -38,8 +38,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * A Hive bucketed catalog table whose bucketing bucketkit vouches for: one bucket column of a type
- * it hashes, {@code bucketing_version} 1 or 2 (missing is 1, as Hive and Trino read it), ORC or
+ * A Hive bucketed catalog table whose bucketing bucketkit vouches for: bucket columns of types it
+ * hashes (one keys Spark's joins and aggregates; several are pruned by, not keyed: Spark's
+ * key-grouped partitioning takes one column per expression), {@code bucketing_version} 1 or 2 (missing is 1, as Hive and Trino read it), ORC or
  * Parquet, not transactional ({@link TableVerdict}), and every file's bucket known (see {@link BucketFiles}). {@link #load} returns
  * null with the reason logged for any other table; the catalog then hands Spark its own table.
  *
@@ -62,10 +63,16 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   public final String format;
   public final int version;
   public final int buckets;
+  /** The one bucket column, lower case; null for a table bucketed by several ({@link #bucketColumns}). */
   public final String bucketColumn;
-  final DataType bucketType;
-  final String bucketHiveType;
-  final HiveBucketFunction.Bound function;
+  /** The CLUSTERED BY columns, lower case, in their order (Hive hashes a row as {@code h = 31 * h + hash(c)}). */
+  public final List<String> bucketColumns;
+  final DataType bucketType;  // the one bucket column's (null: several)
+  final String bucketHiveType;  // the one bucket column's (null: several)
+  final List<DataType> bucketTypes;
+  final List<String> bucketHiveTypes;
+  private final HiveHash.Type[] hashTypes;
+  final HiveBucketFunction.Bound function;  // the one bucket column's (null: several, which Spark's transforms cannot key)
   final StructType dataSchema;
   final StructType partitionSchema;
   private final boolean offersBucketId;  // none of its columns is named _bucket
@@ -85,16 +92,21 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   /** The Hadoop configuration the table was listed with, reused by its scans' readers (null: a write's). */
   public transient Configuration hadoopConf;
 
-  private HiveBucketedTable(CatalogTable table, String format, int version, StructField bucketColumn,
+  private HiveBucketedTable(CatalogTable table, String format, int version, List<StructField> bucketFields,
                             boolean forRead) {
     this.table = table;
     this.format = format;
     this.version = version;
     this.buckets = ((BucketSpec) table.bucketSpec().get()).numBuckets();
-    this.bucketColumn = bucketColumn.name().toLowerCase(Locale.ROOT);
-    this.bucketType = bucketColumn.dataType();
-    this.bucketHiveType = hiveType(bucketColumn);
-    this.function = bind(version, bucketColumn, buckets);
+    this.bucketColumns = bucketFields.stream().map(f -> f.name().toLowerCase(Locale.ROOT)).toList();
+    this.bucketTypes = bucketFields.stream().map(StructField::dataType).toList();
+    this.bucketHiveTypes = bucketFields.stream().map(HiveBucketedTable::hiveType).toList();
+    this.hashTypes = bucketHiveTypes.stream().map(HiveHash.Type::parse).toArray(HiveHash.Type[]::new);
+    boolean one = bucketFields.size() == 1;
+    this.bucketColumn = one ? bucketColumns.get(0) : null;
+    this.bucketType = one ? bucketTypes.get(0) : null;
+    this.bucketHiveType = one ? bucketHiveTypes.get(0) : null;
+    this.function = one ? bind(version, bucketFields.get(0), buckets) : null;
     this.dataSchema = table.dataSchema();
     this.partitionSchema = table.partitionSchema();
     this.forRead = forRead;
@@ -134,18 +146,27 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
         }
       }
     }
-    int columns = t.bucketSpec().get().bucketColumnNames().size();
-    if (columns != 1) {
-      return "bucketed by " + columns + " columns; Spark's transforms take one column "
-          + "(bucketkit.join handles multi-column keys)";
+    List<StructField> fields = bucketFields(t, t.dataSchema());
+    if (fields == null) {
+      return "a bucket column of " + t.bucketSpec().get().bucketColumnNames().mkString(", ") + " is not a data column";
     }
-    StructField field = bucketField(t);
-    try {  // what Spark SQL can be told of it (a float key, a collated string: Spark's equality is not Hive's)
-      bind(v.version(), field, t.bucketSpec().get().numBuckets());
-    } catch (UnsupportedOperationException | IllegalArgumentException e) {
-      return "bucket column " + field.name() + ": " + e.getMessage();
+    for (StructField field : fields) {
+      try {  // what Spark SQL can be told of it (a float key, a collated string: Spark's equality is not Hive's)
+        bind(v.version(), field, t.bucketSpec().get().numBuckets());
+      } catch (UnsupportedOperationException | IllegalArgumentException e) {
+        return "bucket column " + field.name() + ": " + e.getMessage();
+      }
     }
     return null;
+  }
+
+  /**
+   * Why a table bucketed by {@code columns} columns cannot key Spark's plans: its scans read and prune its
+   * buckets, but Spark's key-grouped partitioning takes one column per expression.
+   */
+  static String severalColumns(int columns) {
+    return "bucketed by " + columns + " columns; Spark's key-grouped partitioning takes one column per expression "
+        + "(bucketkit.join handles multi-column keys)";
   }
 
   /**
@@ -182,8 +203,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     CatalogTable plain = SparkCompat.withBucketing(t, t.bucketSpec().get(),
         scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(props)));
     String doubt = doubt(plain);
-    if (doubt != null) {
-      return new AcidBucketing(null, doubt);
+    int columns = t.bucketSpec().get().bucketColumnNames().size();
+    if (doubt != null || columns != 1) {  // an ACID scan's buckets key its plan, or nothing
+      return new AcidBucketing(null, doubt != null ? doubt : severalColumns(columns));
     }
     StructField field = bucketField(plain);
     return new AcidBucketing(HiveBucketFunction.transform(version(plain), hiveType(field),
@@ -220,9 +242,25 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   }
 
   private static StructField bucketField(CatalogTable t, StructType dataSchema) {
-    String name = t.bucketSpec().get().bucketColumnNames().head().toLowerCase(Locale.ROOT);
-    for (StructField f : dataSchema.fields()) {
-      if (f.name().toLowerCase(Locale.ROOT).equals(name)) {
+    return field(dataSchema, t.bucketSpec().get().bucketColumnNames().head());
+  }
+
+  /** Each bucket column of {@code t} as a data column of {@code dataSchema}, in order; null if one is not. */
+  private static List<StructField> bucketFields(CatalogTable t, StructType dataSchema) {
+    List<StructField> out = new ArrayList<>();
+    for (String name : CollectionConverters.asJava(t.bucketSpec().get().bucketColumnNames())) {
+      StructField f = field(dataSchema, name);
+      if (f == null) {
+        return null;
+      }
+      out.add(f);
+    }
+    return out;
+  }
+
+  private static StructField field(StructType schema, String name) {
+    for (StructField f : schema.fields()) {
+      if (f.name().equalsIgnoreCase(name)) {
         return f;
       }
     }
@@ -249,7 +287,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     if (doubt != null) {
       return new Vouched(null, null, doubt);
     }
-    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version(t), bucketField(t), true);
+    HiveBucketedTable table = new HiveBucketedTable(t, format(t), version(t), bucketFields(t, t.dataSchema()), true);
     table.hadoopConf = conf;  // one per query: its scans' listings and reader factories use the same settings
     return new Vouched(table, null, null);
   }
@@ -369,7 +407,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
           new org.apache.hadoop.fs.Path(pathOf(table.location())));
       String found = disagreement != null ? disagreement : listPartitions(hadoopConf, buckets, version, kept, parts);
       if (found == null) {  // read the version listed where it stays after later commits, when it is kept whole
-        placement[0] = FileManifest.vouch(hadoopConf, pathOf(table.location()), bucketColumn, bucketHiveType, buckets,
+        placement[0] = FileManifest.vouch(hadoopConf, pathOf(table.location()), bucketColumns, bucketHiveTypes, buckets,
             version, parts);
         List<TablePartition> pinned = KeptVersions.pin(hadoopConf, pathOf(table.location()), marker, parts);
         if (pinned != parts) {
@@ -390,7 +428,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
 
   /** This table as of a kept version (SQL's {@code VERSION AS OF} / {@code TIMESTAMP AS OF}). */
   public HiveBucketedTable asOf(KeptVersions.Found found) {
-    HiveBucketedTable out = new HiveBucketedTable(table, format, version, bucketField(table), true);
+    HiveBucketedTable out = new HiveBucketedTable(table, format, version, bucketColumnsOf(), true);
     out.hadoopConf = hadoopConf;
     out.asOf = found;
     out.directory = found.dir();
@@ -416,7 +454,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
       partitionsIn(dir.getFileSystem(hadoopConf), dir, tz, all);
       String found = recordDisagreement(table, hadoopConf, buckets, version, dir);
       found = found != null ? found : listPartitions(hadoopConf, buckets, version, matching(all, partitionFilters), parts);
-      placement[0] = found != null ? null : FileManifest.vouch(hadoopConf, directory, bucketColumn, bucketHiveType,
+      placement[0] = found != null ? null : FileManifest.vouch(hadoopConf, directory, bucketColumns, bucketHiveTypes,
           buckets, version, parts);
       return found;
     });
@@ -464,6 +502,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
    */
   public static HiveBucketedTable forWrite(CatalogTable t) {
     String doubt = doubt(t);
+    int columns = t.bucketSpec().isDefined() ? t.bucketSpec().get().bucketColumnNames().size() : 0;
+    if (doubt == null && columns > 1) {
+      doubt = "bucketed by " + columns + " columns (bucketkit's SQL INSERT writes tables bucketed by one column; "
+          + "bucketkit.write(..., table=...) writes several)";
+    }
     if (doubt == null && format(t).equals("text")) {
       doubt = "a TEXTFILE table (bucketkit's SQL INSERT writes ORC and Parquet files)";
     }
@@ -476,7 +519,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
       }
     }
     if (doubt == null) {
-      return new HiveBucketedTable(t, format(t), version(t), bucketField(t), false);
+      return new HiveBucketedTable(t, format(t), version(t), bucketFields(t, t.dataSchema()), false);
     }
     if (declaresV2(t)) {
       throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
@@ -541,6 +584,20 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     return function.bucketOf(value, buckets);
   }
 
+  /** The bucket of a row whose bucket columns hold {@code values} (Spark internal values, in CLUSTERED BY order). */
+  int bucketOfRow(Object[] values) {
+    return HiveHash.bucketId(HiveHash.hashRow(values, hashTypes, version), buckets);
+  }
+
+  /** The bucket columns' Hive types, as the hash reads them. */
+  public HiveHash.Type[] hashTypes() {
+    return hashTypes.clone();
+  }
+
+  private List<StructField> bucketColumnsOf() {
+    return bucketFields(table, dataSchema);
+  }
+
   /** The partitioning transform of the table's bucketing, {@code hive_v<version>[_varchar]_bucket_<n>(k)}. */
   public org.apache.spark.sql.connector.expressions.Transform bucketTransform() {
     return bucketTransform(buckets);
@@ -553,6 +610,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
 
   /** The transform of the table's hash into {@code count} buckets, a divisor of its own count. */
   org.apache.spark.sql.connector.expressions.Transform bucketTransform(int count) {
+    if (bucketColumn == null) {  // described only: no scan of the table reports it (Spark could not key by it)
+      return org.apache.spark.sql.connector.expressions.Expressions.bucket(count, bucketColumns.toArray(new String[0]));
+    }
     return HiveBucketFunction.transform(version, bucketHiveType, count, bucketColumn);
   }
 

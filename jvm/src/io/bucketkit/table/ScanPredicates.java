@@ -1,5 +1,6 @@
 package io.bucketkit.table;
 
+import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
@@ -14,6 +15,7 @@ import org.apache.spark.sql.connector.expressions.Literal;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.UserDefinedScalarFunc;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructType;
 
 /**
@@ -90,7 +92,7 @@ final class ScanPredicates {
 
   /** Buckets the conjunction of {@code predicates} can match (null: all). */
   static BitSet buckets(Predicate[] predicates, HiveBucketedTable t) {
-    BitSet out = null;
+    BitSet out = t.bucketColumn == null ? rowBuckets(predicates, t) : null;
     for (Predicate p : predicates) {
       BitSet b = buckets(p, t);
       if (b != null) {
@@ -181,12 +183,116 @@ final class ScanPredicates {
   }
 
   private static boolean isBucketColumn(Expression e, HiveBucketedTable t) {
-    return t.bucketColumn.equals(column(e));
+    return t.bucketColumn != null && t.bucketColumn.equals(column(e));
+  }
+
+  /** The most key combinations {@link #rowBuckets} hashes (an IN list on each column multiplies them). */
+  static final int MAX_KEYS = 4096;
+
+  /**
+   * Buckets a table bucketed by several columns can hold rows of, where the conjunction of
+   * {@code predicates} pins every bucket column to a few values ({@code =}, {@code <=>}, {@code IN},
+   * {@code IS NULL}, each on one column, AND-ed): each combination's row hash, Hive's
+   * {@code h = 31 * h + hash(c)}. Null: a column is not pinned, or more than {@link #MAX_KEYS} combinations.
+   */
+  private static BitSet rowBuckets(Predicate[] predicates, HiveBucketedTable t) {
+    List<Expression> conjuncts = new ArrayList<>();
+    for (Predicate p : predicates) {
+      conjuncts(p, conjuncts);
+    }
+    List<java.util.Set<Object>> pinned = new ArrayList<>();
+    t.bucketColumns.forEach(c -> pinned.add(null));
+    for (Expression x : conjuncts) {
+      if (!(x instanceof Predicate e)) {
+        continue;
+      }
+      Expression[] c = e.children();
+      int col = c.length == 0 ? -1 : t.bucketColumns.indexOf(column(c[0]));
+      int other = 1;
+      if (col < 0 && c.length == 2 && (e.name().equals("=") || e.name().equals("<=>"))) {
+        col = t.bucketColumns.indexOf(column(c[1]));
+        other = 0;
+      }
+      if (col < 0) {
+        continue;
+      }
+      java.util.Set<Object> values = new java.util.HashSet<>();
+      switch (e.name()) {
+        case "IS_NULL" -> values.add(null);
+        case "=", "<=>" -> {
+          if (!isLiteralOf(c[other], t.bucketTypes.get(col))) {
+            continue;
+          }
+          Object v = ((Literal<?>) c[other]).value();
+          if (v != null || e.name().equals("<=>")) {  // k = NULL is never true; k <=> NULL is k IS NULL
+            values.add(v);
+          }
+        }
+        case "IN" -> {
+          boolean literals = true;
+          for (int i = 1; i < c.length; i++) {
+            literals &= isLiteralOf(c[i], t.bucketTypes.get(col));
+            if (literals && ((Literal<?>) c[i]).value() != null) {  // NULL in an IN list matches no row
+              values.add(((Literal<?>) c[i]).value());
+            }
+          }
+          if (!literals) {
+            continue;
+          }
+        }
+        default -> {
+          continue;
+        }
+      }
+      if (pinned.get(col) != null) {
+        values.retainAll(pinned.get(col));
+      }
+      pinned.set(col, values);
+    }
+    long combinations = 1;
+    for (java.util.Set<Object> values : pinned) {
+      if (values == null) {
+        return null;
+      }
+      combinations *= values.size();
+      if (combinations > MAX_KEYS) {
+        return null;
+      }
+    }
+    BitSet out = new BitSet();
+    addCombinations(pinned, 0, new Object[pinned.size()], t, out);
+    return out;
+  }
+
+  private static void addCombinations(List<java.util.Set<Object>> pinned, int col, Object[] row, HiveBucketedTable t,
+                                      BitSet out) {
+    if (col == row.length) {
+      out.set(t.bucketOfRow(row));
+      return;
+    }
+    for (Object v : pinned.get(col)) {
+      row[col] = v;
+      addCombinations(pinned, col + 1, row, t, out);
+    }
+  }
+
+  /** {@code e} split at its top-level ANDs into {@code out}. */
+  private static void conjuncts(Expression e, List<Expression> out) {
+    if (e instanceof Predicate p && p.name().equals("AND")) {
+      conjuncts(p.children()[0], out);
+      conjuncts(p.children()[1], out);
+    } else {
+      out.add(e);
+    }
   }
 
   // A literal of another type would be hashed as the wrong type: no pruning from it.
   private static boolean isLiteralOf(Expression e, HiveBucketedTable t) {
-    return e instanceof Literal && ((Literal<?>) e).dataType().equals(t.bucketType);
+    return isLiteralOf(e, t.bucketType);
+  }
+
+  private static boolean isLiteralOf(Expression e, DataType type) {
+    return e instanceof Literal && type != null && ((Literal<?>) e).dataType().equals(type);
   }
 
   /** Whether every column {@code p} references is one of {@code schema}'s. */

@@ -1,0 +1,131 @@
+"""Tables bucketed on several columns in Spark SQL (issue 47): bucketkit's catalog reads them bucketed,
+prunes their buckets by a WHERE that pins every bucket column, offers each row's bucket as ``_bucket``,
+and checks the rows it prunes to against Hive's hash as it reads them. They are not keyed: Spark's
+key-grouped partitioning takes one column per expression, so a join or GROUP BY on them is Spark's
+shuffle, as it is without bucketkit (the scan says why).
+
+Golden values: the files Spark's own Hive writer places (v1, its hash is Hive's ``31 * h + hash(c)``),
+and the rows Spark returns with the catalog off. The v2 table is written by bucketkit.write, whose
+multi-column hash test_hashing_jvm holds to Hive's own classes.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from support.sparkown import catalog_off, final_plan, rows_by_bucket, scans, spark_insert, spark_rows
+
+import bucketkit
+from bucketkit.layout.naming import bucket_of
+
+pytestmark = pytest.mark.spark
+
+LOOKUPS = ["k = 7 AND j = 's3'", "j = 's3' AND k = 7 AND v > 0", "k IN (7, 8) AND j = 's3'",
+           "k = 7 AND j IN ('s3', 's4', 's5')", "k <=> 7 AND j = 's1'"]
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("multi_column")
+    spark.sql("DROP TABLE IF EXISTS mc_v1")
+    spark.sql(f"CREATE TABLE mc_v1 (k INT, j STRING, v BIGINT) CLUSTERED BY (k, j) INTO 8 BUCKETS STORED AS ORC "
+              f"LOCATION '{tmp}/mc_v1' TBLPROPERTIES ('bucketing_version'='1')")
+    spark_insert(spark, "INSERT INTO mc_v1 SELECT IF(id % 97 = 0, NULL, CAST(id % 50 AS INT)), "
+                        "CONCAT('s', id % 7), id FROM range(2000)")
+    spark.sql("DROP TABLE IF EXISTS mc_v2")
+    df = spark.range(2000).selectExpr("CAST(id % 50 AS INT) AS k", "CONCAT('s', id % 7) AS j", "id AS v",
+                                      "IF(id % 2 = 0, 'a', 'b') AS p")
+    bucketkit.write(df, ["k", "j"], 8, path=str(tmp / "mc_v2"), partitioned_by="p", bucketing_version=2,
+                    file_format="parquet")
+    spark.sql(f"CREATE EXTERNAL TABLE mc_v2 (k INT, j STRING, v BIGINT) PARTITIONED BY (p STRING) "
+              f"CLUSTERED BY (k, j) INTO 8 BUCKETS STORED AS PARQUET LOCATION '{tmp}/mc_v2' "
+              f"TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql("MSCK REPAIR TABLE mc_v2")
+    yield tmp
+    for name in ("mc_v1", "mc_v2", "mc_lying"):
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+@pytest.mark.parametrize("name", ["mc_v1", "mc_v2"])
+def test_the_catalog_reads_it_bucketed_and_says_it_is_not_keyed(spark, tables, name):
+    status = bucketkit.sql_status(spark, name)
+    assert status.bucketed, status
+    assert "8 buckets on k, j" in status.detail and "not keyed" in status.detail, status
+
+
+@pytest.mark.parametrize("name", ["mc_v1", "mc_v2"])
+@pytest.mark.parametrize("where", LOOKUPS)
+def test_a_where_pinning_every_bucket_column_reads_only_their_buckets(spark, tables, name, where):
+    sql = f"SELECT k, j, v FROM {name} WHERE {where}"
+    golden = spark_rows(spark, sql)
+    assert golden, sql  # a wrong bucket would read none of them
+    df = spark.sql(sql)
+    assert sorted((tuple(r) for r in df.collect()), key=repr) == golden
+    [scan] = scans(final_plan(df))
+    keys = len({(r[0], r[1]) for r in golden})
+    assert "buckets=all" not in scan and "of 8" in scan, scan
+    read = int(scan.split("buckets=")[1].split(" ")[0])
+    assert 1 <= read <= keys, scan
+    assert "not keyed" in scan, scan
+
+
+@pytest.mark.parametrize("where", ["k = 7", "j = 's3'", "k = 7 OR j = 's3'", "k > 7 AND j = 's3'"])
+def test_a_where_leaving_a_bucket_column_free_reads_every_bucket(spark, tables, where):
+    sql = f"SELECT k, j, v FROM mc_v1 WHERE {where}"
+    df = spark.sql(sql)
+    assert sorted((tuple(r) for r in df.collect()), key=repr) == spark_rows(spark, sql)
+    [scan] = scans(final_plan(df))
+    assert "buckets=all 8" in scan, scan
+
+
+def test_a_null_key_is_pruned_to_hives_bucket_of_null(spark, tables):
+    sql = "SELECT k, j, v FROM mc_v1 WHERE k IS NULL AND j = 's0'"
+    golden = spark_rows(spark, sql)
+    assert golden
+    df = spark.sql(sql)
+    assert sorted((tuple(r) for r in df.collect()), key=repr) == golden
+    assert "buckets=1 of 8" in scans(final_plan(df))[0]
+
+
+def test_the_bucket_column_is_the_bucket_sparks_writer_placed_each_row_in(spark, tables):
+    placed = rows_by_bucket(spark, "mc_v1")
+    assert len(placed) > 1
+    got: dict[int, set[tuple]] = {}
+    for r in spark.sql("SELECT _bucket, k, j, v FROM mc_v1").collect():
+        got.setdefault(r[0], set()).add(tuple(r[1:]))
+    assert got == placed
+    sql = "SELECT k, j, v FROM mc_v1 WHERE _bucket = 3"
+    assert {tuple(r) for r in spark.sql(sql).collect()} == placed[3]
+
+
+def test_a_join_and_a_group_by_on_every_bucket_column_return_sparks_rows(spark, tables):
+    for sql in ("SELECT a.k, a.j, a.v, b.v FROM mc_v1 a JOIN mc_v2 b ON a.k = b.k AND a.j = b.j WHERE a.v < 300",
+                "SELECT k, j, count(*), sum(v) FROM mc_v2 GROUP BY k, j"):
+        golden = spark_rows(spark, sql)
+        assert golden
+        assert sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr) == golden
+
+
+def test_a_misplaced_row_fails_the_pruned_read_naming_every_bucket_column(spark, tables, tmp_path):
+    """Two of Spark's bucket files swapped (a copy by hand): the read pruned to one of them stops at its
+    first row, naming the file, both columns' values and the bucket they belong in."""
+    src = tables / "mc_v1"
+    dst = tmp_path / "mc_lying"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.crc"))  # Hadoop's checksums would name the swap
+    files = {bucket_of(f.name): f for f in dst.iterdir() if f.is_file() and not f.name.startswith((".", "_"))}
+    a, b = sorted(files)[:2]
+    fa, fb = files[a], files[b]
+    tmp = fa.with_name("swap.tmp")
+    fa.rename(tmp)
+    fb.rename(fa)
+    tmp.rename(fb)
+    spark.sql("DROP TABLE IF EXISTS mc_lying")
+    spark.sql(f"CREATE EXTERNAL TABLE mc_lying (k INT, j STRING, v BIGINT) CLUSTERED BY (k, j) INTO 8 BUCKETS "
+              f"STORED AS ORC LOCATION '{dst}' TBLPROPERTIES ('bucketing_version'='1')")
+    k, j, _ = sorted(rows_by_bucket(spark, "mc_v1")[a], key=repr)[0]
+    where = ("k IS NULL" if k is None else f"k = {k}") + f" AND j = '{j}'"
+    with pytest.raises(Exception, match=r"holds a row whose k = .*, j = .* belongs in bucket"):
+        spark.sql(f"SELECT * FROM mc_lying WHERE {where}").collect()
+    with catalog_off(spark):  # Spark itself reads it unbucketed: the row is there
+        assert spark.sql(f"SELECT * FROM mc_lying WHERE {where}").count() >= 1
