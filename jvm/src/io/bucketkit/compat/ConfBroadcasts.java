@@ -20,10 +20,17 @@ import org.apache.spark.util.SerializableConfiguration;
  * value equal) is reused; a changed setting is a new configuration and a new broadcast. The last few
  * are kept per Spark application (a session's settings flip between few states: the catalog on and off,
  * a test's setting); the broadcasts of those dropped are left to Spark's cleaner.
+ *
+ * <p>A reader may write into the configuration it is handed: Spark's ORC reader sets the schema it reads
+ * ({@code orc.mapred.input.schema}) in the broadcast configuration, then copies it for the file. In local
+ * mode every task shares the broadcast's one object, so two scans reading different columns through one
+ * configuration could each read with the other's schema (a column read as NULL, or "Index 2 out of bounds
+ * for length 2"). A broadcast is therefore shared only within a {@code scope}: the readers that write
+ * the same values into it (for ORC, the same schemas read).
  */
 public final class ConfBroadcasts {
   private static final int KEPT = 8;
-  private static final Map<SparkContext, LinkedHashMap<Object, Broadcast<SerializableConfiguration>>>
+  private static final Map<SparkContext, LinkedHashMap<Key, Broadcast<SerializableConfiguration>>>
       BY_CONTEXT = new java.util.WeakHashMap<>();
   // Configuration's own settings table (a protected method): compared as it is, where iterating the
   // configuration copies its ~1,000 settings into a new map (~1 ms a query)
@@ -60,13 +67,24 @@ public final class ConfBroadcasts {
     return key;
   }
 
-  public static Broadcast<SerializableConfiguration> of(SparkContext sc, Configuration conf) {
-    Object key = settings(conf);
+  /** The key of a kept broadcast: the configuration's settings, and the scope sharing it. */
+  private record Key(Object settings, String scope) {
+    Key kept() {
+      return new Key(settings instanceof java.util.Properties p ? p.clone() : settings, scope);
+    }
+  }
+
+  /**
+   * The broadcast of {@code conf} for the readers of one {@code scope}: those that write the same values into
+   * the configuration they read with (see above).
+   */
+  public static Broadcast<SerializableConfiguration> of(SparkContext sc, Configuration conf, String scope) {
+    Key key = new Key(settings(conf), scope);
     synchronized (BY_CONTEXT) {
-      LinkedHashMap<Object, Broadcast<SerializableConfiguration>> kept = BY_CONTEXT.computeIfAbsent(sc,
+      LinkedHashMap<Key, Broadcast<SerializableConfiguration>> kept = BY_CONTEXT.computeIfAbsent(sc,
           c -> new LinkedHashMap<>(16, 0.75f, true) {
             @Override
-            protected boolean removeEldestEntry(Map.Entry<Object, Broadcast<SerializableConfiguration>> e) {
+            protected boolean removeEldestEntry(Map.Entry<Key, Broadcast<SerializableConfiguration>> e) {
               return size() > KEPT;
             }
           });
@@ -74,7 +92,7 @@ public final class ConfBroadcasts {
       if (b == null || !b.isValid()) {
         b = sc.broadcast(new SerializableConfiguration(new Configuration(conf)),
             scala.reflect.ClassTag$.MODULE$.apply(SerializableConfiguration.class));
-        kept.put(key instanceof java.util.Properties p ? p.clone() : key, b);
+        kept.put(key.kept(), b);
       }
       return b;
     }

@@ -150,15 +150,18 @@ public final class SparkCompat {
       SparkSession spark, String format, org.apache.hadoop.conf.Configuration conf,
       org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex noFiles, StructType dataSchema,
       StructType readData, StructType readPartition, CaseInsensitiveStringMap options,
-      org.apache.spark.sql.sources.Filter[] filters) {
+      org.apache.spark.sql.sources.Filter[] filters, String table) {
     scala.collection.immutable.Seq<org.apache.spark.sql.catalyst.expressions.Expression> none =
         CollectionConverters.asScala(new ArrayList<org.apache.spark.sql.catalyst.expressions.Expression>()).toList();
     if (format.equals("orc")) {
       // OrcScan.createReaderFactory's own steps, with the configuration's broadcast shared by every
-      // query that reads with the same configuration (ConfBroadcasts) instead of one per query
+      // query that reads the same columns with the same configuration (ConfBroadcasts) instead of one per
+      // query: the reader writes the schema it reads into that configuration (per file: a file of Hive's
+      // _col0 names gets the table's whole schema), so one table, one set of columns
       SQLConf sql = spark.sessionState().conf();
+      String scope = "orc " + table + " " + dataSchema.json() + " " + readData.json() + " " + readPartition.json();
       return new org.apache.spark.sql.execution.datasources.v2.orc.OrcPartitionReaderFactory(sql,
-          ConfBroadcasts.of(spark.sparkContext(), conf), dataSchema, readData, readPartition, filters,
+          ConfBroadcasts.of(spark.sparkContext(), conf, scope), dataSchema, readData, readPartition, filters,
           scala.Option.empty(), new org.apache.spark.sql.execution.datasources.orc.OrcOptions(
               CollectionConverters.asScala(options.asCaseSensitiveMap()).toMap(scala.$less$colon$less$.MODULE$.refl()),
               sql),

@@ -501,7 +501,8 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
             scala.reflect.ClassTag$.MODULE$.apply(org.apache.spark.util.SerializableConfiguration.class)),
             SparkCompat.hiveTableProperties(table.table), readData, readPartition)
         : SparkCompat.fileReaderFactory(spark, table.format, conf, noFiles, table.dataSchema, readData, readPartition,
-            options, dataFilters);
+            options, dataFilters,
+            table.name() + (table.directory != null ? " at " + table.directory : ""));
     return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark), table.name());
   }
 
