@@ -9,7 +9,6 @@ golden rows never come from bucketkit. Plans are Spark's executed plans (after A
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,19 +17,10 @@ from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.layout.naming import bucket_of, is_spark_hive_insert
-from support.sparkown import SWITCH, catalog_off, scans, spark_insert, spark_insert_into_v2, unbucketed_scans
+from support.sparkown import (SWITCH, catalog_off, no_broadcast, scans, spark_insert, spark_insert_into_v2,
+                              unbucketed_scans)
 
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
-
-
-@contextmanager
-def no_broadcast(spark):
-    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
-    try:
-        yield
-    finally:
-        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
 
 
 def run(spark, sql):
@@ -611,7 +601,7 @@ def test_sql_status_says_what_a_query_gets(spark, tables):
         bucketkit.sql_status(spark, "sqlc_missing")
 
 
-def test_a_multi_column_table_is_read_bucketed_not_keyed_without_a_warning(spark, tables):
+def test_a_multi_column_table_is_read_bucketed_without_a_warning(spark, tables):
     spark.sql("DROP TABLE IF EXISTS sqlc_two_cols")
     spark.sql("CREATE TABLE sqlc_two_cols (k INT, j INT, v STRING) CLUSTERED BY (k, j) INTO 4 BUCKETS STORED AS ORC "
               "TBLPROPERTIES ('bucketing_version'='1')")
@@ -619,11 +609,11 @@ def test_a_multi_column_table_is_read_bucketed_not_keyed_without_a_warning(spark
     spark.sql("DROP TABLE IF EXISTS sqlc_plain_pq")
     spark.sql("CREATE TABLE sqlc_plain_pq (k INT) STORED AS PARQUET")
     status = bucketkit.sql_status(spark, "default.sqlc_two_cols")
-    assert status.bucketed and "4 buckets on k, j" in status.detail and "not keyed" in status.detail, status
+    assert status.bucketed and "4 buckets on k, j (keyed by _bucket" in status.detail, status
     for _ in range(2):
         rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_two_cols a JOIN sqlc_plain_pq b USING (k)")
         assert rows == golden
-        assert [s for s in scans(plan) if "sqlc_two_cols" in s and "not keyed" in s], plan
+        assert [s for s in scans(plan) if "sqlc_two_cols" in s and "bucketed by k, j" in s], plan
     warned = [w for w in spark._jvm.io.bucketkit.table.PassThrough.warned() if "sqlc_" in w]
     assert not any("sqlc_two_cols" in w or "sqlc_plain_pq" in w for w in warned), warned
 

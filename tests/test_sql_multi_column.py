@@ -1,8 +1,9 @@
 """Tables bucketed on several columns in Spark SQL (issue 47): bucketkit's catalog reads them bucketed,
 prunes their buckets by a WHERE that pins every bucket column, offers each row's bucket as ``_bucket``,
-and checks the rows it prunes to against Hive's hash as it reads them. They are not keyed: Spark's
-key-grouped partitioning takes one column per expression, so a join or GROUP BY on them is Spark's
-shuffle, as it is without bucketkit (the scan says why).
+and checks the rows it reads against Hive's hash. Spark's key-grouped partitioning takes one column per
+expression, so their scans are keyed by ``_bucket``: a join pairing every bucket column of two tables
+hashed alike, and a GROUP BY on every bucket column, run without an Exchange (rules.KeyBySeveralColumns);
+a join on some of them shuffles, as Hive's does.
 
 Golden values: the files Spark's own Hive writer places (v1, its hash is Hive's ``31 * h + hash(c)``),
 and the rows Spark returns with the catalog off. The v2 table is written by bucketkit.write, whose
@@ -14,7 +15,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from support.sparkown import catalog_off, final_plan, rows_by_bucket, scans, spark_insert, spark_rows
+from support.sparkown import catalog_off, final_plan, no_broadcast, rows_by_bucket, scans, spark_insert, spark_rows
 
 import bucketkit
 from bucketkit.layout.naming import bucket_of
@@ -42,16 +43,21 @@ def tables(spark, tmp_path_factory):
               f"CLUSTERED BY (k, j) INTO 8 BUCKETS STORED AS PARQUET LOCATION '{tmp}/mc_v2' "
               f"TBLPROPERTIES ('bucketing_version'='2')")
     spark.sql("MSCK REPAIR TABLE mc_v2")
+    spark.sql("DROP TABLE IF EXISTS mc_v1b")  # a second v1 table hashed alike, other rows
+    spark.sql(f"CREATE TABLE mc_v1b (k INT, j STRING, w BIGINT) CLUSTERED BY (k, j) INTO 8 BUCKETS STORED AS ORC "
+              f"LOCATION '{tmp}/mc_v1b' TBLPROPERTIES ('bucketing_version'='1')")
+    spark_insert(spark, "INSERT INTO mc_v1b SELECT IF(id % 89 = 0, NULL, CAST(id % 60 AS INT)), "
+                        "CONCAT('s', id % 5), id * 10 FROM range(1500)")
     yield tmp
-    for name in ("mc_v1", "mc_v2", "mc_lying"):
+    for name in ("mc_v1", "mc_v1b", "mc_v2", "mc_lying", "mc_stray"):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
 
 
 @pytest.mark.parametrize("name", ["mc_v1", "mc_v2"])
-def test_the_catalog_reads_it_bucketed_and_says_it_is_not_keyed(spark, tables, name):
+def test_the_catalog_reads_it_bucketed_keyed_by_its_bucket_column(spark, tables, name):
     status = bucketkit.sql_status(spark, name)
     assert status.bucketed, status
-    assert "8 buckets on k, j" in status.detail and "not keyed" in status.detail, status
+    assert "8 buckets on k, j (keyed by _bucket" in status.detail, status
 
 
 @pytest.mark.parametrize("name", ["mc_v1", "mc_v2"])
@@ -67,7 +73,7 @@ def test_a_where_pinning_every_bucket_column_reads_only_their_buckets(spark, tab
     assert "buckets=all" not in scan and "of 8" in scan, scan
     read = int(scan.split("buckets=")[1].split(" ")[0])
     assert 1 <= read <= keys, scan
-    assert "not keyed" in scan, scan
+    assert "packed by size (bucketed by k, j: keyed only by _bucket)" in scan, scan
 
 
 @pytest.mark.parametrize("where", ["k = 7", "j = 's3'", "k = 7 OR j = 's3'", "k > 7 AND j = 's3'"])
@@ -99,12 +105,64 @@ def test_the_bucket_column_is_the_bucket_sparks_writer_placed_each_row_in(spark,
     assert {tuple(r) for r in spark.sql(sql).collect()} == placed[3]
 
 
-def test_a_join_and_a_group_by_on_every_bucket_column_return_sparks_rows(spark, tables):
-    for sql in ("SELECT a.k, a.j, a.v, b.v FROM mc_v1 a JOIN mc_v2 b ON a.k = b.k AND a.j = b.j WHERE a.v < 300",
-                "SELECT k, j, count(*), sum(v) FROM mc_v2 GROUP BY k, j"):
-        golden = spark_rows(spark, sql)
-        assert golden
-        assert sorted((tuple(r) for r in spark.sql(sql).collect()), key=repr) == golden
+def _run(spark, sql):
+    """(rows, final plan) with the catalog, and Spark's rows with it off; broadcasts off (the tables are small)."""
+    with no_broadcast(spark):
+        df = spark.sql(sql)
+        rows = sorted((tuple(r) for r in df.collect()), key=repr)
+        return rows, final_plan(df), spark_rows(spark, sql)
+
+
+@pytest.mark.parametrize("how", ["JOIN", "LEFT JOIN", "FULL JOIN", "LEFT SEMI JOIN", "LEFT ANTI JOIN"])
+def test_a_join_on_every_bucket_column_of_tables_hashed_alike_has_no_exchange(spark, tables, how):
+    cols = "a.k, a.j, a.v" + ("" if "SEMI" in how or "ANTI" in how else ", b.w")
+    sql = f"SELECT {cols} FROM mc_v1 a {how} mc_v1b b ON a.j = b.j AND b.k = a.k"
+    rows, plan, golden = _run(spark, sql)
+    assert golden and rows == golden
+    assert "Exchange" not in plan, plan
+    assert len(scans(plan)) == 2 and all("mc_v1" in s for s in scans(plan)), plan
+
+
+def test_a_group_by_every_bucket_column_has_no_exchange(spark, tables):
+    for sql in ("SELECT k, j, count(*), sum(v) FROM mc_v2 GROUP BY k, j",
+                "SELECT j, k, max(v) FROM mc_v1 WHERE v > 100 GROUP BY k, j HAVING count(*) > 1"):
+        rows, plan, golden = _run(spark, sql)
+        assert golden and rows == golden
+        assert "Exchange" not in plan, plan
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a.k, a.j, a.v, b.w FROM mc_v1 a JOIN mc_v1b b ON a.k = b.k",  # some of the bucket columns
+    "SELECT a.k, a.j, a.v, b.w FROM mc_v1 a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j AND a.v > b.w",
+    "SELECT a.k, a.j, a.v, b.v FROM mc_v1 a JOIN mc_v2 b ON a.k = b.k AND a.j = b.j",  # v1 and v2 hash apart
+    "SELECT a.k, a.j, a.v, b.w FROM mc_v1 a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j AND a.k = 7",
+    "SELECT a.k, b.k, a.v FROM mc_v1 a JOIN mc_v1b b ON a.k = b.k AND a.j = concat(b.j, '')",
+    "SELECT k, count(*) FROM mc_v1 GROUP BY k",
+])
+def test_other_joins_and_groupings_return_sparks_rows(spark, tables, sql):
+    rows, plan, golden = _run(spark, sql)
+    assert golden and rows == golden
+    if "mc_v2" in sql or "a.k = b.k AND a.j = b.j" not in sql:
+        assert "Exchange" in plan, plan  # Spark's shuffle, as Hive's: the buckets say nothing of these keys
+
+
+def test_a_table_read_unbucketed_still_joins_every_row_by_the_hash_of_its_keys(spark, tables, tmp_path):
+    """A file of no bucket name beside Spark's: the listing cannot vouch for the files, the table is read
+    unbucketed, and each row's _bucket is the hash of its bucket columns, so the join keyed by it loses no row."""
+    dst = tmp_path / "mc_stray"
+    shutil.copytree(tables / "mc_v1", dst, ignore=shutil.ignore_patterns("*.crc"))
+    first = sorted(f for f in dst.iterdir() if f.is_file() and not f.name.startswith((".", "_")))[0]
+    shutil.copy(first, dst / "stray-copy.orc")
+    spark.sql("DROP TABLE IF EXISTS mc_stray")
+    spark.sql(f"CREATE EXTERNAL TABLE mc_stray (k INT, j STRING, v BIGINT) CLUSTERED BY (k, j) INTO 8 BUCKETS "
+              f"STORED AS ORC LOCATION '{dst}' TBLPROPERTIES ('bucketing_version'='1')")
+    placed = {row: b for b, rows in rows_by_bucket(spark, "mc_v1").items() for row in rows}
+    for r in spark.sql("SELECT _bucket, k, j, v FROM mc_stray").collect():
+        assert r[0] == placed[tuple(r[1:])], r
+    for sql in ("SELECT a.k, a.j, a.v, b.w FROM mc_stray a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j",
+                "SELECT k, j, count(*) FROM mc_stray GROUP BY k, j"):
+        rows, plan, golden = _run(spark, sql)
+        assert golden and rows == golden
 
 
 def test_a_misplaced_row_fails_the_pruned_read_naming_every_bucket_column(spark, tables, tmp_path):
@@ -127,5 +185,26 @@ def test_a_misplaced_row_fails_the_pruned_read_naming_every_bucket_column(spark,
     where = ("k IS NULL" if k is None else f"k = {k}") + f" AND j = '{j}'"
     with pytest.raises(Exception, match=r"holds a row whose k = .*, j = .* belongs in bucket"):
         spark.sql(f"SELECT * FROM mc_lying WHERE {where}").collect()
+    # a join matching rows by _bucket, broadcast (its scans packed, every bucket read): checked too
+    for sql in ("SELECT a.k, b.w FROM mc_lying a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j",
+                "SELECT /*+ BROADCAST(b) */ a.k, b.w FROM mc_lying a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j",
+                "SELECT _bucket, count(*) FROM mc_lying GROUP BY _bucket"):
+        with pytest.raises(Exception, match=r"holds a row whose k = .*, j = .* belongs in bucket"):
+            spark.sql(sql).collect()
     with catalog_off(spark):  # Spark itself reads it unbucketed: the row is there
         assert spark.sql(f"SELECT * FROM mc_lying WHERE {where}").count() >= 1
+
+
+@pytest.mark.parametrize("x, y, read", [(3, 8, 1), (2, 4, 2), (1, 1, 8), (5, 16, 1)])
+def test_bucket_sampling_reads_only_the_buckets_it_names(spark, tables, x, y, read):
+    """Hive's TABLESAMPLE (BUCKET x OUT OF y): the rows whose row hash mod y is x - 1. With y a divisor of the
+    8 buckets those are whole buckets of Spark's writer's files; with y a multiple, part of bucket (x-1) mod 8."""
+    placed = rows_by_bucket(spark, "mc_v1")
+    df = spark.sql(f"SELECT k, j, v FROM mc_v1 TABLESAMPLE (BUCKET {x} OUT OF {y})")
+    rows = {tuple(r) for r in df.collect()}
+    if 8 % y == 0:
+        assert rows == set().union(*(placed.get(b, set()) for b in range(x - 1, 8, y)))
+    else:
+        assert rows and rows < placed[(x - 1) % 8]
+    [scan] = scans(final_plan(df))
+    assert f"buckets={read} of 8" in scan, scan

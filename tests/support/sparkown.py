@@ -15,6 +15,17 @@ SWITCH = "spark.bucketkit.catalog.enabled"
 
 
 @contextmanager
+def no_broadcast(spark):
+    """Spark broadcasts no side of a join inside the block (tests' tables are small enough for it)."""
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+
+
+@contextmanager
 def catalog_off(spark):
     """Spark plans and writes Hive tables its own way inside the block."""
     spark.conf.set(SWITCH, "false")

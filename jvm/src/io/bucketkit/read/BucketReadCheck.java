@@ -3,11 +3,9 @@ package io.bucketkit.read;
 import java.io.Serializable;
 import java.util.Map;
 
-import io.bucketkit.hashing.HiveHash;
 import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.PartitionReader;
-import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.sql.vectorized.ColumnarBatchRow;
@@ -27,27 +25,16 @@ import org.apache.spark.sql.vectorized.ColumnarBatchRow;
 public final class BucketReadCheck implements Serializable {
   public static final String ENABLED = "spark.bucketkit.checkBuckets";
 
-  private final int[] ordinals;  // the bucket columns in the rows read, in CLUSTERED BY order
-  private final DataType[] dataTypes;
-  private final HiveHash.Type[] types;
-  private final int version;
-  private final int buckets;
+  private final RowBuckets rows;
   private final String table;
   private final String[] columns;
   private final Map<String, Integer> bucketOfFile;  // Spark's url-encoded path -> bucket
-  private final int[] fast;  // HiveHash.Type.unboxed(): INT, BIGINT, STRING, VARCHAR read straight from the vector
 
-  public BucketReadCheck(int[] ordinals, DataType[] dataTypes, HiveHash.Type[] types, int version, int buckets,
-                         String table, String[] columns, Map<String, Integer> bucketOfFile) {
-    this.ordinals = ordinals.clone();
-    this.dataTypes = dataTypes.clone();
-    this.types = types.clone();
-    this.version = version;
-    this.buckets = buckets;
+  public BucketReadCheck(RowBuckets rows, String table, String[] columns, Map<String, Integer> bucketOfFile) {
+    this.rows = rows;
     this.table = table;
     this.columns = columns.clone();
     this.bucketOfFile = bucketOfFile;
-    this.fast = java.util.Arrays.stream(types).mapToInt(HiveHash.Type::unboxed).toArray();
   }
 
   private int expected() {
@@ -56,19 +43,16 @@ public final class BucketReadCheck implements Serializable {
   }
 
   private void check(InternalRow row, int expected) {
-    Object[] values = new Object[ordinals.length];
-    for (int c = 0; c < ordinals.length; c++) {
-      values[c] = row.isNullAt(ordinals[c]) ? null : row.get(ordinals[c], dataTypes[c]);
-    }
-    int bucket = HiveHash.bucketId(HiveHash.hashRow(values, types, version), buckets);
+    Object[] values = rows.values(row);
+    int bucket = rows.bucketOf(values);
     if (bucket != expected) {
       StringBuilder key = new StringBuilder();
       for (int c = 0; c < columns.length; c++) {
         key.append(c == 0 ? "" : ", ").append(columns[c]).append(" = ").append(values[c]);
       }
       throw new IllegalStateException("bucketkit: " + InputFileBlockHolder.getInputFilePath() + " (table " + table
-          + ", bucket " + expected + " of " + buckets + " by its name) holds a row whose " + key
-          + " belongs in bucket " + bucket + " (Hive bucketing v" + version + "): the "
+          + ", bucket " + expected + " of " + rows.buckets + " by its name) holds a row whose " + key
+          + " belongs in bucket " + bucket + " (" + rows.hash() + "): the "
           + "files are not placed as the table's metadata says, so pruning and bucket joins would return wrong "
           + "rows. Check it with `bucketkit validate`; read it as Spark does (unbucketed) with SET "
           // BucketkitCatalog.ENABLED, spelled out: the catalog sits above the readers (docs/architecture.md)
@@ -76,52 +60,15 @@ public final class BucketReadCheck implements Serializable {
     }
   }
 
-  /**
-   * The first row of {@code batch} whose bucket is not {@code expected}, or -1: int, bigint and string keys
-   * straight from the vectors (a few ns a row and column), any other type through the generic row path.
-   */
+  /** The first row of {@code batch} whose bucket is not {@code expected}, or -1. */
   private int firstWrong(ColumnarBatch batch, int n, int expected) {
-    ColumnVector[] vectors = new ColumnVector[ordinals.length];
-    for (int c = 0; c < ordinals.length; c++) {
-      vectors[c] = batch.column(ordinals[c]);
-    }
-    if (vectors.length == 1) {  // the common table: one key, no combining
-      for (int i = 0; i < n; i++) {
-        if (HiveHash.bucketId(hashAt(vectors[0], i, 0), buckets) != expected) {
-          return i;
-        }
-      }
-      return -1;
-    }
+    ColumnVector[] vectors = rows.vectors(batch);
     for (int i = 0; i < n; i++) {
-      int hash = 0;
-      for (int c = 0; c < vectors.length; c++) {
-        hash = HiveHash.combine(hash, hashAt(vectors[c], i, c));
-      }
-      if (HiveHash.bucketId(hash, buckets) != expected) {
+      if (rows.bucketOf(vectors, i) != expected) {
         return i;
       }
     }
     return -1;
-  }
-
-  private int hashAt(ColumnVector v, int i, int c) {
-    if (v.isNullAt(i)) {
-      return 0;
-    }
-    return switch (fast[c]) {
-      case HiveHash.INT -> HiveHash.hashInt(v.getInt(i), version);
-      case HiveHash.BIGINT -> HiveHash.hashLong(v.getLong(i), version);
-      case HiveHash.STRING -> HiveHash.hashString(v.getUTF8String(i), version, false);
-      case HiveHash.VARCHAR -> HiveHash.hashString(v.getUTF8String(i), version, true);
-      default -> HiveHash.hash(generic(v, i, c), types[c], version);
-    };
-  }
-
-  private Object generic(ColumnVector v, int i, int c) {
-    ColumnarBatchRow row = new ColumnarBatchRow(new ColumnVector[] {v});
-    row.rowId = i;
-    return row.get(0, dataTypes[c]);
   }
 
   public PartitionReader<InternalRow> rows(PartitionReader<InternalRow> in) {

@@ -1,5 +1,5 @@
 /**
- * What a scan's tasks read with: bucket and sort-order checks, the TEXTFILE reader, the keyed-scan interface.
+ * What a scan's tasks read with: rows' buckets, bucket and sort checks, _bucket fills, the TEXTFILE reader, KeyedScan.
  * May import hashing, layout, compat (order: docs/architecture.md, "JVM packages").
  */
 package io.bucketkit.read;

@@ -40,7 +40,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * sample by the SQL text it was parsed from (the node's origin) and puts Hive's predicate in its
  * place. On a table the catalog reads bucketed, the predicate is the table's own bucket function of
  * {@code y} buckets, which its scan prunes by ({@code ScanPredicates}): {@code y} dividing the bucket
- * count reads buckets {@code x-1, x-1+y, ...}; a multiple of it reads bucket {@code (x-1) mod n}.
+ * count reads buckets {@code x-1, x-1+y, ...}; a multiple of it reads bucket {@code (x-1) mod n}. On a
+ * table bucketed by several columns, the same buckets, by a predicate on its {@code _bucket} column.
  *
  * <p>Other tables keep Spark's meaning: tables not bucketed, Spark's {@code bucketBy} tables and Hudi
  * tables (Hive would refuse the clause or hash otherwise), a sample of a subquery, and the
@@ -146,7 +147,38 @@ public final class BucketSample extends Rule<LogicalPlan> {
     } catch (UnsupportedOperationException | IllegalArgumentException e) {
       throw SparkCompat.analysisError(what + ": Hive's bucket of its rows cannot be computed here: " + e.getMessage());
     }
-    return new Filter(new EqualTo(bucket, Literal.create(x - 1, DataTypes.IntegerType)), s.child());
+    Expression predicate = new EqualTo(bucket, Literal.create(x - 1, DataTypes.IntegerType));
+    Expression files = bucketsOfSample(relation, x - 1, y);
+    return new Filter(files == null ? predicate : new org.apache.spark.sql.catalyst.expressions.And(files, predicate),
+        s.child());
+  }
+
+  /**
+   * On a table the catalog reads bucketed by several columns (whose hash is no function its scan prunes
+   * by), the buckets holding the sample's rows as a predicate on {@code _bucket}, which its scan prunes by
+   * ({@code _bucket} is each row's bucket, its hash's where its file's is unknown): {@code y} dividing the
+   * count n, buckets {@code b, b+y, ...}; a multiple of n, bucket {@code b mod n}. Else null.
+   */
+  private static Expression bucketsOfSample(LogicalPlan relation, int b, int y) {
+    if (!(relation instanceof DataSourceV2Relation r) || !(r.table() instanceof HiveBucketedTable t)
+        || t.bucketColumn != null || t.metadataColumns().length == 0) {
+      return null;
+    }
+    int n = t.buckets;
+    List<Expression> ids = new ArrayList<>();
+    if (n % y == 0) {
+      for (int i = b; i < n; i += y) {
+        ids.add(Literal.create(i, DataTypes.IntegerType));
+      }
+    } else if (y % n == 0) {
+      ids.add(Literal.create(b % n, DataTypes.IntegerType));
+    } else {
+      return null;
+    }
+    // resolved by Spark's analyzer as the relation's metadata column
+    return new org.apache.spark.sql.catalyst.expressions.In(
+        org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute$.MODULE$.apply(HiveBucketedTable.BUCKET_ID),
+        CollectionConverters.asScala(ids).toList());
   }
 
   /**

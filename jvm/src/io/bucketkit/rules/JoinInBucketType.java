@@ -59,20 +59,8 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
 
   @Override
   public LogicalPlan apply(LogicalPlan plan) {
-    if (!Boolean.parseBoolean(conf().getConfString(ENABLED, "true"))) {
-      return plan;
-    }
-    return plan.transformUp(new scala.runtime.AbstractPartialFunction<LogicalPlan, LogicalPlan>() {
-      @Override
-      public boolean isDefinedAt(LogicalPlan p) {
-        return p instanceof Join j && j.condition().isDefined();
-      }
-
-      @Override
-      public LogicalPlan apply(LogicalPlan p) {
-        return rewrite((Join) p);
-      }
-    });
+    return PlanEdits.rewriteUp(ENABLED, plan, p -> p instanceof Join j && j.condition().isDefined(),
+        p -> rewrite((Join) p));
   }
 
   private static LogicalPlan rewrite(Join join) {
@@ -82,7 +70,7 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
       return join;
     }
     List<Expression> conjuncts = new ArrayList<>();
-    split(join.condition().get(), conjuncts);
+    PlanEdits.conjuncts(join.condition().get(), conjuncts);
     List<NamedExpression> leftKeys = new ArrayList<>();
     List<NamedExpression> rightKeys = new ArrayList<>();
     for (int i = 0; i < conjuncts.size(); i++) {
@@ -125,15 +113,6 @@ public final class JoinInBucketType extends Rule<LogicalPlan> {
 
   private static scala.collection.immutable.Seq<NamedExpression> named(List<? extends NamedExpression> columns) {
     return CollectionConverters.asScala(new ArrayList<NamedExpression>(columns)).toSeq();
-  }
-
-  private static void split(Expression e, List<Expression> out) {
-    if (e instanceof And and) {
-      split(and.left(), out);
-      split(and.right(), out);
-    } else {
-      out.add(e);
-    }
   }
 
   /**

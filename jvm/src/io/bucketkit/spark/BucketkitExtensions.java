@@ -5,6 +5,7 @@ import io.bucketkit.rules.BucketSample;
 import io.bucketkit.rules.HashJoinBucketPairs;
 import io.bucketkit.rules.HashJoinIntoBuckets;
 import io.bucketkit.rules.JoinInBucketType;
+import io.bucketkit.rules.KeyBySeveralColumns;
 import io.bucketkit.rules.PackUnneededBuckets;
 import io.bucketkit.rules.PackedShuffle;
 import io.bucketkit.rules.WriteFromAlikeBuckets;
@@ -24,6 +25,7 @@ import scala.runtime.BoxedUnit;
  * bucketkit's planner rules, configured as {@code spark.sql.extensions=io.bucketkit.spark.BucketkitExtensions}
  * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them),
  * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side),
+ * {@link KeyBySeveralColumns} (joins and GROUP BYs on every bucket column of tables bucketed by several, by their _bucket),
  * {@link HashJoinIntoBuckets} (a join that moved only the plain side hashes it, leaving the bucketed side unsorted),
  * {@link HashJoinBucketPairs} (two tables joined bucket by bucket hash the smaller side's small buckets, unsorted),
  * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows; a write's shuffle moves its
@@ -67,6 +69,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
       @Override
       public Rule<LogicalPlan> apply(SparkSession session) {
         return new JoinInBucketType();
+      }
+    });
+    extensions.injectOptimizerRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new KeyBySeveralColumns();
       }
     });
     extensions.injectQueryStagePrepRule(new AbstractFunction1<SparkSession, Rule<SparkPlan>>() {

@@ -115,11 +115,18 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     this.dataFilters = dataFilters;
     this.options = options;
     // files not vouched for: read unbucketed, no bucket selected by its hash, no partitioning reported;
-    // a table bucketed by several columns: its buckets pruned, never reported (Spark keys by one column)
-    this.packed = packed || listing.doubt() != null || table.bucketColumn == null;
+    // a table bucketed by several columns: keyed by its _bucket column where read (Spark's partitioning
+    // takes one column: io.bucketkit.rules.KeyBySeveralColumns joins and groups by it), else pruned only
+    this.packed = packed || listing.doubt() != null || (table.bucketColumn == null && !readsBucketId(readPartition));
     this.buckets = buckets == null || listing.doubt() != null ? null : (BitSet) buckets.clone();
     this.partitionFilters = new ArrayList<>(partitionFilters);
     plan();
+  }
+
+  /** Whether a scan reading {@code readPartition} reads the {@code _bucket} column (last, where it is). */
+  private static boolean readsBucketId(StructType readPartition) {
+    return readPartition.length() > 0
+        && readPartition.fields()[readPartition.length() - 1].name().equals(HiveBucketedTable.BUCKET_ID);
   }
 
   /** The same read, packed into tasks by size, reporting no partitioning or order. */
@@ -260,7 +267,8 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     this.ordering = packed ? new SortOrder[0] : sortOrder(table, readData, partitions);
     if (group == 0) {  // chosen once, from the first listing: runtime filters only narrow the keys
       // a task of several buckets would read several sorted files: a scan that can report an order keeps it
-      group = packed || ordering.length > 0 ? table.buckets : groupCount(bytes);
+      // (a _bucket key is each bucket's own: never grouped)
+      group = packed || ordering.length > 0 || table.bucketColumn == null ? table.buckets : groupCount(bytes);
     }
     partitions.forEach(p -> p.key = p.bucket % group);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
@@ -272,9 +280,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         + (ordering.length == 0 ? "" : ", sorted by " + java.util.Arrays.stream(ordering)
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
-        + (listing.doubt() != null ? ", packed by size" : table.bucketColumn == null ? ", packed by size (bucketed by "
-            + String.join(", ", table.bucketColumns) + ": buckets pruned, not keyed; Spark's key-grouped partitioning "
-            + "takes one column per expression)"
+        + (listing.doubt() != null ? ", packed by size" : table.bucketColumn == null ? (packed
+            ? ", packed by size (bucketed by " + String.join(", ", table.bucketColumns) + ": keyed only by _bucket)"
+            : ", keyed by _bucket (bucketed by " + String.join(", ", table.bucketColumns) + ")")
             : packed ? ", packed by size (bucketing not needed)"
             : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "")
         + (listing.placement() == null ? "" : listing.parts().stream().allMatch(p -> p.vouched)
@@ -431,11 +439,16 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
   @Override
   public Partitioning outputPartitioning() {
     // The key must be a column of the scan's output, or Spark cannot resolve the transform.
+    int keys = (int) partitions.stream().mapToInt(p -> p.key).distinct().count();
+    if (!packed && table.bucketColumn == null) {  // several bucket columns: keyed by each row's bucket
+      return new KeyGroupedPartitioning(new org.apache.spark.sql.connector.expressions.Expression[] {
+          Expressions.identity(HiveBucketedTable.BUCKET_ID)}, keys);
+    }
     if (packed || !ScanPredicates.fieldNames(readData).contains(table.bucketColumn)) {
       return new UnknownPartitioning(0);
     }
     return new KeyGroupedPartitioning(new org.apache.spark.sql.connector.expressions.Expression[] {
-        table.bucketTransform(group)}, (int) partitions.stream().mapToInt(p -> p.key).distinct().count());
+        table.bucketTransform(group)}, keys);
   }
 
   @Override
@@ -483,7 +496,8 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
   /** Tell the reader factory whether this scan's packed tasks need their rows' buckets checked. */
   private void checkPackedTasks() {
     if (readerFactory instanceof BucketReaderFactory f) {
-      f.checkPackedTasks(packed && buckets != null);
+      // _bucket read: a join or grouping may match rows by it (KeyBySeveralColumns), so it must be true
+      f.checkPackedTasks(packed && (buckets != null || readsBucketId(readPartition)));
     }
   }
 
@@ -503,14 +517,40 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         : SparkCompat.fileReaderFactory(spark, table.format, conf, noFiles, table.dataSchema, readData, readPartition,
             options, dataFilters,
             table.name() + (table.directory != null ? " at " + table.directory : ""));
-    return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark), table.name());
+    return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark), bucketIdFill(),
+        table.name());
+  }
+
+  /** Each row's bucket by the table's hash of its bucket columns, where the scan reads them all, or null. */
+  private io.bucketkit.read.RowBuckets rowBuckets() {
+    List<String> read = ScanPredicates.fieldNames(readData);
+    int[] ordinals = table.bucketColumns.stream().mapToInt(read::indexOf).toArray();
+    if (java.util.Arrays.stream(ordinals).anyMatch(o -> o < 0)) {
+      return null;
+    }
+    return new io.bucketkit.read.RowBuckets(ordinals, java.util.Arrays.stream(ordinals)
+        .mapToObj(o -> readData.fields()[o].dataType()).toArray(DataType[]::new), table.hashTypes(), table.version,
+        table.buckets);
+  }
+
+  /**
+   * Where the scan reads {@code _bucket} of files whose buckets are unknown (read unbucketed): each row's
+   * bucket by the table's hash, in place of NULL ({@link io.bucketkit.read.BucketIdFill}), or null.
+   */
+  private io.bucketkit.read.BucketIdFill bucketIdFill() {
+    io.bucketkit.read.RowBuckets rows = rowBuckets();
+    if (listing.doubt() == null || !readsBucketId(readPartition) || rows == null) {
+      return null;
+    }
+    StructType out = readSchema();
+    return new io.bucketkit.read.BucketIdFill(rows, out.length() - 1,
+        java.util.Arrays.stream(out.fields()).map(StructField::dataType).toArray(DataType[]::new));
   }
 
   /** The check of every row's bucket against its file's, where the scan reads the bucket columns, or null. */
   private BucketReadCheck bucketReadCheck(SparkSession spark) {
-    List<String> read = ScanPredicates.fieldNames(readData);
-    int[] ordinals = table.bucketColumns.stream().mapToInt(read::indexOf).toArray();
-    if (java.util.Arrays.stream(ordinals).anyMatch(o -> o < 0) || listing.doubt() != null
+    io.bucketkit.read.RowBuckets rows = rowBuckets();
+    if (rows == null || listing.doubt() != null
         || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED, "true"))) {
       return null;
     }
@@ -531,9 +571,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     if (bucketOfFile.isEmpty()) {
       return null;
     }
-    return new BucketReadCheck(ordinals, java.util.Arrays.stream(ordinals).mapToObj(o -> readData.fields()[o].dataType())
-        .toArray(DataType[]::new), table.hashTypes(), table.version, table.buckets, table.name(),
-        table.bucketColumns.toArray(new String[0]), bucketOfFile);
+    return new BucketReadCheck(rows, table.name(), table.bucketColumns.toArray(new String[0]), bucketOfFile);
   }
 
   /** The check of the order the scan reports, over the reader's output (data columns first), or null. */
@@ -627,18 +665,22 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     private final PartitionReaderFactory delegate;
     private final SortedReadCheck sorted;  // null: the scan reports no order
     private final BucketReadCheck placed;  // null: rows' buckets not checked
+    private final io.bucketkit.read.BucketIdFill fill;  // null: _bucket not read, or each file's bucket known
     // Whether a packed scan's tasks (Spark's FilePartitions) are checked too: only when the scan reads
-    // some buckets, not all (a bucket filter, static or at run time). A packed read of every bucket
-    // returns the same rows wherever they sit, and reports no bucketing for anything to rely on.
+    // some buckets, not all (a bucket filter, static or at run time), or reads _bucket. A packed read of
+    // every bucket without _bucket returns the same rows wherever they sit, and reports no bucketing for
+    // anything to rely on.
     // Set by the scan when it plans and after runtime filters, before the factory goes to the tasks.
     private volatile boolean checkPacked;
 
     private final String table;
 
-    BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted, BucketReadCheck placed, String table) {
+    BucketReaderFactory(PartitionReaderFactory delegate, SortedReadCheck sorted, BucketReadCheck placed,
+                        io.bucketkit.read.BucketIdFill fill, String table) {
       this.delegate = delegate;
       this.sorted = sorted;
       this.placed = placed;
+      this.fill = fill;
       this.table = table;
     }
 
@@ -653,6 +695,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     @Override
     public PartitionReader<InternalRow> createReader(InputPartition p) {
       PartitionReader<InternalRow> in = new Gone<>(delegate.createReader(files(p)), table);
+      in = fill != null ? fill.rows(in) : in;
       in = checked(p) ? placed.rows(in) : in;
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.rows(in, file(p));
     }
@@ -660,6 +703,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     @Override
     public PartitionReader<ColumnarBatch> createColumnarReader(InputPartition p) {
       PartitionReader<ColumnarBatch> in = new Gone<>(delegate.createColumnarReader(files(p)), table);
+      in = fill != null ? fill.batches(in) : in;
       in = checked(p) ? placed.batches(in) : in;
       return sorted == null || !(p instanceof BucketPartition) ? in : sorted.batches(in, file(p));
     }

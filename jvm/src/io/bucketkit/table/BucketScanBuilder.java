@@ -80,10 +80,20 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
       throw new java.io.UncheckedIOException("bucketkit: listing " + table.name() + " failed", e);
     }
     StructType readPartition = readPart(table.partitionSchema);
+    StructType readData = readPart(table.dataSchema);
     if (table.offersBucketId() && ScanPredicates.fieldNames(required).contains(HiveBucketedTable.BUCKET_ID)) {
       readPartition = readPartition.add(HiveBucketedTable.BUCKET_ID, org.apache.spark.sql.types.DataTypes.IntegerType);
+      // the bucket columns too: where a file's bucket is unknown, a row's _bucket is their hash (BucketIdFill)
+      List<String> read = ScanPredicates.fieldNames(readData);
+      StructType withKeys = new StructType();
+      for (StructField f : table.dataSchema.fields()) {
+        if (read.contains(f.name().toLowerCase(Locale.ROOT)) || table.bucketColumns.contains(f.name().toLowerCase(Locale.ROOT))) {
+          withKeys = withKeys.add(f);
+        }
+      }
+      readData = withKeys;
     }
-    return new BucketScan(table, listing, readPart(table.dataSchema), readPartition, buckets,
+    return new BucketScan(table, listing, readData, readPartition, buckets,
         partitionFilters, dataFilters.toArray(new Filter[0]), options);
   }
 

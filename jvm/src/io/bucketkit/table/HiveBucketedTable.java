@@ -50,9 +50,9 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     org.apache.spark.sql.connector.catalog.SupportsMetadataColumns {
   /**
    * The metadata column of each row's bucket, from its file's name (Trino's {@code $bucket}, named as
-   * Spark names its metadata columns): {@code WHERE _bucket = 3} reads bucket 3's files only; NULL
-   * where the table is read unbucketed (its files' buckets are not vouched for). Absent when the table
-   * has a column of that name.
+   * Spark names its metadata columns): {@code WHERE _bucket = 3} reads bucket 3's files only. Where the
+   * table is read unbucketed (its files' buckets are not vouched for), the hash of the row's bucket
+   * columns ({@link io.bucketkit.read.BucketIdFill}). Absent when the table has a column of that name.
    */
   public static final String BUCKET_ID = "_bucket";
 
@@ -650,7 +650,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
 
           @Override
           public String comment() {
-            return "the row's bucket, from its file's name (NULL: the table is read unbucketed)";
+            return "the row's bucket, from its file's name (where files' buckets are unknown: the hash of its bucket columns)";
           }
         }};
   }
