@@ -123,6 +123,25 @@ def test_a_join_on_every_bucket_column_of_tables_hashed_alike_has_no_exchange(sp
     assert len(scans(plan)) == 2 and all("mc_v1" in s for s in scans(plan)), plan
 
 
+def test_a_textfile_table_on_two_columns_joins_an_orc_one_in_buckets(spark, tables):
+    """Hive's text serde read by bucketkit's own text reader, keyed by _bucket like the ORC table it joins."""
+    spark.sql("DROP TABLE IF EXISTS mc_text")
+    spark.sql(f"CREATE TABLE mc_text (k INT, j STRING, t STRING) CLUSTERED BY (k, j) INTO 8 BUCKETS "
+              f"STORED AS TEXTFILE LOCATION '{tables}/mc_text' TBLPROPERTIES ('bucketing_version'='1')")
+    try:
+        spark_insert(spark, "INSERT INTO mc_text SELECT CAST(id % 40 AS INT), CONCAT('s', id % 6), "
+                            "CONCAT('t', id) FROM range(900)")
+        for sql in ("SELECT a.k, a.j, a.t, b.w FROM mc_text a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j",
+                    "SELECT k, j, count(*), max(t) FROM mc_text GROUP BY k, j"):
+            rows, plan, golden = _run(spark, sql)
+            assert golden and rows == golden, sql
+            assert "Exchange" not in plan, plan
+        got = {tuple(r) for r in spark.sql("SELECT _bucket, k, j, t FROM mc_text").collect()}
+        assert got == {(b, *row) for b, rows in rows_by_bucket(spark, "mc_text").items() for row in rows}
+    finally:
+        spark.sql("DROP TABLE IF EXISTS mc_text")
+
+
 def test_a_group_by_every_bucket_column_has_no_exchange(spark, tables):
     for sql in ("SELECT k, j, count(*), sum(v) FROM mc_v2 GROUP BY k, j",
                 "SELECT j, k, max(v) FROM mc_v1 WHERE v > 100 GROUP BY k, j HAVING count(*) > 1"):
@@ -146,9 +165,18 @@ def test_other_joins_and_groupings_return_sparks_rows(spark, tables, sql):
         assert "Exchange" in plan, plan  # Spark's shuffle, as Hive's: the buckets say nothing of these keys
 
 
-def test_a_table_read_unbucketed_still_joins_every_row_by_the_hash_of_its_keys(spark, tables, tmp_path):
+@pytest.mark.parametrize("vectorized", ["true", "false"])  # batches, and rows (Spark's row reader)
+def test_a_table_read_unbucketed_still_joins_every_row_by_the_hash_of_its_keys(spark, tables, tmp_path, vectorized):
     """A file of no bucket name beside Spark's: the listing cannot vouch for the files, the table is read
     unbucketed, and each row's _bucket is the hash of its bucket columns, so the join keyed by it loses no row."""
+    spark.conf.set("spark.sql.orc.enableVectorizedReader", vectorized)
+    try:
+        _unbucketed_joins(spark, tables, tmp_path)
+    finally:
+        spark.conf.unset("spark.sql.orc.enableVectorizedReader")
+
+
+def _unbucketed_joins(spark, tables, tmp_path):
     dst = tmp_path / "mc_stray"
     shutil.copytree(tables / "mc_v1", dst, ignore=shutil.ignore_patterns("*.crc"))
     first = sorted(f for f in dst.iterdir() if f.is_file() and not f.name.startswith((".", "_")))[0]
