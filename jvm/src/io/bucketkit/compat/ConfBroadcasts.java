@@ -22,10 +22,10 @@ import org.apache.spark.util.SerializableConfiguration;
  * a test's setting); the broadcasts of those dropped are left to Spark's cleaner.
  *
  * <p>A reader may write into the configuration it is handed: Spark's ORC reader sets the schema it reads
- * ({@code orc.mapred.input.schema}) in the broadcast configuration, then copies it for the file. In local
- * mode every task shares the broadcast's one object, so two scans reading different columns through one
- * configuration could each read with the other's schema (a column read as NULL, or "Index 2 out of bounds
- * for length 2"). A broadcast is therefore shared only within a {@code scope}: the readers that write
+ * ({@code orc.mapred.input.schema}) in the broadcast configuration, then copies it for the file. The
+ * tasks of one executor (every task, in local mode) share the broadcast's one object, so two scans reading
+ * different columns through one configuration could each read with the other's schema (a column read as
+ * NULL, or "Index 2 out of bounds for length 2"). A broadcast is therefore shared only within a {@code scope}: the readers that write
  * the same values into it (for ORC, the same schemas read).
  */
 public final class ConfBroadcasts {
