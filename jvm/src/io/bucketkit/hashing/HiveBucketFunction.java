@@ -265,19 +265,8 @@ public final class HiveBucketFunction implements UnboundFunction {
 
     /** The bucket among {@code n} of the value at {@code v} of {@code row} (a null is NULL). */
     public int bucketOf(InternalRow row, int v, int n) {
-      if (row.isNullAt(v)) {
-        return HiveHash.bucketId(0, n);
-      }
-      // Spark evaluates this for every row a shuffle moves into the table's buckets: the common key
-      // types skip boxing and the type dispatch of HiveHash.hash (same hashes, see its per-type methods)
-      int hash = switch (fast) {
-        case HiveHash.INT -> HiveHash.hashInt(row.getInt(v), version);
-        case HiveHash.BIGINT -> HiveHash.hashLong(row.getLong(v), version);
-        case HiveHash.STRING -> HiveHash.hashString(row.getUTF8String(v), version, false);
-        case HiveHash.VARCHAR -> HiveHash.hashString(row.getUTF8String(v), version, true);
-        default -> HiveHash.hash(row.get(v, valueType), type, version);
-      };
-      return HiveHash.bucketId(hash, n);
+      // Spark evaluates this for every row a shuffle moves into the table's buckets
+      return HiveHash.bucketId(HiveHash.hashAt(row, v, type, fast, valueType, version), n);
     }
 
     /** Whether {@code other} hashes every value as this function does (its bucket count aside). */
@@ -331,6 +320,30 @@ public final class HiveBucketFunction implements UnboundFunction {
     private boolean sameHash(Bound other) {  // bucket ids both ways: routed values do not reduce
       return routes == null && other.routes == null && hashesAs(other);
     }
+  }
+
+  /**
+   * The buckets among {@code n} that hold the rows whose hash taken into {@code y} buckets is {@code b}
+   * (Hive's {@code TABLESAMPLE (BUCKET b+1 OUT OF y)}), or null where they are not whole buckets. A row of
+   * hash h is in bucket {@code h mod n}: {@code h mod y = b} puts it in a bucket {@code b mod y} of the n
+   * when y divides n, and in bucket {@code b mod n} when n divides y. None when no hash value is b.
+   */
+  public static java.util.BitSet sampledBuckets(int b, int y, int n) {
+    java.util.BitSet out = new java.util.BitSet();
+    if (b < 0 || b >= y) {
+      return out;
+    }
+    if (n % y == 0) {
+      for (int i = b; i < n; i += y) {
+        out.set(i);
+      }
+      return out;
+    }
+    if (y % n == 0) {
+      out.set(b % n);
+      return out;
+    }
+    return null;
   }
 
   /** The int Spark's hash partitioning into {@code tasks} sends to task {@code bucket % tasks} (generated code calls it). */

@@ -296,6 +296,26 @@ public final class HiveHash {
     }
   }
 
+  /**
+   * The hash of the value at {@code ordinal} of {@code row} (NULL hashes to 0), of type {@code t} read as
+   * {@code dataType}; {@code fast} is {@code t.unboxed()}: the common key types skip boxing and the type
+   * dispatch of {@link #hash} (same hashes, see the per-type methods). What runs for every row a write
+   * moves into buckets, and for every row a read checks.
+   */
+  public static int hashAt(org.apache.spark.sql.catalyst.InternalRow row, int ordinal, Type t, int fast,
+                           DataType dataType, int version) {
+    if (row.isNullAt(ordinal)) {
+      return 0;
+    }
+    return switch (fast) {
+      case INT -> hashInt(row.getInt(ordinal), version);
+      case BIGINT -> hashLong(row.getLong(ordinal), version);
+      case STRING -> hashString(row.getUTF8String(ordinal), version, false);
+      case VARCHAR -> hashString(row.getUTF8String(ordinal), version, true);
+      default -> hash(row.get(ordinal, dataType), t, version);
+    };
+  }
+
   public static void checkVersion(int version) {
     if (version != 1 && version != 2) {
       throw new IllegalArgumentException("bucketing version must be 1 or 2, got " + version);

@@ -43,9 +43,9 @@ public final class BucketReadCheck implements Serializable {
   }
 
   private void check(InternalRow row, int expected) {
-    Object[] values = rows.values(row);
-    int bucket = rows.bucketOf(values);
+    int bucket = rows.bucketOf(row);
     if (bucket != expected) {
+      Object[] values = rows.values(row);
       StringBuilder key = new StringBuilder();
       for (int c = 0; c < columns.length; c++) {
         key.append(c == 0 ? "" : ", ").append(columns[c]).append(" = ").append(values[c]);

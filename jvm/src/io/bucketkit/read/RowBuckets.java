@@ -46,13 +46,13 @@ public final class RowBuckets implements Serializable {
     return values;
   }
 
-  /** The bucket of the row whose bucket columns hold {@code values}. */
-  int bucketOf(Object[] values) {
-    return HiveHash.bucketId(HiveHash.hashRow(values, types, version), buckets);
-  }
-
+  /** The bucket of {@code row} (no value boxed where its type is read unboxed: {@link HiveHash#hashAt}). */
   int bucketOf(InternalRow row) {
-    return bucketOf(values(row));
+    int hash = 0;
+    for (int c = 0; c < ordinals.length; c++) {
+      hash = HiveHash.combine(hash, HiveHash.hashAt(row, ordinals[c], types[c], fast[c], dataTypes[c], version));
+    }
+    return HiveHash.bucketId(hash, buckets);
   }
 
   /** The batch's bucket-column vectors, for {@link #bucketOf(ColumnVector[], int)}. */

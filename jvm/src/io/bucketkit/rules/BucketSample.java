@@ -9,6 +9,7 @@ import java.util.regex.Pattern;
 import io.bucketkit.acid.AcidSnapshotTable;
 import io.bucketkit.compat.SparkCompat;
 import io.bucketkit.hashing.HiveBucketColumn;
+import io.bucketkit.hashing.HiveBucketFunction;
 import io.bucketkit.table.HiveBucketedTable;
 import io.bucketkit.table.TableVerdict;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
@@ -156,25 +157,20 @@ public final class BucketSample extends Rule<LogicalPlan> {
   /**
    * On a table the catalog reads bucketed by several columns (whose hash is no function its scan prunes
    * by), the buckets holding the sample's rows as a predicate on {@code _bucket}, which its scan prunes by
-   * ({@code _bucket} is each row's bucket, its hash's where its file's is unknown): {@code y} dividing the
-   * count n, buckets {@code b, b+y, ...}; a multiple of n, bucket {@code b mod n}. Else null.
+   * ({@code _bucket} is each row's bucket, its hash's where its file's is unknown):
+   * {@link HiveBucketFunction#sampledBuckets}. Else null.
    */
   private static Expression bucketsOfSample(LogicalPlan relation, int b, int y) {
     if (!(relation instanceof DataSourceV2Relation r) || !(r.table() instanceof HiveBucketedTable t)
         || t.bucketColumn != null || t.metadataColumns().length == 0) {
       return null;
     }
-    int n = t.buckets;
-    List<Expression> ids = new ArrayList<>();
-    if (n % y == 0) {
-      for (int i = b; i < n; i += y) {
-        ids.add(Literal.create(i, DataTypes.IntegerType));
-      }
-    } else if (y % n == 0) {
-      ids.add(Literal.create(b % n, DataTypes.IntegerType));
-    } else {
+    java.util.BitSet buckets = HiveBucketFunction.sampledBuckets(b, y, t.buckets);
+    if (buckets == null) {
       return null;
     }
+    List<Expression> ids = buckets.stream().mapToObj(i -> (Expression) Literal.create(i, DataTypes.IntegerType))
+        .toList();
     // resolved by Spark's analyzer as the relation's metadata column
     return new org.apache.spark.sql.catalyst.expressions.In(
         org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute$.MODULE$.apply(HiveBucketedTable.BUCKET_ID),

@@ -61,7 +61,7 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
       p = p.children().head();
     }
     if (!(p instanceof DataSourceV2Relation r) || !(r.table() instanceof HiveBucketedTable t)
-        || t.bucketColumn != null || t.bucketColumns.size() < 2 || t.metadataColumns().length == 0) {
+        || t.bucketColumn != null || t.metadataColumns().length == 0) {
       return null;
     }
     List<Attribute> columns = new ArrayList<>();

@@ -517,8 +517,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         : SparkCompat.fileReaderFactory(spark, table.format, conf, noFiles, table.dataSchema, readData, readPartition,
             options, dataFilters,
             table.name() + (table.directory != null ? " at " + table.directory : ""));
-    return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark), bucketIdFill(),
-        table.name());
+    io.bucketkit.read.RowBuckets rows = rowBuckets();
+    return new BucketReaderFactory(delegate, sortedReadCheck(spark), bucketReadCheck(spark, rows),
+        bucketIdFill(rows), table.name());
   }
 
   /** Each row's bucket by the table's hash of its bucket columns, where the scan reads them all, or null. */
@@ -535,10 +536,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
 
   /**
    * Where the scan reads {@code _bucket} of files whose buckets are unknown (read unbucketed): each row's
-   * bucket by the table's hash, in place of NULL ({@link io.bucketkit.read.BucketIdFill}), or null.
+   * bucket by the table's hash {@code rows}, in place of NULL ({@link io.bucketkit.read.BucketIdFill}), or null.
    */
-  private io.bucketkit.read.BucketIdFill bucketIdFill() {
-    io.bucketkit.read.RowBuckets rows = rowBuckets();
+  private io.bucketkit.read.BucketIdFill bucketIdFill(io.bucketkit.read.RowBuckets rows) {
     if (listing.doubt() == null || !readsBucketId(readPartition) || rows == null) {
       return null;
     }
@@ -547,9 +547,8 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         java.util.Arrays.stream(out.fields()).map(StructField::dataType).toArray(DataType[]::new));
   }
 
-  /** The check of every row's bucket against its file's, where the scan reads the bucket columns, or null. */
-  private BucketReadCheck bucketReadCheck(SparkSession spark) {
-    io.bucketkit.read.RowBuckets rows = rowBuckets();
+  /** The check of every row's bucket ({@code rows}) against its file's, where the scan reads the bucket columns, or null. */
+  private BucketReadCheck bucketReadCheck(SparkSession spark, io.bucketkit.read.RowBuckets rows) {
     if (rows == null || listing.doubt() != null
         || !Boolean.parseBoolean(spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED, "true"))) {
       return null;

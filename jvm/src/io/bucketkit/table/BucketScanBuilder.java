@@ -79,27 +79,19 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException("bucketkit: listing " + table.name() + " failed", e);
     }
-    StructType readPartition = readPart(table.partitionSchema);
-    StructType readData = readPart(table.dataSchema);
-    if (table.offersBucketId() && ScanPredicates.fieldNames(required).contains(HiveBucketedTable.BUCKET_ID)) {
+    List<String> wanted = new ArrayList<>(ScanPredicates.fieldNames(required));
+    StructType readPartition = readPart(table.partitionSchema, wanted);
+    if (table.offersBucketId() && wanted.contains(HiveBucketedTable.BUCKET_ID)) {
       readPartition = readPartition.add(HiveBucketedTable.BUCKET_ID, org.apache.spark.sql.types.DataTypes.IntegerType);
       // the bucket columns too: where a file's bucket is unknown, a row's _bucket is their hash (BucketIdFill)
-      List<String> read = ScanPredicates.fieldNames(readData);
-      StructType withKeys = new StructType();
-      for (StructField f : table.dataSchema.fields()) {
-        if (read.contains(f.name().toLowerCase(Locale.ROOT)) || table.bucketColumns.contains(f.name().toLowerCase(Locale.ROOT))) {
-          withKeys = withKeys.add(f);
-        }
-      }
-      readData = withKeys;
+      wanted.addAll(table.bucketColumns);
     }
-    return new BucketScan(table, listing, readData, readPartition, buckets,
+    return new BucketScan(table, listing, readPart(table.dataSchema, wanted), readPartition, buckets,
         partitionFilters, dataFilters.toArray(new Filter[0]), options);
   }
 
-  // The fields of `part` the query needs, in the table's order.
-  private StructType readPart(StructType part) {
-    List<String> wanted = ScanPredicates.fieldNames(required);
+  // The fields of `part` named in `wanted` (lower case), in the table's order.
+  private static StructType readPart(StructType part, List<String> wanted) {
     StructType out = new StructType();
     for (StructField f : part.fields()) {
       if (wanted.contains(f.name().toLowerCase(Locale.ROOT))) {

@@ -428,7 +428,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
 
   /** This table as of a kept version (SQL's {@code VERSION AS OF} / {@code TIMESTAMP AS OF}). */
   public HiveBucketedTable asOf(KeptVersions.Found found) {
-    HiveBucketedTable out = new HiveBucketedTable(table, format, version, bucketColumnsOf(), true);
+    HiveBucketedTable out = new HiveBucketedTable(table, format, version, bucketFields(table, dataSchema), true);
     out.hadoopConf = hadoopConf;
     out.asOf = found;
     out.directory = found.dir();
@@ -592,10 +592,6 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   /** The bucket columns' Hive types, as the hash reads them. */
   public HiveHash.Type[] hashTypes() {
     return hashTypes.clone();
-  }
-
-  private List<StructField> bucketColumnsOf() {
-    return bucketFields(table, dataSchema);
   }
 
   /** The partitioning transform of the table's bucketing, {@code hive_v<version>[_varchar]_bucket_<n>(k)}. */

@@ -38,9 +38,8 @@ final class ScanPredicates {
 
   /**
    * Buckets {@code hive_v<v>_bucket_<y>(k) = b} can match, the predicate of {@code TABLESAMPLE (BUCKET
-   * b+1 OUT OF y)} (the rule {@code rules.BucketSample}), or null: not such a predicate, or not of
-   * this table's hash. A row of hash h is in bucket {@code h mod n}: {@code h mod y = b} puts it in
-   * a bucket {@code b mod y} of the n when y divides n, and in bucket {@code b mod n} when n divides y.
+   * b+1 OUT OF y)} (the rule {@code rules.BucketSample}; {@link HiveBucketFunction#sampledBuckets}), or
+   * null: not such a predicate, or not of this table's hash.
    */
   private static BitSet sampled(Expression[] c, HiveBucketedTable t) {
     int f = c[0] instanceof UserDefinedScalarFunc ? 0 : c[1] instanceof UserDefinedScalarFunc ? 1 : -1;
@@ -53,22 +52,7 @@ final class ScanPredicates {
         || !fn.name().equals(HiveBucketFunction.nameFor(t.version, t.bucketHiveType, named.numBuckets()))) {
       return null;
     }
-    int y = named.numBuckets(), n = t.buckets;
-    BitSet out = new BitSet();
-    if (b < 0 || b >= y) {
-      return out;  // no hash value is b
-    }
-    if (n % y == 0) {
-      for (int i = b; i < n; i += y) {
-        out.set(i);
-      }
-      return out;
-    }
-    if (y % n == 0) {
-      out.set(b % n);
-      return out;
-    }
-    return null;
+    return HiveBucketFunction.sampledBuckets(b, named.numBuckets(), t.buckets);
   }
 
   /** Whether {@code e} is the table's {@code _bucket} metadata column. */
