@@ -285,13 +285,16 @@ MULTI_SHAPES = {
     "WHERE on one bucket column": "SELECT count(*), max(s) FROM {t} WHERE k = {k}",
     "self join on both bucket columns":
         "SELECT count(*), max(b.s) FROM {t} a JOIN {t} b ON a.k = b.k AND a.v = b.v WHERE a.s < 's3'",
+    "join of 64 and 32 buckets on both columns":
+        "SELECT count(*), max(b.s) FROM {t} a JOIN {t32} b ON a.k = b.k AND a.v = b.v WHERE a.s < 's3'",
 }
 
 
 def multi_column(spark: Any, scale: float) -> list[BenchResult]:
     """A table bucketed on (k, v), 64 buckets, v2: a WHERE pinning both columns reads their buckets only; a
-    GROUP BY and a join on both run in buckets, keyed by _bucket (rules.KeyBySeveralColumns); a WHERE on
-    one column reads every bucket. Broadcasts off: the join's sides are tables too big to broadcast."""
+    GROUP BY and a join on both run in buckets, keyed by _bucket_hash (rules.KeyBySeveralColumns), also with a
+    copy of 32 buckets; a WHERE on one column reads every bucket. Broadcasts off: the join's sides are tables too
+    big to broadcast."""
     import bucketkit
 
     results = []
@@ -301,15 +304,21 @@ def multi_column(spark: Any, scale: float) -> list[BenchResult]:
         n = scaled(size, scale)
         root = data_dir(f"sql-shapes-multi-{n}")
         path = str(root / "t")
-        if not (root / "READY").exists():
-            bucketkit.write(_rows(spark, n).drop("d"), ["k", "v"], 64, path=path, mode="overwrite")
-            (root / "READY").write_text(str(n))
+        if not (root / "READY32").exists():
+            if not (root / "READY").exists():
+                bucketkit.write(_rows(spark, n).drop("d"), ["k", "v"], 64, path=path, mode="overwrite")
+                (root / "READY").write_text(str(n))
+            bucketkit.write(_rows(spark, n).drop("d"), ["k", "v"], 32, path=str(root / "t32"), mode="overwrite")
+            (root / "READY32").write_text(str(n))
         name = f"bench_shapes_multi_{n}"
         spark.sql(f"DROP TABLE IF EXISTS {name}")
         spark.sql(f"CREATE EXTERNAL TABLE {name} (k BIGINT, v INT, s STRING) CLUSTERED BY (k, v) INTO 64 BUCKETS "
                   f"STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
+        spark.sql(f"DROP TABLE IF EXISTS {name}_32")
+        spark.sql(f"CREATE EXTERNAL TABLE {name}_32 (k BIGINT, v INT, s STRING) CLUSTERED BY (k, v) INTO 32 BUCKETS "
+                  f"STORED AS ORC LOCATION '{root / 't32'}' TBLPROPERTIES ('bucketing_version'='2')")
         k, v = spark.sql(f"SELECT k, v FROM {name} LIMIT 1").collect()[0]
-        keys = dict(t=name, k=k, v=v, k2=k + 1, k3=k + 2)
+        keys = dict(t=name, t32=f"{name}_32", k=k, v=v, k2=k + 1, k3=k + 2)
         notes = f"{n:,} rows, ORC, v2, 64 buckets on (k, v), 2 cores"
         for shape, text in MULTI_SHAPES.items():
             results.append(_compare(spark, f"multi-column: {shape} ({n:,} rows, 64 buckets)", text.format(**keys),

@@ -609,7 +609,7 @@ def test_a_multi_column_table_is_read_bucketed_without_a_warning(spark, tables):
     spark.sql("DROP TABLE IF EXISTS sqlc_plain_pq")
     spark.sql("CREATE TABLE sqlc_plain_pq (k INT) STORED AS PARQUET")
     status = bucketkit.sql_status(spark, "default.sqlc_two_cols")
-    assert status.bucketed and "4 buckets on k, j (keyed by _bucket" in status.detail, status
+    assert status.bucketed and "4 buckets on k, j (keyed by _bucket_hash" in status.detail, status
     for _ in range(2):
         rows, plan, golden, _ = run(spark, "SELECT * FROM sqlc_two_cols a JOIN sqlc_plain_pq b USING (k)")
         assert rows == golden

@@ -1,9 +1,9 @@
 """Tables bucketed on several columns in Spark SQL (issue 47): bucketkit's catalog reads them bucketed,
 prunes their buckets by a WHERE that pins every bucket column, offers each row's bucket as ``_bucket``,
 and checks the rows it reads against Hive's hash. Spark's key-grouped partitioning takes one column per
-expression, so their scans are keyed by ``_bucket``: a join pairing every bucket column of two tables
-hashed alike, and a GROUP BY on every bucket column, run without an Exchange (rules.KeyBySeveralColumns);
-a join on some of them shuffles, as Hive's does.
+expression, so their scans are keyed by ``_bucket_hash``, each row's Hive hash of its bucket columns: a join
+pairing every bucket column of two tables hashed alike (N and kN buckets too), and a GROUP BY on every bucket
+column, run without an Exchange (rules.KeyBySeveralColumns); a join on some of them shuffles, as Hive's does.
 
 Golden values: the files Spark's own Hive writer places (v1, its hash is Hive's ``31 * h + hash(c)``),
 and the rows Spark returns with the catalog off. The v2 table is written by bucketkit.write, whose
@@ -57,7 +57,7 @@ def tables(spark, tmp_path_factory):
 def test_the_catalog_reads_it_bucketed_keyed_by_its_bucket_column(spark, tables, name):
     status = bucketkit.sql_status(spark, name)
     assert status.bucketed, status
-    assert "8 buckets on k, j (keyed by _bucket" in status.detail, status
+    assert "8 buckets on k, j (keyed by _bucket_hash" in status.detail, status
 
 
 @pytest.mark.parametrize("name", ["mc_v1", "mc_v2"])
@@ -73,7 +73,7 @@ def test_a_where_pinning_every_bucket_column_reads_only_their_buckets(spark, tab
     assert "buckets=all" not in scan and "of 8" in scan, scan
     read = int(scan.split("buckets=")[1].split(" ")[0])
     assert 1 <= read <= keys, scan
-    assert "packed by size (bucketed by k, j: keyed only by _bucket)" in scan, scan
+    assert "packed by size (bucketed by k, j: keyed only by _bucket_hash)" in scan, scan
 
 
 @pytest.mark.parametrize("where", ["k = 7", "j = 's3'", "k = 7 OR j = 's3'", "k > 7 AND j = 's3'"])
@@ -124,7 +124,7 @@ def test_a_join_on_every_bucket_column_of_tables_hashed_alike_has_no_exchange(sp
 
 
 def test_a_textfile_table_on_two_columns_joins_an_orc_one_in_buckets(spark, tables):
-    """Hive's text serde read by bucketkit's own text reader, keyed by _bucket like the ORC table it joins."""
+    """Hive's text serde read by bucketkit's own text reader, keyed by _bucket_hash like the ORC table it joins."""
     spark.sql("DROP TABLE IF EXISTS mc_text")
     spark.sql(f"CREATE TABLE mc_text (k INT, j STRING, t STRING) CLUSTERED BY (k, j) INTO 8 BUCKETS "
               f"STORED AS TEXTFILE LOCATION '{tables}/mc_text' TBLPROPERTIES ('bucketing_version'='1')")
@@ -148,6 +148,65 @@ def test_a_group_by_every_bucket_column_has_no_exchange(spark, tables):
         rows, plan, golden = _run(spark, sql)
         assert golden and rows == golden
         assert "Exchange" not in plan, plan
+
+
+def test_a_small_table_is_read_several_buckets_per_task_and_still_groups_without_an_exchange(spark, tables):
+    """2,000 rows in 8 buckets: the scan reports a divisor of 8 (hash_mod_<d>), as a table on one column does, and
+    Spark groups its buckets into that many tasks; with grouping off, one task a bucket."""
+    sql = "SELECT k, j, count(*), sum(v) FROM mc_v1 GROUP BY k, j"
+    rows, plan, golden = _run(spark, sql)
+    assert golden and rows == golden and "Exchange" not in plan, plan
+    [scan] = scans(plan)
+    assert "buckets per task" in scan and "keyed by _bucket_hash" in scan, scan
+    spark.conf.set("spark.bucketkit.groupBuckets", "false")
+    try:
+        rows, plan, golden = _run(spark, sql)
+        assert rows == golden and "Exchange" not in plan and "buckets per task" not in scans(plan)[0], plan
+    finally:
+        spark.conf.unset("spark.bucketkit.groupBuckets")
+
+
+def test_the_bucket_hash_column_is_hives_row_hash(spark, tables):
+    """_bucket_hash is Hive's own v1 row hash of (k, j) (ObjectInspectorUtils.getBucketHashCode, NULL keys
+    included), masked non-negative; its remainder by 8 is the bucket Spark's writer put the row in."""
+    from support.hive_oracle import HiveOracle
+
+    oracle = HiveOracle(spark)
+    got = spark.sql("SELECT _bucket_hash, _bucket, k, j FROM mc_v1").collect()
+    assert any(r[2] is None for r in got)
+    sample = [r for r in got if r[2] is None][:3] + got[:: max(1, len(got) // 40)]
+    for h, b, k, j in sample:
+        assert h == oracle.v1([k, j], ["int", "string"]) & 0x7FFFFFFF and h % 8 == b, (h, b, k, j)
+
+
+def test_tables_of_n_and_2n_buckets_join_without_an_exchange(spark, tables):
+    """A table of 16 buckets on (k, j) written by Spark's own Hive writer joins one of 8: rows of equal keys
+    have equal _bucket_hash, and Spark reduces the 16 side's keys to 8 (hash mod 16 mod 8 = hash mod 8)."""
+    spark.sql("DROP TABLE IF EXISTS mc_v1_16")
+    spark.sql(f"CREATE TABLE mc_v1_16 (k INT, j STRING, u BIGINT) CLUSTERED BY (k, j) INTO 16 BUCKETS STORED AS ORC "
+              f"LOCATION '{tables}/mc_v1_16' TBLPROPERTIES ('bucketing_version'='1')")
+    try:
+        spark_insert(spark, "INSERT INTO mc_v1_16 SELECT IF(id % 83 = 0, NULL, CAST(id % 45 AS INT)), "
+                            "CONCAT('s', id % 6), id FROM range(1800)")
+        spark.conf.set("spark.bucketkit.groupBuckets", "false")  # 8 and 16 keys: the reduction is what joins them
+        for sql in ("SELECT a.k, a.j, a.v, b.u FROM mc_v1 a JOIN mc_v1_16 b ON a.k = b.k AND a.j = b.j",
+                    "SELECT a.k, a.j, b.u FROM mc_v1_16 b LEFT JOIN mc_v1 a ON a.j = b.j AND a.k = b.k"):
+            rows, plan, golden = _run(spark, sql)
+            assert golden and rows == golden, sql
+            assert "Exchange" not in plan, plan
+        got = spark.sql("SELECT _bucket_hash % 16, k, j, u FROM mc_v1_16").collect()
+        assert {(r[0], *r[1:]) for r in got} == {(b, *row) for b, rs in rows_by_bucket(spark, "mc_v1_16").items()
+                                                 for row in rs}
+        # 8 and 6 buckets: neither reduces to the other, so Spark moves rows as it must; the rows are Spark's
+        spark.sql(f"CREATE TABLE mc_v1_6 (k INT, j STRING, u BIGINT) CLUSTERED BY (k, j) INTO 6 BUCKETS STORED AS ORC "
+                  f"LOCATION '{tables}/mc_v1_6' TBLPROPERTIES ('bucketing_version'='1')")
+        spark_insert(spark, "INSERT INTO mc_v1_6 SELECT * FROM mc_v1_16")
+        rows, plan, golden = _run(spark, "SELECT a.k, a.j, a.v, b.u FROM mc_v1 a JOIN mc_v1_6 b ON a.k = b.k AND a.j = b.j")
+        assert golden and rows == golden
+    finally:
+        spark.conf.unset("spark.bucketkit.groupBuckets")
+        spark.sql("DROP TABLE IF EXISTS mc_v1_16")
+        spark.sql("DROP TABLE IF EXISTS mc_v1_6")
 
 
 @pytest.mark.parametrize("sql", [
@@ -213,12 +272,17 @@ def test_a_misplaced_row_fails_the_pruned_read_naming_every_bucket_column(spark,
     where = ("k IS NULL" if k is None else f"k = {k}") + f" AND j = '{j}'"
     with pytest.raises(Exception, match=r"holds a row whose k = .*, j = .* belongs in bucket"):
         spark.sql(f"SELECT * FROM mc_lying WHERE {where}").collect()
-    # a join matching rows by _bucket, broadcast (its scans packed, every bucket read): checked too
+    # a join keyed by the buckets, and a grouping by _bucket (its scan packed, every bucket read): checked too
     for sql in ("SELECT a.k, b.w FROM mc_lying a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j",
-                "SELECT /*+ BROADCAST(b) */ a.k, b.w FROM mc_lying a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j",
                 "SELECT _bucket, count(*) FROM mc_lying GROUP BY _bucket"):
-        with pytest.raises(Exception, match=r"holds a row whose k = .*, j = .* belongs in bucket"):
+        with no_broadcast(spark), pytest.raises(Exception, match=r"holds a row whose k = .*, j = .* belongs in bucket"):
             spark.sql(sql).collect()
+    # broadcast, the scans packed: the join matches rows by _bucket_hash, each row's own hash, so no file's name
+    # is relied on, and the rows are Spark's
+    sql = "SELECT /*+ BROADCAST(b) */ a.k, b.w FROM mc_lying a JOIN mc_v1b b ON a.k = b.k AND a.j = b.j"
+    df = spark.sql(sql)
+    assert sorted((tuple(r) for r in df.collect()), key=repr) == spark_rows(spark, sql)
+    assert "_bucket_hash" in final_plan(df), final_plan(df)
     with catalog_off(spark):  # Spark itself reads it unbucketed: the row is there
         assert spark.sql(f"SELECT * FROM mc_lying WHERE {where}").count() >= 1
 

@@ -77,6 +77,15 @@ public final class HiveBucketFunction implements UnboundFunction {
     this.route = route;
   }
 
+  /**
+   * The function of one of bucketkit's transform names, for a catalog's {@code loadFunction}: a Hive bucket
+   * function ({@link #nameFor}) or {@link HashModulo}; null when the name is neither.
+   */
+  public static UnboundFunction named(String name) {
+    UnboundFunction f = forName(name);
+    return f != null ? f : HashModulo.forName(name);
+  }
+
   /** The function a name from {@link #nameFor} stands for, or null when the name is not one of ours. */
   public static HiveBucketFunction forName(String name) {
     Matcher m = NAMED.matcher(name);

@@ -2,6 +2,7 @@ package io.bucketkit.read;
 
 import java.io.Serializable;
 
+import io.bucketkit.hashing.HashModulo;
 import io.bucketkit.hashing.HiveHash;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.DataType;
@@ -13,7 +14,8 @@ import org.apache.spark.sql.vectorized.ColumnarBatchRow;
  * The bucket each row read belongs in by the table's hash: Hive's {@code h = 31 * h + hash(c)} over the
  * bucket columns at {@code ordinals} of the rows a reader returns, row by row or straight from a batch's
  * vectors (int, bigint and string keys without boxing). What {@link BucketReadCheck} compares with each
- * file's bucket, and {@link BucketIdFill} writes as {@code _bucket} where a file's bucket is unknown.
+ * file's bucket, and {@link BucketIdFill} writes as {@code _bucket} where a file's bucket is unknown (and as
+ * {@code _bucket_hash}, the masked hash whose remainder the bucket is, wherever that column is read).
  */
 public final class RowBuckets implements Serializable {
   private final int[] ordinals;  // the bucket columns in the rows read, in CLUSTERED BY order
@@ -48,11 +50,16 @@ public final class RowBuckets implements Serializable {
 
   /** The bucket of {@code row} (no value boxed where its type is read unboxed: {@link HiveHash#hashAt}). */
   int bucketOf(InternalRow row) {
+    return hashOf(row) % buckets;
+  }
+
+  /** The masked hash of {@code row}'s bucket columns, of which its bucket is the remainder ({@code _bucket_hash}). */
+  int hashOf(InternalRow row) {
     int hash = 0;
     for (int c = 0; c < ordinals.length; c++) {
       hash = HiveHash.combine(hash, HiveHash.hashAt(row, ordinals[c], types[c], fast[c], dataTypes[c], version));
     }
-    return HiveHash.bucketId(hash, buckets);
+    return HashModulo.masked(hash);
   }
 
   /** The batch's bucket-column vectors, for {@link #bucketOf(ColumnVector[], int)}. */
@@ -66,14 +73,19 @@ public final class RowBuckets implements Serializable {
 
   /** The bucket of row {@code i} of a batch whose bucket-column vectors are {@code vectors}. */
   int bucketOf(ColumnVector[] vectors, int i) {
+    return hashOf(vectors, i) % buckets;
+  }
+
+  /** The masked hash of row {@code i} of a batch whose bucket-column vectors are {@code vectors}. */
+  int hashOf(ColumnVector[] vectors, int i) {
     if (vectors.length == 1) {  // the common table: one key, no combining
-      return HiveHash.bucketId(hashAt(vectors[0], i, 0), buckets);
+      return HashModulo.masked(hashAt(vectors[0], i, 0));
     }
     int hash = 0;
     for (int c = 0; c < vectors.length; c++) {
       hash = HiveHash.combine(hash, hashAt(vectors[c], i, c));
     }
-    return HiveHash.bucketId(hash, buckets);
+    return HashModulo.masked(hash);
   }
 
   private int hashAt(ColumnVector v, int i, int c) {

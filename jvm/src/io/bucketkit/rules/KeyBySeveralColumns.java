@@ -26,21 +26,23 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * Joins and GROUP BYs on every bucket column of a table bucketed by several columns, without an
  * {@code Exchange}. Spark's key-grouped partitioning takes one column per expression, so such a table's
- * scan is keyed by its {@code _bucket} column ({@link io.bucketkit.table.BucketScan}); this rule makes the
- * plan ask for it:
+ * scan is keyed by its {@code _bucket_hash} column, each row's Hive hash of its bucket columns, reported as
+ * {@code hash_mod_<n>(_bucket_hash)} ({@link io.bucketkit.table.BucketScan}); this rule makes the plan ask
+ * for it:
  *
  * <ul>
  *   <li>a join whose equalities pair each bucket column of one side with the same-position bucket column
- *       of the other, both tables hashing alike (same count, version and per-column hash), gets
- *       {@code l._bucket = r._bucket} added to its condition: rows of equal keys hash to equal buckets, so
- *       the condition removes no row (outer joins keep theirs), and Spark joins bucket by bucket;</li>
- *   <li>an aggregate grouping by every bucket column of one table groups by its {@code _bucket} too: a
+ *       of the other, both tables hashing alike (version and per-column hash; the bucket counts may
+ *       differ), gets {@code l._bucket_hash = r._bucket_hash} added to its condition: rows of equal keys
+ *       have equal hashes, so the condition removes no row (outer joins keep theirs), and Spark joins bucket
+ *       by bucket (a table of kN buckets reduced to N: {@link io.bucketkit.hashing.HashModulo});</li>
+ *   <li>an aggregate grouping by every bucket column of one table groups by its {@code _bucket_hash} too: a
  *       function of those columns, so the groups are the same.</li>
  * </ul>
  *
- * A row's {@code _bucket} is the bucket its key hashes to wherever it is read: its file's, checked
- * ({@link io.bucketkit.read.BucketReadCheck}) or vouched for; where the files' buckets are unknown, the
- * hash of its bucket columns ({@link io.bucketkit.read.BucketIdFill}). Each side reaches its table through
+ * A row's {@code _bucket_hash} is computed from its bucket columns as it is read
+ * ({@link io.bucketkit.read.BucketIdFill}); a keyed scan's rows sit in the bucket its file is named for,
+ * checked ({@link io.bucketkit.read.BucketReadCheck}) or vouched for. Each side reaches its table through
  * projections and filters only. {@code spark.bucketkit.keyBySeveralColumns=false} turns the rule off.
  */
 public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
@@ -52,8 +54,8 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
         || p instanceof Aggregate, p -> p instanceof Join j ? join(j) : aggregate((Aggregate) p));
   }
 
-  /** A table bucketed by several columns under a plan: its bucket columns' attributes, and its _bucket's if output. */
-  private record Keyed(HiveBucketedTable table, List<Attribute> columns, Attribute bucketId) {}
+  /** A table bucketed by several columns under a plan: its bucket columns' attributes, and its _bucket_hash's if output. */
+  private record Keyed(HiveBucketedTable table, List<Attribute> columns, Attribute hash) {}
 
   private static Keyed keyed(LogicalPlan plan) {
     LogicalPlan p = plan;
@@ -61,7 +63,7 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
       p = p.children().head();
     }
     if (!(p instanceof DataSourceV2Relation r) || !(r.table() instanceof HiveBucketedTable t)
-        || t.bucketColumn != null || t.metadataColumns().length == 0) {
+        || t.bucketColumn != null || !t.offersBucketHash()) {
       return null;
     }
     List<Attribute> columns = new ArrayList<>();
@@ -72,7 +74,7 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
       }
       columns.add(a);
     }
-    Attribute id = named(r.output(), HiveBucketedTable.BUCKET_ID);
+    Attribute id = named(r.output(), HiveBucketedTable.BUCKET_HASH);
     return new Keyed(t, columns, id != null && plan.outputSet().contains(id) ? id : null);
   }
 
@@ -85,9 +87,9 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
     return null;
   }
 
-  /** Whether the two tables put rows of equal keys in equal buckets. */
+  /** Whether the two tables give rows of equal keys equal hashes (their bucket counts aside). */
   private static boolean alike(HiveBucketedTable a, HiveBucketedTable b) {
-    if (a.buckets != b.buckets || a.version != b.version || a.bucketColumns.size() != b.bucketColumns.size()) {
+    if (a.version != b.version || a.bucketColumns.size() != b.bucketColumns.size()) {
       return false;
     }
     HiveHash.Type[] ta = a.hashTypes(), tb = b.hashTypes();
@@ -106,8 +108,8 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
     }
     List<Expression> conjuncts = new ArrayList<>();
     PlanEdits.conjuncts(join.condition().get(), conjuncts);
-    if (l.bucketId() != null && r.bucketId() != null && conjuncts.stream().anyMatch(
-        e -> pairs(e, l.bucketId(), r.bucketId()))) {
+    if (l.hash() != null && r.hash() != null && conjuncts.stream().anyMatch(
+        e -> pairs(e, l.hash(), r.hash()))) {
       return join;  // keyed already (the optimizer runs its rules until nothing changes)
     }
     for (int i = 0; i < l.columns().size(); i++) {
@@ -116,7 +118,7 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
         return join;  // a bucket column not joined to its counterpart: Spark's shuffle, as Hive's
       }
     }
-    WithId left = withBucketId(join.left()), right = withBucketId(join.right());
+    WithId left = withBucketHash(join.left()), right = withBucketHash(join.right());
     if (left == null || right == null) {
       return join;
     }
@@ -131,7 +133,7 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
       return agg;
     }
     List<Expression> grouping = new ArrayList<>(CollectionConverters.asJava(agg.groupingExpressions()));
-    if (k.bucketId() != null && grouping.stream().anyMatch(e -> e.semanticEquals(k.bucketId()))) {
+    if (k.hash() != null && grouping.stream().anyMatch(e -> e.semanticEquals(k.hash()))) {
       return agg;
     }
     for (Attribute c : k.columns()) {
@@ -139,7 +141,7 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
         return agg;
       }
     }
-    WithId child = withBucketId(agg.child());
+    WithId child = withBucketHash(agg.child());
     if (child == null) {
       return agg;
     }
@@ -158,21 +160,21 @@ public final class KeyBySeveralColumns extends Rule<LogicalPlan> {
         || (c.left().semanticEquals(b) && c.right().semanticEquals(a));
   }
 
-  /** {@code plan} with its table's {@code _bucket} column added to its output up to the top, and that column. */
+  /** {@code plan} with its table's {@code _bucket_hash} column added to its output up to the top, and that column. */
   private record WithId(LogicalPlan plan, Attribute id) {}
 
-  private static WithId withBucketId(LogicalPlan plan) {
+  private static WithId withBucketHash(LogicalPlan plan) {
     if (plan instanceof DataSourceV2Relation r) {
-      DataSourceV2Relation with = named(r.output(), HiveBucketedTable.BUCKET_ID) != null ? r : r.withMetadataColumns();
-      Attribute id = named(with.output(), HiveBucketedTable.BUCKET_ID);
+      DataSourceV2Relation with = named(r.output(), HiveBucketedTable.BUCKET_HASH) != null ? r : r.withMetadataColumns();
+      Attribute id = named(with.output(), HiveBucketedTable.BUCKET_HASH);
       return id == null ? null : new WithId(with, id);
     }
     if (plan instanceof Filter f) {
-      WithId child = withBucketId(f.child());
+      WithId child = withBucketHash(f.child());
       return child == null ? null : new WithId(new Filter(f.condition(), child.plan()), child.id());
     }
     if (plan instanceof Project p) {
-      WithId child = withBucketId(p.child());
+      WithId child = withBucketHash(p.child());
       if (child == null) {
         return null;
       }

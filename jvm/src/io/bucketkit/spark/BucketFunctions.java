@@ -46,7 +46,7 @@ final class BucketFunctions implements FunctionCatalog, TableCatalog {
 
   @Override
   public UnboundFunction loadFunction(Identifier function) throws NoSuchFunctionException {
-    HiveBucketFunction named = function.namespace().length == 0 ? HiveBucketFunction.forName(function.name()) : null;
+    UnboundFunction named = function.namespace().length == 0 ? HiveBucketFunction.named(function.name()) : null;
     if (named == null) {
       throw new NoSuchFunctionException(function);
     }

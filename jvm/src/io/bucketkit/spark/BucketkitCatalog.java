@@ -166,7 +166,7 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
       if (ident.name().equalsIgnoreCase(HiveBucketFunction.BUCKET)) {
         return new HiveBucketFunction(bucketVersion);
       }
-      HiveBucketFunction named = HiveBucketFunction.forName(ident.name());
+      UnboundFunction named = HiveBucketFunction.named(ident.name());
       if (named != null) {
         return named;
       }

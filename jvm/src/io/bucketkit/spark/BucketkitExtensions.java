@@ -25,7 +25,7 @@ import scala.runtime.BoxedUnit;
  * bucketkit's planner rules, configured as {@code spark.sql.extensions=io.bucketkit.spark.BucketkitExtensions}
  * beside the catalog: {@link PackUnneededBuckets} (bucketed scans only where the plan uses them),
  * {@link JoinInBucketType} (a wider key joined with an integer bucket column moves only its own side),
- * {@link KeyBySeveralColumns} (joins and GROUP BYs on every bucket column of tables bucketed by several, by their _bucket),
+ * {@link KeyBySeveralColumns} (joins and GROUP BYs on every bucket column of tables bucketed by several, by their _bucket_hash),
  * {@link HashJoinIntoBuckets} (a join that moved only the plain side hashes it, leaving the bucketed side unsorted),
  * {@link HashJoinBucketPairs} (two tables joined bucket by bucket hash the smaller side's small buckets, unsorted),
  * {@link WriteFromAlikeBuckets} (a write from a table bucketed alike moves no rows; a write's shuffle moves its

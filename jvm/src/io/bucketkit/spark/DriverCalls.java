@@ -151,7 +151,7 @@ public final class DriverCalls {
     int files = parts.stream().mapToInt(p -> p.files.size()).sum();
     return new String[] {"bucketed", "Hive bucketing v" + b.version + ", " + b.buckets + " buckets on " + String.join(", ", b.bucketColumns)
         + (b.bucketColumn != null ? " (transform " + b.bucketTransform().describe() + "), "
-            : " (keyed by _bucket: Spark's key-grouped partitioning takes one column per expression), ") + b.format + ", " + parts.size()
+            : " (keyed by _bucket_hash: Spark's key-grouped partitioning takes one column per expression), ") + b.format + ", " + parts.size()
         + " partition(s), " + files + " file(s)"};
   }
 

@@ -115,18 +115,34 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     this.dataFilters = dataFilters;
     this.options = options;
     // files not vouched for: read unbucketed, no bucket selected by its hash, no partitioning reported;
-    // a table bucketed by several columns: keyed by its _bucket column where read (Spark's partitioning
+    // a table bucketed by several columns: keyed by its _bucket_hash column where read (Spark's partitioning
     // takes one column: io.bucketkit.rules.KeyBySeveralColumns joins and groups by it), else pruned only
-    this.packed = packed || listing.doubt() != null || (table.bucketColumn == null && !readsBucketId(readPartition));
+    this.packed = packed || listing.doubt() != null
+        || (table.bucketColumn == null && metaIndex(readPartition, HiveBucketedTable.BUCKET_HASH) < 0);
     this.buckets = buckets == null || listing.doubt() != null ? null : (BitSet) buckets.clone();
     this.partitionFilters = new ArrayList<>(partitionFilters);
     plan();
   }
 
-  /** Whether a scan reading {@code readPartition} reads the {@code _bucket} column (last, where it is). */
-  private static boolean readsBucketId(StructType readPartition) {
-    return readPartition.length() > 0
-        && readPartition.fields()[readPartition.length() - 1].name().equals(HiveBucketedTable.BUCKET_ID);
+  /** Whether a scan reading {@code readPartition} reads the {@code _bucket} column. */
+  private boolean readsBucketId(StructType readPartition) {
+    return metaIndex(readPartition, HiveBucketedTable.BUCKET_ID) >= 0;
+  }
+
+  /**
+   * Where {@code readPartition} holds the metadata column {@code name} ({@code _bucket}, {@code _bucket_hash}:
+   * after the partition columns; a table with a column of that name offers none), or -1.
+   */
+  private int metaIndex(StructType readPartition, String name) {
+    if (!(name.equals(HiveBucketedTable.BUCKET_ID) ? table.offersBucketId() : table.offersBucketHash())) {
+      return -1;
+    }
+    for (int i = readPartition.length() - 1; i >= 0 && i >= readPartition.length() - 2; i--) {
+      if (readPartition.fields()[i].name().equals(name)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /** The same read, packed into tasks by size, reporting no partitioning or order. */
@@ -240,8 +256,12 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     for (int i = 0; i < projection.length; i++) {
       projection[i] = all.indexOf(readPartition.fields()[i].name().toLowerCase(java.util.Locale.ROOT));
     }
-    // the _bucket column, last of the partition values where read: each file's bucket
-    boolean readsBucketId = projection.length > 0 && projection[projection.length - 1] < 0;
+    // the _bucket column, after the partition values where read: each file's bucket (_bucket_hash: filled per row)
+    int bucketIdAt = metaIndex(readPartition, HiveBucketedTable.BUCKET_ID);
+    if (bucketIdAt >= 0) {
+      projection[bucketIdAt] = BUCKET_VALUE;
+    }
+    boolean readsBucketId = bucketIdAt >= 0;
     TreeMap<Integer, List<PartitionedFile>> byBucket = new TreeMap<>();
     int selectedParts = 0;
     for (TablePartition part : listing.parts()) {
@@ -267,8 +287,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     this.ordering = packed ? new SortOrder[0] : sortOrder(table, readData, partitions);
     if (group == 0) {  // chosen once, from the first listing: runtime filters only narrow the keys
       // a task of several buckets would read several sorted files: a scan that can report an order keeps it
-      // (a _bucket key is each bucket's own: never grouped)
-      group = packed || ordering.length > 0 || table.bucketColumn == null ? table.buckets : groupCount(bytes);
+      group = packed || ordering.length > 0 ? table.buckets : groupCount(bytes);
     }
     partitions.forEach(p -> p.key = p.bucket % group);
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
@@ -281,8 +300,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         .map(o -> o.expression().toString()).toList())
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
         + (listing.doubt() != null ? ", packed by size" : table.bucketColumn == null ? (packed
-            ? ", packed by size (bucketed by " + String.join(", ", table.bucketColumns) + ": keyed only by _bucket)"
-            : ", keyed by _bucket (bucketed by " + String.join(", ", table.bucketColumns) + ")")
+            ? ", packed by size (bucketed by " + String.join(", ", table.bucketColumns) + ": keyed only by _bucket_hash)"
+            : ", keyed by _bucket_hash (bucketed by " + String.join(", ", table.bucketColumns) + ")"
+            + (group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : ""))
             : packed ? ", packed by size (bucketing not needed)"
             : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "")
         + (listing.placement() == null ? "" : listing.parts().stream().allMatch(p -> p.vouched)
@@ -331,7 +351,8 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     // against the scan's output).
     List<NamedReference> out = new ArrayList<>();
     for (StructField f : readPartition.fields()) {
-      if (!f.name().equals(HiveBucketedTable.BUCKET_ID) || !table.offersBucketId()) {
+      if (!(f.name().equals(HiveBucketedTable.BUCKET_ID) && table.offersBucketId())
+          && !(f.name().equals(HiveBucketedTable.BUCKET_HASH) && table.offersBucketHash())) {
         out.add(FieldReference.column(f.name()));
       }
     }
@@ -410,12 +431,18 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     return ordering.clone();
   }
 
-  /** The partition values read, {@code bucketId} in place of a field the partition has not (_bucket). */
+  // A projection's index of _bucket (each file's bucket) among the partition values read.
+  private static final int BUCKET_VALUE = -2;
+
+  /**
+   * The partition values read, {@code bucketId} at {@code _bucket} ({@link #BUCKET_VALUE}); NULL at
+   * {@code _bucket_hash}, which a {@link io.bucketkit.read.BucketIdFill} writes row by row.
+   */
   private static InternalRow project(InternalRow row, int[] projection, StructType schema, Integer bucketId) {
     Object[] values = new Object[projection.length];
     for (int i = 0; i < projection.length; i++) {
       int j = projection[i];
-      values[i] = j < 0 ? bucketId : row.isNullAt(j) ? null : row.get(j, schema.fields()[j].dataType());
+      values[i] = j == BUCKET_VALUE ? bucketId : j < 0 || row.isNullAt(j) ? null : row.get(j, schema.fields()[j].dataType());
     }
     return new GenericInternalRow(values);
   }
@@ -440,9 +467,9 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
   public Partitioning outputPartitioning() {
     // The key must be a column of the scan's output, or Spark cannot resolve the transform.
     int keys = (int) partitions.stream().mapToInt(p -> p.key).distinct().count();
-    if (!packed && table.bucketColumn == null) {  // several bucket columns: keyed by each row's bucket
+    if (!packed && table.bucketColumn == null) {  // several bucket columns: keyed by each row's hash of them
       return new KeyGroupedPartitioning(new org.apache.spark.sql.connector.expressions.Expression[] {
-          Expressions.identity(HiveBucketedTable.BUCKET_ID)}, keys);
+          io.bucketkit.hashing.HashModulo.transform(group, HiveBucketedTable.BUCKET_HASH)}, keys);
     }
     if (packed || !ScanPredicates.fieldNames(readData).contains(table.bucketColumn)) {
       return new UnknownPartitioning(0);
@@ -535,15 +562,19 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
   }
 
   /**
-   * Where the scan reads {@code _bucket} of files whose buckets are unknown (read unbucketed): each row's
-   * bucket by the table's hash {@code rows}, in place of NULL ({@link io.bucketkit.read.BucketIdFill}), or null.
+   * Where the scan reads {@code _bucket} of files whose buckets are unknown (read unbucketed), or reads
+   * {@code _bucket_hash}: each row's bucket and hash by the table's hash {@code rows}, in place of NULL
+   * ({@link io.bucketkit.read.BucketIdFill}), or null.
    */
   private io.bucketkit.read.BucketIdFill bucketIdFill(io.bucketkit.read.RowBuckets rows) {
-    if (listing.doubt() == null || !readsBucketId(readPartition) || rows == null) {
+    int id = listing.doubt() != null ? metaIndex(readPartition, HiveBucketedTable.BUCKET_ID) : -1;
+    int hash = metaIndex(readPartition, HiveBucketedTable.BUCKET_HASH);
+    if ((id < 0 && hash < 0) || rows == null) {
       return null;
     }
     StructType out = readSchema();
-    return new io.bucketkit.read.BucketIdFill(rows, out.length() - 1,
+    return new io.bucketkit.read.BucketIdFill(rows, id < 0 ? -1 : readData.length() + id,
+        hash < 0 ? -1 : readData.length() + hash,
         java.util.Arrays.stream(out.fields()).map(StructField::dataType).toArray(DataType[]::new));
   }
 

@@ -81,9 +81,17 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
     }
     List<String> wanted = new ArrayList<>(ScanPredicates.fieldNames(required));
     StructType readPartition = readPart(table.partitionSchema, wanted);
-    if (table.offersBucketId() && wanted.contains(HiveBucketedTable.BUCKET_ID)) {
+    boolean bucketId = table.offersBucketId() && wanted.contains(HiveBucketedTable.BUCKET_ID);
+    boolean bucketHash = table.offersBucketHash() && wanted.contains(HiveBucketedTable.BUCKET_HASH);
+    if (bucketId) {
       readPartition = readPartition.add(HiveBucketedTable.BUCKET_ID, org.apache.spark.sql.types.DataTypes.IntegerType);
-      // the bucket columns too: where a file's bucket is unknown, a row's _bucket is their hash (BucketIdFill)
+    }
+    if (bucketHash) {
+      readPartition = readPartition.add(HiveBucketedTable.BUCKET_HASH, org.apache.spark.sql.types.DataTypes.IntegerType);
+    }
+    if (bucketId || bucketHash) {
+      // the bucket columns too: _bucket_hash is their hash, and so is _bucket where a file's bucket is unknown
+      // (BucketIdFill)
       wanted.addAll(table.bucketColumns);
     }
     return new BucketScan(table, listing, readPart(table.dataSchema, wanted), readPartition, buckets,

@@ -56,6 +56,14 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
    */
   public static final String BUCKET_ID = "_bucket";
 
+  /**
+   * The metadata column of a table bucketed by several columns holding each row's masked Hive hash of its
+   * bucket columns, of which {@code _bucket} is the remainder by the bucket count: what its scan is keyed by
+   * ({@link io.bucketkit.hashing.HashModulo}) and {@link io.bucketkit.rules.KeyBySeveralColumns} joins and
+   * groups by. Absent on a table of one bucket column, or with a column of that name.
+   */
+  public static final String BUCKET_HASH = "_bucket_hash";
+
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(HiveBucketedTable.class);
   static final String CHAR_VARCHAR = "__CHAR_VARCHAR_TYPE_STRING";
 
@@ -76,6 +84,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   final StructType dataSchema;
   final StructType partitionSchema;
   private final boolean offersBucketId;  // none of its columns is named _bucket
+  private final boolean offersBucketHash;  // several bucket columns, none of its columns named _bucket_hash
   final boolean forRead;  // loaded for a query (its scans list the partitions they read); false: for a write
   private List<Located> catalogParts;  // the metastore's partitions, asked once per query (null: not yet)
   KeptVersions.Found asOf;  // a time-travel read (VERSION / TIMESTAMP AS OF): that kept version's files; null: live
@@ -111,6 +120,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     this.partitionSchema = table.partitionSchema();
     this.forRead = forRead;
     this.offersBucketId = java.util.Arrays.stream(schema().fieldNames()).noneMatch(BUCKET_ID::equalsIgnoreCase);
+    this.offersBucketHash = bucketColumn == null
+        && java.util.Arrays.stream(schema().fieldNames()).noneMatch(BUCKET_HASH::equalsIgnoreCase);
   }
 
   /** What the table's metadata says of its bucketing: the rules Python applies too ({@link TableVerdict}). */
@@ -627,28 +638,42 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     return offersBucketId;
   }
 
+  /** Whether the table offers the {@link #BUCKET_HASH} column (several bucket columns, none of its columns so named). */
+  public boolean offersBucketHash() {
+    return offersBucketHash;
+  }
+
   @Override
   public org.apache.spark.sql.connector.catalog.MetadataColumn[] metadataColumns() {
-    if (!offersBucketId()) {
-      return new org.apache.spark.sql.connector.catalog.MetadataColumn[0];
+    List<org.apache.spark.sql.connector.catalog.MetadataColumn> out = new ArrayList<>();
+    if (offersBucketId()) {
+      out.add(intColumn(BUCKET_ID,
+          "the row's bucket, from its file's name (where files' buckets are unknown: the hash of its bucket columns)"));
     }
-    return new org.apache.spark.sql.connector.catalog.MetadataColumn[] {
-        new org.apache.spark.sql.connector.catalog.MetadataColumn() {
-          @Override
-          public String name() {
-            return BUCKET_ID;
-          }
+    if (offersBucketHash()) {
+      out.add(intColumn(BUCKET_HASH, "the row's Hive hash of its bucket columns (non-negative), whose remainder by "
+          + buckets + " is its bucket"));
+    }
+    return out.toArray(new org.apache.spark.sql.connector.catalog.MetadataColumn[0]);
+  }
 
-          @Override
-          public DataType dataType() {
-            return org.apache.spark.sql.types.DataTypes.IntegerType;
-          }
+  private static org.apache.spark.sql.connector.catalog.MetadataColumn intColumn(String name, String comment) {
+    return new org.apache.spark.sql.connector.catalog.MetadataColumn() {
+      @Override
+      public String name() {
+        return name;
+      }
 
-          @Override
-          public String comment() {
-            return "the row's bucket, from its file's name (where files' buckets are unknown: the hash of its bucket columns)";
-          }
-        }};
+      @Override
+      public DataType dataType() {
+        return org.apache.spark.sql.types.DataTypes.IntegerType;
+      }
+
+      @Override
+      public String comment() {
+        return comment;
+      }
+    };
   }
 
   @Override
