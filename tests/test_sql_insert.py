@@ -12,6 +12,7 @@ import re
 import time
 
 import pytest
+from support import background
 from support import files as support_files
 from support.sparkown import catalog_off, rows_by_bucket, spark_insert
 
@@ -224,9 +225,8 @@ def test_the_commit_python_cannot_be_changed_at_run_time(spark, src, tmp_path):
     assert len(data_files(root)) == 8 and not ran.exists()
 
 
-def test_a_missing_commit_python_is_named_and_nothing_is_written(tmp_path):
-    """The application's own setting (static) naming no program: the INSERT fails naming it and the setting,
-    and writes nothing. A session of its own (the setting cannot change in this one)."""
+def _missing_python_session(tmp_path) -> str:
+    """A session of its own whose static setting names no commit program: what its INSERT printed."""
     import subprocess
     import sys
     import textwrap
@@ -246,8 +246,20 @@ def test_a_missing_commit_python_is_named_and_nothing_is_written(tmp_path):
         files = [f for d, _, fs in os.walk({str(tmp_path / "wh")!r}) for f in fs if f.endswith(".orc")]
         print("FILES", len(files))
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                         cwd=tmp_path).stdout
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path).stdout
+
+
+def queue_background(names, tmp_path_factory) -> None:
+    """The session of its own runs beside the suite (tests/support/background.py)."""
+    if "test_a_missing_commit_python_is_named_and_nothing_is_written" in names:
+        background.start("missing_commit_python", _missing_python_session, tmp_path_factory.mktemp("nopython"))
+
+
+def test_a_missing_commit_python_is_named_and_nothing_is_written(tmp_path_factory):
+    """The application's own setting (static) naming no program: the INSERT fails naming it and the setting,
+    and writes nothing. A session of its own (the setting cannot change in this one)."""
+    out = background.result("missing_commit_python", _missing_python_session, tmp_path_factory.mktemp("nopython"))
     assert re.search(r"ERROR .*starting '.*no-such-python' failed.*spark\.bucketkit\.python", out), out
     assert "FILES 0" in out, out
 
