@@ -162,7 +162,7 @@ public final class BucketSample extends Rule<LogicalPlan> {
    */
   private static Expression bucketsOfSample(LogicalPlan relation, int b, int y) {
     if (!(relation instanceof DataSourceV2Relation r) || !(r.table() instanceof HiveBucketedTable t)
-        || t.bucketColumn != null || t.metadataColumns().length == 0) {
+        || t.bucketColumn != null || !t.offersBucketId()) {
       return null;
     }
     java.util.BitSet buckets = HiveBucketFunction.sampledBuckets(b, y, t.buckets);

@@ -634,7 +634,7 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   }
 
   /** Whether the table offers the {@link #BUCKET_ID} column (none of its columns has that name). */
-  boolean offersBucketId() {
+  public boolean offersBucketId() {
     return offersBucketId;
   }
 
