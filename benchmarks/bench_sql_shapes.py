@@ -169,13 +169,30 @@ def _compare(spark: Any, name: str, text: str, notes: str, n: int) -> BenchResul
                     _repeats(first), "Spark's own plan (catalog off), same files", notes, n)
 
 
+PARTS = 600
+
+
 def many_partitions(spark: Any, scale: float) -> list[BenchResult]:
     """A table of 600 partitions x 4 buckets: a filter on the partition column reads one partition's
     files, and with the bucket key one bucket's; the catalog asks the metastore for the kept partitions
     as Spark does (listPartitionsByFilter), instead of listing all 600."""
+    name, n, parts = _parts_table(spark, scale), scaled(2_400_000, scale), PARTS
+    notes = f"{n:,} rows, {parts} partitions x 4 buckets, 2 cores"
+    three = "IN (3, 4, 5)"
+    return [_compare(spark, f"partition filter p = 3, {parts} partitions ({n:,} rows, 4 buckets)",
+                     f"SELECT count(*), max(v) FROM {name} WHERE p = 3", notes, n),
+            _compare(spark, f"partition and key p = 3 AND k = 12, {parts} partitions ({n:,} rows, 4 buckets)",
+                     f"SELECT * FROM {name} WHERE p = 3 AND k = 12", notes, n),
+            _compare(spark, f"self join of 3 of {parts} partitions on the key ({n:,} rows, 4 buckets)",
+                     f"SELECT count(*), sum(a.v + b.v) FROM {name} a JOIN {name} b ON a.k = b.k AND a.p = b.p "
+                     f"WHERE a.p {three} AND b.p {three}", notes, n)]
+
+
+def _parts_table(spark: Any, scale: float) -> str:
+    """The 600-partition table of :func:`many_partitions`, written once and registered: its name."""
     import bucketkit
 
-    parts, n = 600, scaled(2_400_000, scale)
+    parts, n = PARTS, scaled(2_400_000, scale)
     root, name = data_dir(f"sql-shapes-parts-{n}"), f"bench_shapes_parts_{n}"
     if not (root / "READY").exists():
         bucketkit.write(spark.range(n).selectExpr(f"id % {n // 4} AS k", "CAST(id AS INT) AS v",
@@ -190,15 +207,7 @@ def many_partitions(spark: Any, scale: float) -> list[BenchResult]:
         spark.sql(f"MSCK REPAIR TABLE {name}")
     finally:
         spark.conf.unset(CATALOG_SWITCH)
-    notes = f"{n:,} rows, {parts} partitions x 4 buckets, 2 cores"
-    three = "IN (3, 4, 5)"
-    return [_compare(spark, f"partition filter p = 3, {parts} partitions ({n:,} rows, 4 buckets)",
-                     f"SELECT count(*), max(v) FROM {name} WHERE p = 3", notes, n),
-            _compare(spark, f"partition and key p = 3 AND k = 12, {parts} partitions ({n:,} rows, 4 buckets)",
-                     f"SELECT * FROM {name} WHERE p = 3 AND k = 12", notes, n),
-            _compare(spark, f"self join of 3 of {parts} partitions on the key ({n:,} rows, 4 buckets)",
-                     f"SELECT count(*), sum(a.v + b.v) FROM {name} a JOIN {name} b ON a.k = b.k AND a.p = b.p "
-                     f"WHERE a.p {three} AND b.p {three}", notes, n)]
+    return name
 
 
 FIRST_INSERT = """
@@ -393,6 +402,39 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     return with_spark_memory(spark, results)
 
 
+def _planned(spark: Any, text: str, catalog: bool) -> None:
+    """Plan ``text`` to its executed plan (nothing run) with the catalog on or off."""
+    spark.conf.set(CATALOG_SWITCH, str(catalog).lower())
+    try:
+        spark.sql(text)._jdf.queryExecution().executedPlan()
+    finally:
+        spark.conf.unset(CATALOG_SWITCH)
+
+
+def planning(scale: float = 1.0) -> list[BenchResult]:
+    """A query's planning alone (analysis to the executed plan, nothing run), catalog on against off: the catalog's
+    per-query cost (loading the table, listing and vouching for its files) where queries are short. The DPP query
+    over 30 partitions x 16 files, a point lookup in one partition, and the self join of 3 of 600 partitions."""
+    spark = bench_session()
+    n = scaled(8_000_000, scale)
+    t = prepare(spark, n, (64,))
+    parts = _parts_table(spark, scale)
+    queries = {
+        "DPP fact x dim, 30 partitions x 16 files":
+            f"SELECT count(*), max(f.s) FROM {t['fact']} f JOIN {t['dim']} d ON f.d = d.d WHERE d.name = 'pick'",
+        "partition filter d = 7, 30 partitions x 16 files": f"SELECT count(*), max(s) FROM {t['fact']} WHERE d = 7",
+        "self join of 3 of 600 partitions": f"SELECT count(*), sum(a.v + b.v) FROM {parts} a JOIN {parts} b "
+                                            f"ON a.k = b.k AND a.p = b.p WHERE a.p IN (3, 4, 5) AND b.p IN (3, 4, 5)",
+    }
+    spark.conf.set("spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly", "false")
+    try:
+        return [_medians(f"planning: {name}", lambda q=q: _planned(spark, q, True), lambda q=q: _planned(spark, q, False),
+                         21, "Spark's own planning (catalog off)", "analysis to executed plan, nothing run, 2 cores", n)
+                for name, q in queries.items()]
+    finally:
+        spark.conf.unset("spark.sql.optimizer.dynamicPartitionPruning.reuseBroadcastOnly")
+
+
 def issue_shapes(scale: float = 1.0) -> list[BenchResult]:
     """Only the shapes issue 47 named (8M rows, 64 buckets): the window top-2, the key range, dynamic partition
     pruning, the self join of 3 of 600 partitions, and a session's first INSERT at 100k and 500k rows."""
@@ -419,9 +461,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiplies the sizes (1M, 8M, 20M rows)")
     parser.add_argument("--issue-shapes", action="store_true", help="only the shapes issue 47 named")
+    parser.add_argument("--planning", action="store_true", help="only the planning of three queries, catalog on vs off")
     parser.add_argument("--multi-column", action="store_true", help="only the table bucketed on two columns")
     args = parser.parse_args()
     if args.multi_column:
         print_results(with_spark_memory(bench_session(), multi_column(bench_session(), args.scale)))
+    elif args.planning:
+        print_results(planning(args.scale))
     else:
         print_results(issue_shapes(args.scale) if args.issue_shapes else run(args.scale))

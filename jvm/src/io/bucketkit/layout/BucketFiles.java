@@ -156,17 +156,22 @@ public final class BucketFiles {
     return new Listing(out, null);
   }
 
-  /** One entry of a directory: its name, full path, whether a directory, its size and modification time. */
-  record Entry(String name, Path hadoopPath, boolean directory, long size, long modificationTime) {
-    String path() {
-      return hadoopPath.toString();
-    }
-  }
+  /**
+   * One entry of a directory: its name, full path (as Hadoop's {@code Path.toString()} gives it), Hadoop's Path of
+   * it where the listing had one (null: built from {@code path} where a file is read), whether a directory, its
+   * size and modification time.
+   */
+  record Entry(String name, String path, Path hadoopPath, boolean directory, long size, long modificationTime) {}
 
   static BucketFile placed(Entry s, int bucket) {
     BucketFile f = new BucketFile(s.path(), s.size, s.modificationTime, bucket);
     f.hadoopPath = s.hadoopPath;
     return f;
+  }
+
+  /** A listed file's name, the last element of its path (Hadoop's {@code Path.getName()}, without parsing a Path). */
+  public static String name(BucketFile f) {
+    return f.path.substring(f.path.lastIndexOf('/') + 1);
   }
 
   // Hadoop's own local file systems, and Hive's proxy of them (what a Hive-enabled session serves
@@ -201,7 +206,11 @@ public final class BucketFiles {
     List<Entry> out = new ArrayList<>();
     java.nio.file.Path local = localPath(fs, dir);
     if (local != null) {
-      Path qualified = fs.makeQualified(dir);
+      // each child's path as Hadoop's Path(qualified, name).toString() gives it, without building that Path: a
+      // Path per file (a URI parsed and resolved) was most of a 480-file listing's time; a scan builds one for
+      // each file it reads
+      String qualified = fs.makeQualified(dir).toString();
+      String prefix = qualified.endsWith("/") ? qualified : qualified + "/";
       try (java.nio.file.DirectoryStream<java.nio.file.Path> names = java.nio.file.Files.newDirectoryStream(local)) {
         for (java.nio.file.Path child : names) {
           java.nio.file.attribute.BasicFileAttributes a;
@@ -211,7 +220,7 @@ public final class BucketFiles {
             continue;
           }
           String name = child.getFileName().toString();
-          out.add(new Entry(name, new Path(qualified, name), a.isDirectory(), a.isDirectory() ? 0 : a.size(),
+          out.add(new Entry(name, prefix + name, null, a.isDirectory(), a.isDirectory() ? 0 : a.size(),
               a.lastModifiedTime().toMillis()));
         }
         return out;
@@ -228,7 +237,7 @@ public final class BucketFiles {
       return null;
     }
     for (FileStatus s : statuses) {
-      out.add(new Entry(s.getPath().getName(), s.getPath(), s.isDirectory(), s.getLen(),
+      out.add(new Entry(s.getPath().getName(), s.getPath().toString(), s.getPath(), s.isDirectory(), s.getLen(),
           s.getModificationTime()));
     }
     return out;

@@ -90,7 +90,7 @@ public final class FileManifest {
   String partitionDoubt(String relDir, List<BucketFiles.BucketFile> listed) {
     String prefix = relDir.isEmpty() ? "" : relDir + "/";
     for (BucketFiles.BucketFile f : listed) {
-      String rel = prefix + (f.hadoopPath != null ? f.hadoopPath : new Path(f.path)).getName();
+      String rel = prefix + BucketFiles.name(f);
       long[] recorded = files.get(rel);
       if (recorded == null) {
         return rel + " is not among the files " + by + " recorded";

@@ -59,8 +59,7 @@ public final class KeptVersions {
       listed.get(i).forEach(e -> byName.put(e.name(), e));
       List<BucketFiles.BucketFile> files = new ArrayList<>();
       for (BucketFiles.BucketFile f : p.files) {
-        Path at = f.hadoopPath != null ? f.hadoopPath : new Path(f.path);
-        BucketFiles.Entry same = byName.get(at.getName());
+        BucketFiles.Entry same = byName.get(BucketFiles.name(f));
         if (same == null || same.directory() || same.size() != f.size || same.modificationTime() != f.modificationTime) {
           return parts;
         }
