@@ -316,6 +316,6 @@ public final class BucketFiles {
     if (l.doubt != null) {
       return new String[] {"doubt:" + l.doubt};
     }
-    return l.files.stream().map(f -> f.bucket + ":" + new Path(f.path).getName()).toArray(String[]::new);
+    return l.files.stream().map(f -> f.bucket + ":" + BucketFiles.name(f)).toArray(String[]::new);
   }
 }

@@ -271,7 +271,7 @@ public final class TableListing {
         if (l.doubt != null) {
           return new String[] {"doubt:" + l.doubt};
         }
-        l.files.forEach(f -> out.add(new Path(dir).getName() + "/" + f.bucket + ":" + new Path(f.path).getName()));
+        l.files.forEach(f -> out.add(new Path(dir).getName() + "/" + f.bucket + ":" + BucketFiles.name(f)));
       }
       return out.toArray(new String[0]);
     });

@@ -290,6 +290,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
       group = packed || ordering.length > 0 ? table.buckets : groupCount(bytes);
     }
     partitions.forEach(p -> p.key = p.bucket % group);
+    String perTask = group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "";
     this.selection = "buckets=" + (buckets == null ? "all " + table.buckets : buckets.cardinality() + " of "
         + table.buckets + " " + buckets) + ", partitions=" + selectedParts
         + (listing.total() >= 0 ? " of " + listing.total() : " (pruned by the metastore)")
@@ -301,10 +302,8 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         + (dataFilters.length == 0 ? "" : ", PushedFilters: " + java.util.Arrays.toString(dataFilters))
         + (listing.doubt() != null ? ", packed by size" : table.bucketColumn == null ? (packed
             ? ", packed by size (bucketed by " + String.join(", ", table.bucketColumns) + ": keyed only by _bucket_hash)"
-            : ", keyed by _bucket_hash (bucketed by " + String.join(", ", table.bucketColumns) + ")"
-            + (group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : ""))
-            : packed ? ", packed by size (bucketing not needed)"
-            : group < table.buckets ? ", " + table.buckets / group + " buckets per task (as " + group + " buckets)" : "")
+            : ", keyed by _bucket_hash (bucketed by " + String.join(", ", table.bucketColumns) + ")" + perTask)
+            : packed ? ", packed by size (bucketing not needed)" : perTask)
         + (listing.placement() == null ? "" : listing.parts().stream().allMatch(p -> p.vouched)
             ? ", placement vouched (" + listing.placement() + ")" : ", rows' buckets checked (" + listing.placement() + ")");
   }
