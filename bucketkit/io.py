@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import importlib
 import os
+import posixpath
 import re
+import secrets
 from typing import Any, Iterator, Literal, Sequence, get_args
 from urllib.parse import quote
 
@@ -30,7 +32,7 @@ from bucketkit.errors import CorruptTableError, InvalidArgumentError
 
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
-           "hadoop_to_uri", "check_format", "DataFile", "open_data_file", "detect_format", "detect_data_file", "read_file",
+           "hadoop_to_uri", "renames_directories", "has_directories", "ensure_dir", "write_whole", "check_format", "DataFile", "open_data_file", "detect_format", "detect_data_file", "read_file",
            "read_schema", "footer_rows", "empty_file", "positional_names", "file_columns"]
 
 FileFormat = Literal["orc", "parquet"]
@@ -121,6 +123,41 @@ def _registered(scheme: str) -> Any | None:
     return None
 
 
+def renames_directories(fs: pafs.FileSystem) -> bool:
+    """Whether ``fs`` renames a directory in one atomic step (a local disk, HDFS); object stores copy
+    it object by object."""
+    name = fs.type_name
+    return name in ("local", "hdfs") or name.endswith(("+file", "+local", "+hdfs"))  # fsspec's: py::fsspec+file
+
+
+def has_directories(fs: pafs.FileSystem) -> bool:
+    """Whether a file's directory must exist before the file is written. pyarrow's S3 and GCS filesystems name
+    an object by its whole path, and ``create_dir(recursive=True)`` writes an empty marker object for every
+    level of the path (five requests for ``bucket/warehouse/t/.bucketkit.versions/<id>/p=1``): there writing
+    the object is enough."""
+    return fs.type_name not in ("s3", "gcs")
+
+
+def ensure_dir(fs: pafs.FileSystem, path: str) -> None:
+    """Make the directory ``path`` exist where a store has directories (see :func:`has_directories`)."""
+    if has_directories(fs):
+        fs.create_dir(path, recursive=True)
+
+
+def write_whole(fs: pafs.FileSystem, path: str, data: bytes) -> None:
+    """Write ``path`` so that a reader gets its old bytes or the new ones, never a part: where the store
+    renames, a hidden temporary file renamed over it; on an object store, one object written whole (a rename
+    there would be a copy and a delete)."""
+    if not renames_directories(fs):
+        with fs.open_output_stream(path) as f:
+            f.write(data)
+        return
+    tmp = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.{secrets.token_hex(4)}.tmp")
+    with fs.open_output_stream(tmp) as f:
+        f.write(data)
+    fs.move(tmp, path)
+
+
 def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> tuple[pafs.FileSystem, str]:
     """``(filesystem, path inside it)`` for a local path or a URI (``s3://``, ``file://``, ...); Hadoop's
     ``s3a://`` and ``s3n://`` (how Spark and the metastore name S3 locations) are pyarrow's ``s3://``.
@@ -140,6 +177,11 @@ def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> 
     if factory is not None:
         return factory(path)
     uri = _PYARROW_SCHEMES[scheme] + path[len(scheme):] if scheme in _PYARROW_SCHEMES else path
+    if uri.lower().startswith("s3:") and "allow_delayed_open" not in uri:
+        # a small object (a commit's pointer, record, journal, manifest) in one PUT, not a multipart upload's
+        # three requests (apache/arrow#40557); an error opening it is raised when it is closed, still inside
+        # the write that made it
+        uri += ("&" if "?" in uri else "?") + "allow_delayed_open=true"
     try:
         return pafs.FileSystem.from_uri(uri)
     except (ValueError, TypeError) as exc:

@@ -119,7 +119,7 @@ def stage_to(s3, tx: Transaction, rows: dict[str, list[tuple[int, str]]]) -> dic
             staged = posixpath.join(staging, f"{part}-{b}.parquet")
             mine = [item for item in items if item[0] % 4 == b]
             pq.write_table(pa.table({"k": [k for k, _ in mine], "tag": [t for _, t in mine]}), staged,
-                           filesystem=s3.filesystem)
+                           filesystem=tx.fs)  # the store's filesystem as the commit opened it
             files[f"{part}/{b:06d}_0_{tx.write_id}.parquet"] = staged
     return files
 
@@ -380,6 +380,37 @@ def whole_version(rows: Counter) -> int:
     v = int(tags[0][1:])
     assert rows == as_counter(version_rows(v, False)), f"a part of version {v}: {sum(rows.values())} rows"
     return v
+
+
+def test_a_commit_on_s3_writes_each_object_in_one_request_and_no_directory_markers(s3):
+    """What an overwrite commit asks of S3, read from the server's own access log. The table is named by its
+    URI, so bucketkit opens the filesystem itself.
+
+    - Each small object (journal, spec, marker, manifest, record, pointer) is one PUT, not a multipart upload's
+      three requests.
+    - No empty marker object is written for a directory of the version (an object store has none): pyarrow
+      writes one only for the parent of an object it deletes.
+    - The staged files are copied to their final names and deleted together, not one by one.
+
+    An overwrite of a version of 12 files (3 partitions x 4 buckets), with its 12 staged files, took 175
+    requests before these (75 after)."""
+    commit_to(s3, version_rows(0, False), write_id=version_id(0))
+    before = len(s3.requests())
+    tx = Transaction(s3.uri("t"), COMMITTED, mode="overwrite", write_id=version_id(1))
+    files = stage_to(s3, tx, version_rows(1, False))
+    tx.commit(files)
+    asked = s3.requests()[before:]
+    assert not [r for r in asked if "?uploads" in r], asked  # a multipart upload begun
+    # no marker for a directory a file is then written into (pyarrow itself writes one for the parent of what
+    # it deletes, the journal's and the staging directory's)
+    markers = [r.split("?")[0] for r in asked if r.startswith("PUT ") and r.split("?")[0].endswith("/")]
+    assert not [m for m in markers if "/p=" in m or m.endswith("/.bucketkit-staging/")], markers
+    assert len(markers) <= 2, markers
+    assert not [r for r in asked if r.startswith("DELETE ") and "/.bucketkit-staging/" in r
+                and not r.split("?")[0].endswith("/.bucketkit-staging/")], asked
+    assert sum(r.startswith("POST ") and "?delete" in r for r in asked) >= 1, asked
+    assert len(asked) <= 100, f"{len(asked)} requests: {asked}"
+    assert whole_version(plan_rows(plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem)))) == 1
 
 
 def test_a_reader_sees_whole_versions_while_overwrites_commit_on_s3(s3):

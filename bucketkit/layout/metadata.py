@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import posixpath
-import uuid
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Iterable, Literal, Sequence, get_args
 
@@ -19,7 +18,7 @@ import pyarrow.fs as pafs
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.hashing.hive import HASH_FAMILIES, hashing_name
 from bucketkit.hivetypes import parse_hive_type
-from bucketkit.io import FileFormat, check_format, resolve_filesystem
+from bucketkit.io import FileFormat, check_format, ensure_dir, resolve_filesystem, write_whole
 
 __all__ = ["TableSpec", "SortKey", "METADATA_FILE", "Naming", "NAMINGS", "read_spec", "write_spec",
            "bucketing_version_from_properties"]
@@ -278,10 +277,8 @@ def check_table_dir(path: Any, fs: pafs.FileSystem, root: str) -> None:
 
 
 def write_spec(path: str, spec: TableSpec, filesystem: pafs.FileSystem | None = None) -> None:
-    """Write the metadata file atomically (temporary hidden file, then a rename over the old one)."""
+    """Write the metadata file atomically (:func:`~bucketkit.io.write_whole`: a temporary hidden file renamed
+    over the old one, or on an object store one object written whole)."""
     fs, root = resolve_filesystem(path, filesystem)
-    fs.create_dir(root, recursive=True)
-    tmp = posixpath.join(root, f".{METADATA_FILE}.{uuid.uuid4().hex}.tmp")
-    with fs.open_output_stream(tmp) as f:
-        f.write(spec.to_json().encode("utf-8"))
-    fs.move(tmp, posixpath.join(root, METADATA_FILE))
+    ensure_dir(fs, root)
+    write_whole(fs, posixpath.join(root, METADATA_FILE), spec.to_json().encode("utf-8"))

@@ -40,7 +40,6 @@ import datetime as _dt
 import json
 import os
 import posixpath
-import secrets
 import socket
 import time
 from dataclasses import asdict, dataclass
@@ -49,7 +48,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
-from bucketkit.io import KEPT_VERSIONS, is_hidden
+from bucketkit.io import KEPT_VERSIONS, is_hidden, renames_directories, write_whole
 
 __all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "exists",
            "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
@@ -77,13 +76,6 @@ def retention() -> float:
     if value < 0:
         raise InvalidArgumentError(f"BUCKETKIT_RETENTION={raw!r}: expected seconds >= 0")
     return value
-
-
-def renames_directories(fs: pafs.FileSystem) -> bool:
-    """Whether ``fs`` renames a directory in one atomic step (a local disk, HDFS); object stores copy
-    it object by object."""
-    name = fs.type_name
-    return name in ("local", "hdfs") or name.endswith(("+file", "+local", "+hdfs"))  # fsspec's: py::fsspec+file
 
 
 @dataclass(frozen=True)
@@ -323,16 +315,8 @@ def read_json(fs: pafs.FileSystem, path: str) -> dict[str, Any] | None:
 
 
 def write_json(fs: pafs.FileSystem, path: str, data: dict[str, Any]) -> None:
-    """Write atomically: a temporary hidden file renamed over the target; on an object store, one
-    object written whole (a reader gets the old object or the new one, and a rename would be a copy)."""
-    if not renames_directories(fs):
-        with fs.open_output_stream(path) as f:
-            f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
-        return
-    tmp = posixpath.join(posixpath.dirname(path), f".{posixpath.basename(path)}.{secrets.token_hex(4)}.tmp")
-    with fs.open_output_stream(tmp) as f:
-        f.write(json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
-    fs.move(tmp, path)
+    """Write ``data`` as JSON so that a reader gets the old object or the new one (:func:`~bucketkit.io.write_whole`)."""
+    write_whole(fs, path, json.dumps(data, indent=1, sort_keys=True).encode("utf-8"))
 
 
 def remove(fs: pafs.FileSystem, path: str) -> None:

@@ -48,7 +48,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.writing.atomic import SWITCHES, commit_lock, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InsideLayoutWarning, InvalidArgumentError
-from bucketkit.io import STAGING_DIR, is_hidden, resolve_filesystem
+from bucketkit.io import STAGING_DIR, ensure_dir, has_directories, is_hidden, resolve_filesystem
 from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, live_pointer,
@@ -205,7 +205,7 @@ class Transaction:
 
     # -- phase 1 ---------------------------------------------------------------------------------
     def _first_journal(self) -> None:
-        self.fs.create_dir(self.paths.parent, recursive=True)
+        ensure_dir(self.fs, self.paths.parent)
         self._journal("writing")
 
     def _open_journal(self) -> None:
@@ -268,7 +268,7 @@ class Transaction:
         self._spec_text = _read_text(self.fs, posixpath.join(live, METADATA_FILE))
         if self.mode == "overwrite":
             self._snapshot = sorted(self._sources())
-        self.fs.create_dir(self.staging, recursive=True)
+        ensure_dir(self.fs, self.staging)
         self._begun = True
         return self.staging
 
@@ -292,7 +292,7 @@ class Transaction:
             target = posixpath.join(kept, rel)
             if kept != self.next:
                 if posixpath.dirname(target) not in made:
-                    self.fs.create_dir(posixpath.dirname(target), recursive=True)
+                    ensure_dir(self.fs, posixpath.dirname(target))
                     made.add(posixpath.dirname(target))
                 link_or_copy(self.fs, info.path, target)
             if not any(is_hidden(part) for part in rel.split("/")):
@@ -361,14 +361,17 @@ class Transaction:
                 f"during write {self.write_id} (another writer committed): new {extra[:5]}, missing {gone[:5]}")
 
     def _place(self, src: str, rel: str) -> None:
-        """Put one file at ``rel`` in the next version (``src`` is moved, or linked if it is live)."""
+        """Put one file at ``rel`` in the next version (``src`` is moved, or linked if it is live). On an object
+        store a staged file is copied, and left for the staging directory's removal to delete with the others
+        in one request: pyarrow's move is a copy, a delete, and a marker object written for the directory the
+        delete emptied."""
         target = posixpath.join(self.next, rel)
         parent = posixpath.dirname(target)
         if parent not in self._dirs:
-            self.fs.create_dir(parent, recursive=True)
+            ensure_dir(self.fs, parent)
             self._dirs.add(parent)
         if src.startswith(self.next + "/"):
-            self.fs.move(src, target)
+            (self.fs.move if has_directories(self.fs) else self.fs.copy_file)(src, target)
         else:
             link_or_copy(self.fs, src, target)
         self._placed += 1

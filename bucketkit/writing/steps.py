@@ -27,7 +27,7 @@ import pyarrow.fs as pafs
 from bucketkit.writing.commit import CommitSummary, Transaction, visible_files
 from bucketkit.writing.recovery import RecoveryAction
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError
-from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, footer_rows, is_hidden_path, read_schema,
+from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, ensure_dir, footer_rows, is_hidden_path, read_schema,
                           resolve_filesystem)
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.layout.naming import HIVE, LEGACY_PRESTO
@@ -308,7 +308,7 @@ def _empty_bucket_files(tx: Transaction, groups: dict[tuple[str, int], list[pafs
                 continue
             rel = posixpath.join(part, file_name(spec, tx.write_id, bucket))
             staged = posixpath.join(tx.staging, "empty", rel)
-            fs.create_dir(posixpath.dirname(staged), recursive=True)
+            ensure_dir(fs, posixpath.dirname(staged))
             with fs.open_output_stream(staged) as out:
                 out.write(content)
             files[rel] = WrittenFile(bucket, staged, 0, len(content))

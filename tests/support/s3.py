@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
@@ -28,6 +29,7 @@ __all__ = ["BUCKET", "REGION", "S3Place", "s3", "s3_server"]
 
 BUCKET = "bucketkit-tests"
 REGION = "us-east-1"
+_REQUEST = re.compile(r'"(?:\x1b\[[0-9;]*m)*([A-Z]+ \S+) HTTP/')  # werkzeug's access log line, colours or not
 _KEY, _SECRET = "testing", "testing"  # moto accepts any keys; pyarrow must not go looking for real ones
 
 
@@ -44,6 +46,13 @@ class S3Place:
     filesystem: pafs.S3FileSystem
     root: str
     endpoint: str
+    log: Path | None = None
+
+    def requests(self) -> list[str]:
+        """The requests the server has logged so far, each as ``"METHOD /bucket/key?query"`` (its access log)."""
+        if self.log is None:
+            return []
+        return [m.group(1) for m in map(_REQUEST.search, self.log.read_text(errors="replace").splitlines()) if m]
 
     def path(self, *parts: str) -> str:
         """A path below the test's place, inside :attr:`filesystem`."""
@@ -70,7 +79,8 @@ class S3Place:
 
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory):
-    """``(endpoint, filesystem)`` of moto's S3 server, started on a free port of 127.0.0.1 with one bucket.
+    """``(endpoint, filesystem, log)`` of moto's S3 server, started on a free port of 127.0.0.1 with one bucket
+    (``log``: its access log, a line per request).
 
     The server runs in a process of its own (``python -m moto.server``): in the tests' process (moto's
     ``ThreadedMotoServer``) it shared the interpreter's lock with the client it served, and the S3 tests took
@@ -98,7 +108,7 @@ def s3_server(tmp_path_factory):
         fs = pafs.S3FileSystem(endpoint_override=endpoint, scheme="http", access_key=_KEY, secret_key=_SECRET,
                                region=REGION, allow_bucket_creation=True, connect_timeout=5, request_timeout=20)
         fs.create_dir(BUCKET)
-        yield endpoint, fs
+        yield endpoint, fs, log
     finally:
         server.terminate()
         try:
@@ -111,6 +121,6 @@ def s3_server(tmp_path_factory):
 @pytest.fixture
 def s3(s3_server, request) -> S3Place:
     """A fresh, empty ``bucket/prefix`` on the session's S3 server, named for the test."""
-    endpoint, fs = s3_server
+    endpoint, fs, log = s3_server
     name = re.sub(r"[^A-Za-z0-9_-]+", "-", request.node.name)[:60]
-    return S3Place(fs, f"{BUCKET}/{name}-{secrets.token_hex(3)}", endpoint)
+    return S3Place(fs, f"{BUCKET}/{name}-{secrets.token_hex(3)}", endpoint, log)
