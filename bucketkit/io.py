@@ -32,8 +32,9 @@ from bucketkit.errors import CorruptTableError, InvalidArgumentError
 
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
-           "hadoop_to_uri", "renames_directories", "has_directories", "ensure_dir", "write_whole", "check_format", "DataFile", "open_data_file", "detect_format", "detect_data_file", "read_file",
-           "read_schema", "footer_rows", "empty_file", "positional_names", "file_columns"]
+           "hadoop_to_uri", "renames_directories", "has_directories", "ensure_dir", "write_whole", "check_format",
+           "DataFile", "open_data_file", "detect_format", "detect_data_file", "read_file", "read_schema", "footer_rows",
+           "empty_file", "positional_names", "file_columns"]
 
 FileFormat = Literal["orc", "parquet"]
 FILE_FORMATS: tuple[str, ...] = get_args(FileFormat)
