@@ -22,8 +22,8 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 # C2's compiles cost them ~40% of their CPU and pay back nothing (measured on tests/support/plain.py: 54 s of CPU
 # in 32 s, C1 only: 34 s in 29 s), CPU the suite's own session, on a 2-core runner, needs. The suite's own JVM
 # compiles as a user's does (the ``spark`` fixture starts it without this option).
-_CHILD_JVM_OPTS = "-XX:TieredStopAtLevel=1"
-os.environ["SPARK_SUBMIT_OPTS"] = f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {_CHILD_JVM_OPTS}".strip()
+_OWN_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS")  # what the suite's own JVM starts with
+os.environ["SPARK_SUBMIT_OPTS"] = f"{_OWN_SUBMIT_OPTS or ''} -XX:TieredStopAtLevel=1".strip()
 
 
 def pytest_collection_modifyitems(config, items):
@@ -54,8 +54,11 @@ def spark(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("spark")
     children = os.environ["SPARK_SUBMIT_OPTS"]
-    os.environ["SPARK_SUBMIT_OPTS"] = children.replace(_CHILD_JVM_OPTS, "").strip()  # a child started meanwhile
-    try:                                                                                # only compiles more
+    if _OWN_SUBMIT_OPTS is None:  # a child started meanwhile only compiles more
+        del os.environ["SPARK_SUBMIT_OPTS"]
+    else:
+        os.environ["SPARK_SUBMIT_OPTS"] = _OWN_SUBMIT_OPTS
+    try:
         session = get_session("bucketkit-tests", warehouse=str(base / "warehouse"), shuffle_partitions=4)
     finally:
         os.environ["SPARK_SUBMIT_OPTS"] = children

@@ -29,6 +29,7 @@ from bucketkit.spark import catalog as catalog_module
 from bucketkit.spark import driver
 from tests.support import hudi
 from tests.support.hudi import needs_hudi, needs_hudi_rs
+from support.servers import free_port, wait_for_port
 from support import background  # the module conftest queues jobs in (not tests.support's copy)
 
 pytestmark = pytest.mark.spark
@@ -328,16 +329,12 @@ def queue_background(names: set[str], tmp_path_factory) -> None:
 def _serve(tmp_path) -> dict:
     """Start the server with the printed flags, run the client, stop the server: the client's answers."""
     import os
-    import socket
-    import time
 
     import pyspark
 
     from tests.test_spark_sql_shell import spark_conf_flags
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     home = os.path.dirname(pyspark.__file__)
     args = [os.path.join(home, "sbin", "start-connect-server.sh"), "--wait", "--master", "local[2]",
             *spark_conf_flags()]
@@ -353,13 +350,7 @@ def _serve(tmp_path) -> dict:
     server = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
                               start_new_session=True)
     try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert server.poll() is None, log.read_text()[-4000:]
-            time.sleep(1)
+        wait_for_port(port, server, log, 180, poll=1)
         client = subprocess.run([sys.executable, "-c", SERVER_CLIENT, str(port), str(tmp_path)],
                                 capture_output=True, text=True, timeout=600)
         lines = client.stdout.strip().splitlines()

@@ -27,8 +27,8 @@ import pyarrow.fs as pafs
 from bucketkit.writing.commit import CommitSummary, Transaction, visible_files
 from bucketkit.writing.recovery import RecoveryAction
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError
-from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, ensure_dir, footer_rows, is_hidden_path, read_schema,
-                          resolve_filesystem)
+from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, ensure_dir, footer_rows, is_hidden_path,
+                          read_schema, resolve_filesystem)
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.layout.naming import HIVE, LEGACY_PRESTO
 from bucketkit.layout.partitions import parse_partition_path, partition_path

@@ -15,15 +15,15 @@ from __future__ import annotations
 import posixpath
 import re
 import secrets
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.fs as pafs
 import pytest
+
+from support.servers import free_port, wait_for_port
 
 __all__ = ["BUCKET", "REGION", "S3Place", "s3", "s3_server"]
 
@@ -88,22 +88,13 @@ def s3_server(tmp_path_factory):
     pytest.importorskip(
         "moto.server", reason="moto is not installed: the S3 tests need `pip install 'moto[server]'` (the test extra)")
     pytest.importorskip("pyarrow._s3fs", reason="this pyarrow was built without S3 support")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     log = tmp_path_factory.mktemp("s3_server") / "server.log"  # a file, not a pipe: a full pipe would stop it
     with log.open("w") as out:
         server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
                                   stdout=out, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if server.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"moto's S3 server did not start on 127.0.0.1:{port}: {log.read_text()[-2000:]}")
-            time.sleep(0.1)
+        wait_for_port(port, server, log, 60)
         endpoint = f"127.0.0.1:{port}"
         fs = pafs.S3FileSystem(endpoint_override=endpoint, scheme="http", access_key=_KEY, secret_key=_SECRET,
                                region=REGION, allow_bucket_creation=True, connect_timeout=5, request_timeout=20)
