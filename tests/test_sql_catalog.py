@@ -273,6 +273,31 @@ def test_java_file_to_bucket_mapping_equals_python(spark, name):
     assert files.isSparkHiveInsert(name) == is_spark_hive_insert(name)
 
 
+SEGMENTS = st.text(st.sampled_from("aZ09-._~=+%: é#?;[]"), max_size=6)
+
+
+@settings(max_examples=300)
+@given(scheme=st.sampled_from(["file:", "hdfs://nn:8020", "s3a://bucket", "FILE:", "file://", "hdfs://", "x"]),
+       segments=st.lists(SEGMENTS, min_size=1, max_size=4), trailing=st.booleans())
+def test_a_plain_path_is_the_url_string_hadoop_prints_for_it(spark, scheme, segments, trailing):
+    """A scan hands Spark each file as the URL string Hadoop's Path prints for it
+    (``new Path(s).toUri().toString()``, SparkPath's own). Where the listing's string is plain it is used as it is,
+    without parsing a Path per file: then it must be exactly what Hadoop prints."""
+    jvm = spark._jvm
+    s = scheme + "/" + "/".join(segments) + ("/" if trailing else "")
+    if not jvm.io.bucketkit.layout.BucketFiles.isPlainUri(s):
+        return
+    assert jvm.org.apache.spark.paths.SparkPath.fromPath(jvm.org.apache.hadoop.fs.Path(s)).urlEncoded() == s
+
+
+def test_plain_paths_are_found_plain(spark):
+    """The fast path is taken where it should be (the property above holds vacuously otherwise)."""
+    plain = spark._jvm.io.bucketkit.layout.BucketFiles.isPlainUri
+    assert plain("file:/tmp/w/t/d=2024-01-02/000003_0_copy_1") and plain("hdfs://nn:8020/w/t/x.orc")
+    assert not any(plain(s) for s in ("file:/tmp/a b/0", "file:/tmp/a%20b/0", "file:/tmp/./0", "file:/tmp//0",
+                                      "file:/tmp/0/", "file:///tmp/0", "/tmp/0", "file:/tmp/é/0", "file:/tmp/../0"))
+
+
 def test_java_layout_rules_equal_python_layout(spark, tmp_path):
     from bucketkit.layout.discovery import discover
 

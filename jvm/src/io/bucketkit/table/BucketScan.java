@@ -277,7 +277,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
         InternalRow fileValues = readsBucketId ? project(part.values, projection, table.partitionSchema,
             f.bucket < 0 ? null : f.bucket) : values;
         byBucket.computeIfAbsent(f.bucket, b -> new ArrayList<>()).add(new PartitionedFile(fileValues,
-            SparkPath.fromPath(f.hadoopPath != null ? f.hadoopPath : new Path(f.path)), 0L, f.size, new String[0], f.modificationTime, f.size,
+            SparkPath.fromUrlString(f.urlString()), 0L, f.size, new String[0], f.modificationTime, f.size,
             scala.collection.immutable.Map$.MODULE$.empty()));
         bytes += f.size;
         files++;
