@@ -48,6 +48,13 @@ def test_the_jar_is_added_to_a_plain_session_at_first_use(report):
     assert report["warnings"] == []
 
 
+def test_the_jar_s_first_use_leaves_the_hive_client_unstarted(report):
+    """Spark's own resource loader of a Hive session adds a jar to the Hive client too, starting the client (a
+    metastore connection: ~3 s of the first scan of a path table). bucketkit's jar is added as ADD JAR adds one
+    to Spark, and reads and writes by path never start the client."""
+    assert report["metastore_started"] is False
+
+
 def test_write_hashes_in_the_jvm_and_the_lookup_is_vouched_with_sparks_rows(report):
     assert "hive_v2_hash(bigint)" in report["write_hash"], report["write_hash"]
     assert report["lookup_rows"] == report["spark_rows"] and len(report["lookup_rows"]) == 1

@@ -117,9 +117,14 @@ def load_jar(spark: Any) -> bool:
         jar = jar_path()
         if jar is None:
             raise BucketkitError("this install has no jar (bucketkit/jars) nor jvm/src to build one")
+        # What Spark's SessionResourceLoader.addJar does (executors fetch it; the session's class loader has it),
+        # not the session's own resourceLoader(): a Hive session's also adds the jar to the Hive client, and
+        # starting that client (its metastore connection) was 3 s of a path table's first scan, for no class
+        # bucketkit needs there
         jsession = spark._jsparkSession
-        jsession.sessionState().resourceLoader().addJar(str(jar))
+        jsession.sparkContext().addJar(str(jar))
         loader = jsession.sharedState().jarClassLoader()
+        loader.addURL(spark._jvm.java.io.File(str(jar)).toURI().toURL())
         _ADDED[key] = loader
         _use_loader(spark)
         return True

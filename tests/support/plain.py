@@ -43,6 +43,9 @@ def main(out: str) -> None:
     # the bucket id write routes rows by: bucketkit's JVM hash (HiveBucketColumn.KeyHash prints hive_v2_hash)
     report["write_hash"] = str(df.select(bucket_id_column(["k"], ["bigint"], 2, 8, spark=spark))._jdf.queryExecution().analyzed().toString())
     lookup = bucketkit.scan(spark, f"{base}/t", filters=[("k", "=", 300)])
+    # nothing above asked for a table: the jar's first use must not have started the Hive client (its Derby
+    # metastore, created under derby.system.home at its first connection)
+    report["metastore_started"] = os.path.exists(os.path.join(out, "metastore_db"))
     report["lookup_checked"] = "FileBucketCheck" in lookup._jdf.queryExecution().executedPlan().toString()
     report["lookup_rows"] = sorted(map(tuple, lookup.collect()))
     report["spark_rows"] = sorted(map(tuple, spark.read.orc(f"{base}/t").where("k = 300").collect()))
