@@ -295,7 +295,8 @@ def test_plain_paths_are_found_plain(spark):
     plain = spark._jvm.io.bucketkit.layout.BucketFiles.isPlainUri
     assert plain("file:/tmp/w/t/d=2024-01-02/000003_0_copy_1") and plain("hdfs://nn:8020/w/t/x.orc")
     assert not any(plain(s) for s in ("file:/tmp/a b/0", "file:/tmp/a%20b/0", "file:/tmp/./0", "file:/tmp//0",
-                                      "file:/tmp/0/", "file:///tmp/0", "/tmp/0", "file:/tmp/é/0", "file:/tmp/../0"))
+                                      "file:/tmp/0/", "file:///tmp/0", "/tmp/0", "file:/tmp/é/0", "file:/tmp/../0",
+                                      "é:/tmp/0", "F:/tmp/0"))
 
 
 def test_java_layout_rules_equal_python_layout(spark, tmp_path):

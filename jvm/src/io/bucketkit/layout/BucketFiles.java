@@ -74,7 +74,7 @@ public final class BucketFiles {
    */
   public static boolean isPlainUri(String s) {
     int colon = s.indexOf(':');
-    if (colon < 1 || !Character.isLetter(s.charAt(0)) || s.length() < colon + 3 || s.charAt(colon + 1) != '/') {
+    if (colon < 1 || s.charAt(0) < 'a' || s.charAt(0) > 'z' || s.length() < colon + 3 || s.charAt(colon + 1) != '/') {
       return false;
     }
     for (int i = 1; i < colon; i++) {
