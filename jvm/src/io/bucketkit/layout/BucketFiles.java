@@ -61,8 +61,10 @@ public final class BucketFiles {
      * already: a scan of 480 files spent ~5 ms parsing a {@code Path} per file to print it again.
      */
     public String urlString() {
-      return hadoopPath == null && isPlainUri(path) ? path : (hadoopPath != null ? hadoopPath : new Path(path))
-          .toUri().toString();
+      if (hadoopPath != null) {
+        return hadoopPath.toUri().toString();
+      }
+      return isPlainUri(path) ? path : new Path(path).toUri().toString();
     }
   }
 
