@@ -25,7 +25,7 @@ from typing import Sequence
 from benchmarks.common import BenchResult, format_results, jvm_pid, machine_info, peak_rss_mb
 
 TOPICS = ("hashing", "planning", "write", "scan", "join", "join_memory", "acid", "sql", "sql_shapes", "size_curve",
-          "rebucket", "hudi", "plain_session", "layout")
+          "rebucket", "hudi", "plain_session", "layout", "object_store")
 
 # What each issue asks of its benchmark, quoted in RESULTS.md next to the figures.
 GOALS = {
@@ -33,6 +33,9 @@ GOALS = {
                "for v2 on ~16-byte strings; adding a bucket-id column to a 10M-row Spark DataFrame, next "
                "to Spark's own `hash()` column on the same data.",
     "planning": "Listing + mapping 100k files spread over 1k partitions on local disk: <= 2 s.",
+    "object_store": "Issue 48: a commit on S3 (moto's server, 0 and 20 ms added to each request: simulated, not S3's), "
+                    "whole-table and one-partition overwrites of 1 and 4 partitions x 64 buckets, its copies in flight "
+                    "together against one after the other; no goal is set.",
     "layout": "Issue 48: a write whose versions live inside the table (S3's layout; where a store refuses writes "
               "beside a table; spark.bucketkit.commit.layout=inside) against Spark's own Hive-bucketed INSERT and "
               "against the local disk's switch beside the table, overwrite and append, 200k and 2M rows; no goal "

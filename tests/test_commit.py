@@ -219,3 +219,107 @@ def test_recover_rolls_back_a_writer_that_died_before_committing(table):
     journal.write_text(json.dumps({**json.loads(journal.read_text()), "pid": int(dead.stdout)}))
     assert [a.state for a in recover(str(table))] == ["rolled back"]
     assert leftovers(table) == [] and contents(table) == {"p=1/000000_0_a": "old"}
+
+
+class _CountingStore:
+    """An object store (support.objectstore) whose copies (and moves: a copy, then a delete; and with ``reads``,
+    opening a file) take a round trip each: counts those in flight together, and fails the ``fail_at``-th one."""
+
+    def __new__(cls, fail_at: int | None = None, reads: bool = False):
+        from support.objectstore import ObjectStoreHandler
+
+        class Handler(ObjectStoreHandler):
+            type_name = "objtest-counting"
+
+            def __init__(self) -> None:
+                super().__init__()
+                self.lock, self.now, self.peak, self.copies = threading.Lock(), 0, 0, 0
+
+            def _request(self, do, src, dest):
+                with self.lock:
+                    self.copies += 1
+                    nth, self.now = self.copies, self.now + 1
+                    self.peak = max(self.peak, self.now)
+                try:
+                    threading.Event().wait(0.02)  # the request's round trip
+                    if nth == fail_at:
+                        raise OSError("SlowDown: please reduce your request rate")
+                    do(src, dest)
+                finally:
+                    with self.lock:
+                        self.now -= 1
+
+            def copy_file(self, src, dest):
+                self._request(super().copy_file, src, dest)
+
+            def move(self, src, dest):  # a copy, then a delete
+                self._request(super().move, src, dest)
+
+            def open_input_stream(self, path):
+                if not reads:
+                    return super().open_input_stream(path)
+                out = []
+                self._request(lambda p, _: out.append(super(Handler, self).open_input_stream(p)), path, None)
+                return out[0]
+
+        handler = Handler()
+        return pafs.PyFileSystem(handler), handler
+
+
+def test_an_object_stores_copies_are_requests_in_flight_together_and_one_failing_rolls_all_back(tmp_path):
+    """On a store without directory renames the next version is built by copies, each a request: a partition
+    overwrite of a 4 x 4-file table copies 12 kept files and 4 staged ones. They are kept in flight together (one
+    after the other, a table of a thousand files on S3 took a thousand round trips). One copy failing fails the
+    commit, rolled back whole: the table reads as before, and a later commit goes through."""
+    fs, store = _CountingStore()
+    root = tmp_path / "t"
+    files = {f"p={p}/00000{b}_0_a": f"{p}-{b}" for p in range(1, 5) for b in range(4)}
+
+    def commit(files: dict[str, str], replace=None, filesystem=fs, write_id=None):
+        tx = Transaction(str(root), SPEC, mode="overwrite", filesystem=filesystem, write_id=write_id)
+        tx.begin()
+        return tx.commit(stage(tx, files), replace=replace)
+
+    assert commit(files).switch == "pointer"  # this store's layout: inside the table, published by a pointer
+    store.copies = store.peak = 0
+    commit({f"p=1/00000{b}_0_b": f"new-{b}" for b in range(4)}, replace=["p=1"])
+    assert store.copies == 16
+    assert store.peak >= 4, f"at most {store.peak} copy in flight at once"
+    expected = {**{k: v for k, v in files.items() if not k.startswith("p=1/")},
+                **{f"p=1/00000{b}_0_b": f"new-{b}" for b in range(4)}}
+    assert _published(fs, root) == expected
+
+    failing, _ = _CountingStore(fail_at=7)
+    with pytest.raises(CommitError, match="rolled back: .*SlowDown"):
+        commit({f"p=2/00000{b}_0_c": "lost" for b in range(4)}, replace=["p=2"], filesystem=failing,
+               write_id="20261128_150000_00001_faild")
+    assert _published(fs, root) == expected
+    assert not [n for n in os.listdir(root / ".bucketkit.versions") if "faild" in n]  # its version removed
+    commit({f"p=2/00000{b}_0_d": "kept" for b in range(4)}, replace=["p=2"])
+    assert _published(fs, root) == {**{k: v for k, v in expected.items() if not k.startswith("p=2/")},
+                                    **{f"p=2/00000{b}_0_d": "kept" for b in range(4)}}
+
+
+def _published(fs, root: Path) -> dict[str, str]:
+    """The files of the version the table's pointer names, as bucketkit's readers find it."""
+    from bucketkit.layout.versions import live_root
+
+    live = live_root(fs, str(root))
+    return {f: Path(live, f).read_text() for f in visible_files(fs, live)}
+
+
+def test_the_versions_an_object_store_records_are_read_with_their_requests_in_flight_together(tmp_path):
+    """A table keeps a record of every commit, which each commit reads (the next version's number, what expires):
+    on an object store one request after the other, a table of a thousand commits made every commit wait a thousand
+    round trips. History reads them together, and in order."""
+    from bucketkit.layout.versions import history
+
+    fs, store = _CountingStore(reads=True)
+    for n in range(8):
+        tx = Transaction(str(tmp_path / "t"), SPEC, mode="append", filesystem=fs)
+        tx.begin()
+        tx.commit(stage(tx, {f"p=1/00000{n % 4}_0_{n}": str(n)}))
+    store.copies = store.peak = 0
+    versions = history(fs, TablePaths.at(fs, str(tmp_path / "t")))
+    assert [v.version for v in versions] == list(range(8)) and [v.operation for v in versions[:2]] == ["create", "append"]
+    assert store.copies == 8 and store.peak >= 4, f"{store.copies} records read, at most {store.peak} at once"

@@ -413,6 +413,23 @@ def test_a_commit_on_s3_writes_each_object_in_one_request_and_no_directory_marke
     assert whole_version(plan_rows(plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem)))) == 1
 
 
+def test_a_commit_on_s3_lists_the_live_version_whole_not_partition_by_partition(s3):
+    """A commit lists the live version it builds on (every file an append keeps). On S3 one listing returns
+    1,000 keys whatever their depth; listed directory by directory, a table of 12 partitions took 13 listings of
+    the live version, one after the other, and a table of 1,000 a thousand. The append's rows all land."""
+    base = {f"p={p}": [(p * 10 + k, "base") for k in range(2)] for p in range(12)}
+    commit_to(s3, base, write_id=version_id(0))
+    before = len(s3.requests())
+    commit_to(s3, TWO, write_id=version_id(1))
+    asked = s3.requests()[before:]
+    live = f"prefix={s3.root.split('/', 1)[1]}/t/.bucketkit.versions/{version_id(0)}/"
+    listings = [r for r in asked if "list-type=2" in r and live in r]
+    assert 1 <= len(listings) <= 2, listings
+    rows = plan_rows(plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem)))
+    assert rows == Counter((part[2:], k, tag) for part, items in {**base, "p=1": base["p=1"] + TWO["p=1"]}.items()
+                           for k, tag in items)
+
+
 def test_a_reader_sees_whole_versions_while_overwrites_commit_on_s3(s3):
     """A reader plans and reads the table in a loop while 12 overwrites commit: each read is one whole version."""
     commit_to(s3, version_rows(0, False), write_id=version_id(0))

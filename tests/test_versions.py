@@ -10,6 +10,8 @@ from collections import Counter
 
 import pyarrow.fs as pafs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bucketkit
 from bucketkit.errors import InvalidArgumentError, VersionNotFoundError
@@ -161,3 +163,26 @@ def test_cli_history_and_vacuum(tmp_path, capsys):
     assert "(removed " in capsys.readouterr().out.splitlines()[0]
     assert pafs.LocalFileSystem().get_file_info(TablePaths(str(table)).version(listed[0]["write_id"])).type \
         == pafs.FileType.NotFound
+
+
+_NAMES = ["a", "p=1", "p=2", "_b", ".c", "d.orc", ".bucketkit.versions", "_SUCCESS"]
+
+
+@settings(max_examples=150)
+@given(st.lists(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=4), max_size=12), st.booleans())
+def test_visible_files_of_a_remote_store_are_the_local_disks(tmp_path_factory, trees, under):
+    """visible_files lists a local disk level by level and a store whose listings are requests (S3) by whole
+    trees: the two must find the same files, hidden names dropped at every level."""
+    from bucketkit.layout.versions import visible_files
+    from support.localfs import LocalHandler
+
+    root = tmp_path_factory.mktemp("tree")
+    for parts in trees:
+        path = root.joinpath(*parts)
+        if any(p.is_file() for p in path.parents if root in p.parents) or path.is_dir():
+            continue  # a name already taken as a file, or a directory
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x")
+    start = "a" if under and not (root / "a").is_file() else ""
+    remote = pafs.PyFileSystem(LocalHandler())
+    assert visible_files(remote, str(root), start) == visible_files(pafs.LocalFileSystem(), str(root), start)

@@ -48,7 +48,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
-from bucketkit.io import KEPT_VERSIONS, is_hidden, renames_directories, write_whole
+from bucketkit.io import KEPT_VERSIONS, for_each_request, is_hidden, renames_directories, write_whole
 
 __all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "exists",
            "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
@@ -160,6 +160,8 @@ def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
     out: list[str] = []
     cut = len(root.rstrip("/")) + 1
     pending = [posixpath.join(root, under) if under else root]
+    if not isinstance(fs, pafs.LocalFileSystem):
+        return _visible_files_listed(fs, pending[0], cut)
     while pending:
         infos = fs.get_file_info(pafs.FileSelector(pending.pop(), allow_not_found=True))
         for info in infos:
@@ -170,6 +172,27 @@ def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
             elif info.type == pafs.FileType.File:
                 out.append(info.path[cut:])
     return sorted(out)
+
+
+def _visible_files_listed(fs: pafs.FileSystem, start: str, cut: int) -> list[str]:
+    """:func:`visible_files` on a store where each listing is a request (S3, GCS, ADLS, HDFS), which lists a
+    whole tree in a request per 1,000 keys: the top level listed, then, where it has no hidden directory (a
+    version of a table), the whole tree below it in one listing; else (a table's kept versions inside it) each
+    visible directory's tree, those listings in flight together. Hidden names are dropped at every level.
+    Listed level by level, a table of 1,000 partitions took 1,000 requests, one after the other."""
+    top = fs.get_file_info(pafs.FileSelector(start, allow_not_found=True))
+    dirs = [info.path for info in top if info.type == pafs.FileType.Directory and not is_hidden(info.base_name)]
+    if dirs and not any(info.type == pafs.FileType.Directory and is_hidden(info.base_name) for info in top):
+        top, dirs = fs.get_file_info(pafs.FileSelector(start, recursive=True, allow_not_found=True)), []
+    listed: list[list[pafs.FileInfo]] = [top] + [[] for _ in dirs]
+
+    def list_one(i: int) -> None:
+        listed[i + 1] = fs.get_file_info(pafs.FileSelector(dirs[i], recursive=True, allow_not_found=True))
+
+    for_each_request(fs, list_one, range(len(dirs)))
+    below = len(start.rstrip("/")) + 1
+    return sorted(info.path[cut:] for infos in listed for info in infos if info.type == pafs.FileType.File
+                  and not any(is_hidden(part) for part in info.path[below:].split("/")))
 
 
 def table_root(path: str) -> str:
@@ -254,16 +277,18 @@ def _iso(ts: float) -> str:
 
 
 def history(fs: pafs.FileSystem, paths: TablePaths, *, committed_only: bool = True) -> list[Version]:
-    """Every version the table's store records, oldest first (those removed by vacuum included)."""
-    out = []
-    for info in fs.get_file_info(pafs.FileSelector(paths.store, allow_not_found=True)):
-        if info.base_name.endswith(".json") and not info.base_name.startswith("."):
-            data = read_json(fs, info.path)
-            if data is not None:
-                v = Version.from_dict(data)
-                if v.committed is not None or not committed_only:
-                    out.append(v)
-    return sorted(out, key=lambda v: v.version)
+    """Every version the table's store records, oldest first (those removed by vacuum included). A record is
+    kept for every commit, so on an object store they are read with their requests in flight together."""
+    records = [info.path for info in fs.get_file_info(pafs.FileSelector(paths.store, allow_not_found=True))
+               if info.base_name.endswith(".json") and not info.base_name.startswith(".")]
+    read: list[dict[str, Any] | None] = [None] * len(records)
+
+    def read_one(i: int) -> None:
+        read[i] = read_json(fs, records[i])
+
+    for_each_request(fs, read_one, range(len(records)))
+    out = [Version.from_dict(data) for data in read if data is not None]
+    return sorted((v for v in out if v.committed is not None or not committed_only), key=lambda v: v.version)
 
 
 def find_version(fs: pafs.FileSystem, paths: TablePaths, as_of: Any, table: str) -> Version:

@@ -48,7 +48,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.writing.atomic import SWITCHES, commit_lock, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InsideLayoutWarning, InvalidArgumentError
-from bucketkit.io import STAGING_DIR, ensure_dir, has_directories, is_hidden, resolve_filesystem
+from bucketkit.io import STAGING_DIR, ensure_dir, for_each_request, has_directories, is_hidden, resolve_filesystem
 from bucketkit.layout.manifest import record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, live_pointer,
@@ -193,6 +193,7 @@ class Transaction:
         self._snapshot: list[str] | None = None
         self._begun = False
         self._placed = 0
+        self._count = threading.Lock()  # _placed, counted by the threads that place files
         self._dirs: set[str] = set()
 
     def _use(self, paths: TablePaths) -> None:
@@ -284,19 +285,18 @@ class Transaction:
         (:mod:`bucketkit.layout.versions`). Returns the record and the versions committed before it."""
         kept = self.paths.version(self.write_id)
         files = size = 0
-        cut, made = len(self.next) + 1, set()
+        cut, copies = len(self.next) + 1, []
         for info in self.fs.get_file_info(pafs.FileSelector(self.next, recursive=True)):
             if info.type != pafs.FileType.File:
                 continue
             rel = info.path[cut:]
-            target = posixpath.join(kept, rel)
-            if kept != self.next:
-                if posixpath.dirname(target) not in made:
-                    ensure_dir(self.fs, posixpath.dirname(target))
-                    made.add(posixpath.dirname(target))
-                link_or_copy(self.fs, info.path, target)
+            copies.append((info.path, posixpath.join(kept, rel)))
             if not any(is_hidden(part) for part in rel.split("/")):
                 files, size = files + 1, size + (info.size or 0)
+        if kept != self.next:
+            for parent in sorted({posixpath.dirname(target) for _, target in copies}):
+                ensure_dir(self.fs, parent)
+            for_each_request(self.fs, lambda copy: link_or_copy(self.fs, *copy), copies)
         earlier = [v for v in history(self.fs, self.paths, committed_only=False) if v.write_id != self.write_id]
         operation = ("create" if self._spec_text is None else self.mode if self.mode != "overwrite" or replace is None
                      else "overwrite partitions")
@@ -360,22 +360,27 @@ class Transaction:
                 f"{where}: files of the overwritten {'table' if replace is None else 'partitions'} changed "
                 f"during write {self.write_id} (another writer committed): new {extra[:5]}, missing {gone[:5]}")
 
-    def _place(self, src: str, rel: str) -> None:
-        """Put one file at ``rel`` in the next version (``src`` is moved, or linked if it is live). On an object
-        store a staged file is copied, and left for the staging directory's removal to delete with the others
-        in one request: pyarrow's move is a copy, a delete, and a marker object written for the directory the
-        delete emptied."""
-        target = posixpath.join(self.next, rel)
-        parent = posixpath.dirname(target)
-        if parent not in self._dirs:
+    def _place_all(self, moves: Sequence[tuple[str, str]]) -> None:
+        """Put each ``(src, rel)`` file at ``rel`` in the next version (``src`` is moved, or linked if it is live).
+        On an object store a staged file is copied, and left for the staging directory's removal to delete with the
+        others in one request: pyarrow's move is a copy, a delete, and a marker object written for the directory
+        the delete emptied. A store's copies are requests, kept in flight together (:func:`for_each_request`)."""
+        placed = [(src, posixpath.join(self.next, rel)) for src, rel in moves]
+        for parent in sorted({posixpath.dirname(target) for _, target in placed} - self._dirs):
             ensure_dir(self.fs, parent)
             self._dirs.add(parent)
+        for_each_request(self.fs, self._place, placed)
+
+    def _place(self, move: tuple[str, str]) -> None:
+        src, target = move
         if src.startswith(self.next + "/"):
             (self.fs.move if has_directories(self.fs) else self.fs.copy_file)(src, target)
         else:
             link_or_copy(self.fs, src, target)
-        self._placed += 1
-        fault_point("during_build", self._placed)
+        with self._count:
+            self._placed += 1
+            placed = self._placed
+        fault_point("during_build", placed)
 
     def _build(self, replace: Sequence[str] | None) -> tuple[list[str], list[str]]:
         """Complete the next version from the live one (under the lock): (live files, replaced ones)."""
@@ -384,9 +389,7 @@ class Transaction:
         self._check(current, replace)
         replaced = [f for f in current if self.mode == "overwrite" and _in_scope(f, replace)]
         gone = set(replaced)
-        for rel in current:
-            if rel not in gone:
-                self._place(sources[rel], rel)
+        self._place_all([(sources[rel], rel) for rel in current if rel not in gone])
         write_spec(self.next, self.spec, self.fs)
         with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
             f.write(self.write_id.encode("ascii"))
@@ -413,8 +416,7 @@ class Transaction:
             raise CommitError(f"write {self.write_id}: commit() called before begin()")
         how, old, replaced, swept = "", None, [], []
         try:
-            for rel, src in sorted(files.items()):
-                self._place(src, rel)
+            self._place_all([(src, rel) for rel, src in sorted(files.items())])
             with commit_lock(self.fs, self.paths.lock):
                 current, replaced = self._build(replace)
                 record, earlier = self._keep(replace, rows)

@@ -17,7 +17,7 @@ from typing import Sequence
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError
-from bucketkit.io import resolve_filesystem
+from bucketkit.io import for_each_request, resolve_filesystem
 from bucketkit.layout.versions import TablePaths, Version, history, remove, retention, write_json
 from bucketkit.writing.atomic import commit_lock, is_local
 
@@ -26,8 +26,7 @@ __all__ = ["record_committed", "forget", "delete_files", "expire", "vacuum", "Va
 
 def delete_files(fs: pafs.FileSystem, paths: Sequence[str]) -> None:
     """Delete files (gone already: fine), then the directories that emptied (an object store has none)."""
-    for path in paths:
-        remove(fs, path)
+    for_each_request(fs, lambda path: remove(fs, path), list(paths))
     if is_local(fs):
         for parent in sorted({posixpath.dirname(p) for p in paths}, key=len, reverse=True):
             with contextlib.suppress(OSError):
