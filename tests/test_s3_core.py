@@ -393,7 +393,8 @@ def test_a_commit_on_s3_writes_each_object_in_one_request_and_no_directory_marke
     - The staged files are copied to their final names and deleted together, not one by one.
 
     An overwrite of a version of 12 files (3 partitions x 4 buckets), with its 12 staged files, took 175
-    requests before these (75 after)."""
+    requests before these (75 after; 66 once the live version was listed as one tree and a commit stopped asking
+    whether the pointer is there before reading it, and the version's files were counted from its manifest)."""
     commit_to(s3, version_rows(0, False), write_id=version_id(0))
     before = len(s3.requests())
     tx = Transaction(s3.uri("t"), COMMITTED, mode="overwrite", write_id=version_id(1))
@@ -409,7 +410,7 @@ def test_a_commit_on_s3_writes_each_object_in_one_request_and_no_directory_marke
     assert not [r for r in asked if r.startswith("DELETE ") and "/.bucketkit-staging/" in r
                 and not r.split("?")[0].endswith("/.bucketkit-staging/")], asked
     assert sum(r.startswith("POST ") and "?delete" in r for r in asked) >= 1, asked
-    assert len(asked) <= 100, f"{len(asked)} requests: {asked}"
+    assert len(asked) <= 70, f"{len(asked)} requests: {asked}"
     assert whole_version(plan_rows(plan_scan(open_table(s3.path("t"), filesystem=s3.filesystem)))) == 1
 
 

@@ -48,11 +48,11 @@ import pyarrow.fs as pafs
 
 from bucketkit.writing.atomic import SWITCHES, commit_lock, link_or_copy, switch
 from bucketkit.errors import CommitError, ConcurrentModificationError, InsideLayoutWarning, InvalidArgumentError
-from bucketkit.io import STAGING_DIR, ensure_dir, for_each_request, has_directories, is_hidden, resolve_filesystem
-from bucketkit.layout.manifest import record_manifest
+from bucketkit.io import STAGING_DIR, ensure_dir, for_each_request, has_directories, resolve_filesystem
+from bucketkit.layout.manifest import Manifest, record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
-from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, live_pointer,
-                                       live_root, remove, table_root, visible_files, write_json)
+from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, read_json, remove,
+                                       table_root, visible_files, write_json)
 from bucketkit.writing.recovery import sweep
 from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
@@ -195,6 +195,7 @@ class Transaction:
         self._placed = 0
         self._count = threading.Lock()  # _placed, counted by the threads that place files
         self._dirs: set[str] = set()
+        self._manifest: Manifest | None = None  # the next version's, once _build recorded it
 
     def _use(self, paths: TablePaths) -> None:
         self.paths = paths
@@ -241,11 +242,16 @@ class Transaction:
                    {"write_id": self.write_id, "state": state, "host": socket.gethostname(), "pid": os.getpid(),
                     "started": self._started, "mode": self.mode, "extra": self.extra, **more})
 
+    def _pointer(self) -> dict[str, Any] | None:
+        """The table's pointer (inside; ``versions.live_pointer``), opened without asking first whether it is
+        there, as readers do (most tables they read have none): on an object store each question is a request."""
+        return read_json(self.fs, self.paths.pointer)
+
     def _sources(self) -> dict[str, str]:
         """The live table's files: relative path -> where it is. Inside, the pointer's version plus files
         at the table directory's top that its commit did not take (all of them before the first commit:
         a table another engine wrote, or its files written since); they become ``_retiring``."""
-        pointer = live_pointer(self.fs, self.root) if self.inside else None
+        pointer = self._pointer() if self.inside else None
         self._base = pointer["write_id"] if pointer else None  # the version this one is built on
         live = self.paths.version(pointer["write_id"]) if pointer else self.root
         sources = {rel: posixpath.join(live, rel) for rel in visible_files(self.fs, live)}
@@ -265,7 +271,8 @@ class Transaction:
         """Write the journal, create the next version's staging directory; returns the staging path."""
         self._started = time.time()
         self._open_journal()
-        live = live_root(self.fs, self.root) if self.inside else self.root
+        pointer = self._pointer() if self.inside else None
+        live = self.paths.version(pointer["write_id"]) if pointer else self.root
         self._spec_text = _read_text(self.fs, posixpath.join(live, METADATA_FILE))
         if self.mode == "overwrite":
             self._snapshot = sorted(self._sources())
@@ -284,16 +291,14 @@ class Transaction:
         with its record, not yet committed: a read planned on it reads it there after later commits
         (:mod:`bucketkit.layout.versions`). Returns the record and the versions committed before it."""
         kept = self.paths.version(self.write_id)
-        files = size = 0
-        cut, copies = len(self.next) + 1, []
-        for info in self.fs.get_file_info(pafs.FileSelector(self.next, recursive=True)):
-            if info.type != pafs.FileType.File:
-                continue
-            rel = info.path[cut:]
-            copies.append((info.path, posixpath.join(kept, rel)))
-            if not any(is_hidden(part) for part in rel.split("/")):
-                files, size = files + 1, size + (info.size or 0)
+        # the version's files are its manifest's (the listing _build just made); beside the table, every file of
+        # the version is linked into the store, its hidden ones (spec, marker, manifest) too
+        listed = self._manifest.files if self._manifest is not None else {}
+        files, size = len(listed), sum(s for s, _ in listed.values())
         if kept != self.next:
+            copies = [(info.path, posixpath.join(kept, info.path[len(self.next) + 1:]))
+                      for info in self.fs.get_file_info(pafs.FileSelector(self.next, recursive=True))
+                      if info.type == pafs.FileType.File]
             for parent in sorted({posixpath.dirname(target) for _, target in copies}):
                 ensure_dir(self.fs, parent)
             for_each_request(self.fs, lambda copy: link_or_copy(self.fs, *copy), copies)
@@ -330,7 +335,7 @@ class Transaction:
         has no lock across writers: a commit published since would be lost under this one's pointer (an append's
         rows too), so this write fails instead, and nothing of it is committed. Asked just before the pointer is
         written, it leaves a window of one request, not of the whole build."""
-        now = (live_pointer(self.fs, self.root) or {}).get("write_id")
+        now = (self._pointer() or {}).get("write_id")
         if now != self._base:
             raise ConcurrentModificationError(
                 f"table {self.root}: write {now} was committed during write {self.write_id}, which was built on "
@@ -395,7 +400,7 @@ class Transaction:
             f.write(self.write_id.encode("ascii"))
         remove(self.fs, self.staging)
         # every file of the version, placed by this spec: readers need not re-hash their rows (layout/manifest)
-        record_manifest(self.fs, self.next, self.spec, f"commit {self.write_id}")
+        self._manifest = record_manifest(self.fs, self.next, self.spec, f"commit {self.write_id}")
         return current, replaced
 
     def commit(self, files: dict[str, str], *, replace: Sequence[str] | None = None,
