@@ -191,3 +191,35 @@ def test_the_session_setting_commits_inside_the_table_on_any_store(spark):
         spark.conf.unset(LAYOUT_CONF)
         spark.sql("DROP TABLE IF EXISTS layout_t")
     assert not os.path.exists(root)  # a managed table: its directory, kept versions and all
+
+
+def test_a_metastore_failing_the_publish_is_a_clear_error_and_the_next_write_publishes(spark, table, monkeypatch):
+    """The metastore failing after the commit point (unreachable, a refusal): the write's rows are committed, and
+    the error says so and what the metastore's readers see until the next bucketkit write publishes, which an append
+    of no rows does. It used to be the driver's own error, with nothing said of the committed rows."""
+    from bucketkit.errors import CommitError
+    from bucketkit.spark import catalog
+
+    df = spark.createDataFrame([(k, tag, p[2:]) for p, items in TWO.items() for k, tag in items],
+                               "k long, tag string, p string")
+    options = dict(partitioned_by=["p"], mode="append", bucketing_version=2, file_format="parquet")
+    publish = catalog.publish
+    bucketkit.write(df.limit(0), "k", 4, table="pointer_t", **options)  # the fixture's table, published
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == as_counter(ONE)
+
+    def unreachable(*args):
+        raise RuntimeError("Could not connect to meta store using any of the URIs provided")
+
+    monkeypatch.setattr(catalog, "publish", unreachable)
+    with pytest.raises(CommitError, match=r"table pointer_t: write \S+ is committed .*could not be updated after it "
+                                          r"\(Could not connect to meta store.*see the previous version until"):
+        bucketkit.write(df, "k", 4, table="pointer_t", **options)
+    both = as_counter(ONE) + as_counter(TWO)
+    assert rows(bucketkit.scan(spark, str(table))) == both
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == as_counter(ONE)
+    monkeypatch.setattr(catalog, "publish", publish)
+    bucketkit.write(df.limit(0), "k", 4, table="pointer_t", **options)
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == both

@@ -33,12 +33,12 @@ import pyarrow.fs as pafs
 
 from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layout_setting
 from bucketkit.writing.recovery import recover
-from bucketkit.errors import InvalidArgumentError
+from bucketkit.errors import BucketkitError, CommitError, InvalidArgumentError
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec
 from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
-from bucketkit.spark.driver import default_parallelism, has_extensions, jar_class
+from bucketkit.spark.driver import default_parallelism, has_extensions, jar_class, refusal
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
 from bucketkit.writing.steps import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
@@ -224,6 +224,24 @@ def _recover(spark: Any, target: WriteTarget) -> tuple[str, ...]:
 
 def _update_catalog(spark: Any, target: WriteTarget, spec: TableSpec, options: WriteOptions, tx: Transaction,
                     partitions: list[dict[str, str]]) -> None:
+    """:func:`_catalog_steps`, run once the write is committed: a metastore that fails them (unreachable, a
+    refusal) is a :class:`CommitError` saying the rows are committed and what the metastore's readers see until
+    it is updated, never the driver's raw error."""
+    try:
+        _catalog_steps(spark, target, spec, options, tx, partitions)
+    except BucketkitError:
+        raise
+    except Exception as exc:  # py4j's and Connect's errors alike
+        sees = ("the previous version until a bucketkit write into the table publishes a later one (an append of "
+                "no rows will do)" if tx.inside else "no table, if it is new, else the partitions the metastore listed "
+                "before this write (`MSCK REPAIR TABLE ... SYNC PARTITIONS` brings them in line)")
+        raise CommitError(f"table {target.table}: write {tx.write_id} is committed (bucketkit.scan of "
+                          f"{target.root} reads it), but the metastore could not be updated after it "
+                          f"({refusal(exc)}); Hive, Trino and Spark's own reader see {sees}") from exc
+
+
+def _catalog_steps(spark: Any, target: WriteTarget, spec: TableSpec, options: WriteOptions, tx: Transaction,
+                   partitions: list[dict[str, str]]) -> None:
     """Create the catalog table or register the partitions written (and drop those a table overwrite removed);
     a version committed inside the table (a store without directory renames) is published: the table and
     its partitions move to it (:func:`bucketkit.spark.catalog.publish`)."""
