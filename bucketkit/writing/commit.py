@@ -243,8 +243,8 @@ class Transaction:
                     "started": self._started, "mode": self.mode, "extra": self.extra, **more})
 
     def _pointer(self) -> dict[str, Any] | None:
-        """The table's pointer (inside; ``versions.live_pointer``), opened without asking first whether it is
-        there, as readers do (most tables they read have none): on an object store each question is a request."""
+        """The table's pointer (inside), opened without first asking whether it is there: on an object store each
+        question is a request. (Readers ask first, ``versions.live_pointer``: most tables they read have none.)"""
         return read_json(self.fs, self.paths.pointer)
 
     def _sources(self) -> dict[str, str]:
