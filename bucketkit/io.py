@@ -23,7 +23,7 @@ import os
 import posixpath
 import re
 import secrets
-from typing import Any, Iterator, Literal, Sequence, get_args
+from typing import Any, Callable, Iterator, Literal, Sequence, get_args
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -151,7 +151,7 @@ def ensure_dir(fs: pafs.FileSystem, path: str) -> None:
 REQUEST_THREADS = 16
 
 
-def for_each_request(fs: pafs.FileSystem, fn: Any, items: Sequence[Any]) -> None:
+def for_each_request(fs: pafs.FileSystem, fn: Callable[[Any], Any], items: Sequence[Any]) -> None:
     """``fn(item)`` for each item: one after the other on this machine's own filesystem (each a system call of
     microseconds), in up to :data:`REQUEST_THREADS` threads on any other store (each a request that waits on the
     network). ``fn`` must be safe to run in threads. The first failure is raised once the calls under way have

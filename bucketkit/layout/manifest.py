@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping
 
 import pyarrow.fs as pafs
 
-from bucketkit.io import is_hidden
+from bucketkit.io import is_hidden_path
 
 __all__ = ["MANIFEST_FILE", "Manifest", "Placement", "placement", "read_manifest", "record_manifest", "layout_of",
            "listed_files", "NO_MANIFEST"]
@@ -112,7 +112,7 @@ def listed_files(fs: pafs.FileSystem, root: str) -> dict[str, tuple[int, int]]:
     cut, out = len(root.rstrip("/")) + 1, {}
     for info in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True)):
         rel = info.path[cut:]
-        if info.type == pafs.FileType.File and not any(is_hidden(p) for p in rel.split("/")):
+        if info.type == pafs.FileType.File and not is_hidden_path(rel):
             out[rel] = (int(info.size or 0), _mtime_ms(info))
     return out
 

@@ -48,7 +48,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
-from bucketkit.io import KEPT_VERSIONS, for_each_request, is_hidden, renames_directories, write_whole
+from bucketkit.io import KEPT_VERSIONS, for_each_request, is_hidden, is_hidden_path, renames_directories, write_whole
 
 __all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "exists",
            "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
@@ -192,7 +192,7 @@ def _visible_files_listed(fs: pafs.FileSystem, start: str, cut: int) -> list[str
     for_each_request(fs, list_one, range(len(dirs)))
     below = len(start.rstrip("/")) + 1
     return sorted(info.path[cut:] for infos in listed for info in infos if info.type == pafs.FileType.File
-                  and not any(is_hidden(part) for part in info.path[below:].split("/")))
+                  and not is_hidden_path(info.path[below:]))
 
 
 def table_root(path: str) -> str:

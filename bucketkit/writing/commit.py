@@ -51,8 +51,8 @@ from bucketkit.errors import CommitError, ConcurrentModificationError, InsideLay
 from bucketkit.io import STAGING_DIR, ensure_dir, for_each_request, has_directories, resolve_filesystem
 from bucketkit.layout.manifest import Manifest, record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
-from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, read_json, remove,
-                                       table_root, visible_files, write_json)
+from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, read_json,
+                                       remove, table_root, visible_files, write_json)
 from bucketkit.writing.recovery import sweep
 from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
@@ -195,7 +195,6 @@ class Transaction:
         self._placed = 0
         self._count = threading.Lock()  # _placed, counted by the threads that place files
         self._dirs: set[str] = set()
-        self._manifest: Manifest | None = None  # the next version's, once _build recorded it
 
     def _use(self, paths: TablePaths) -> None:
         self.paths = paths
@@ -286,15 +285,15 @@ class Transaction:
         forget(self.fs, self.paths, self.write_id)
         remove(self.fs, self.paths.journal(self.write_id))
 
-    def _keep(self, replace: Sequence[str] | None, rows: int | None) -> tuple[Version, list[Version]]:
+    def _keep(self, replace: Sequence[str] | None, rows: int | None,
+              manifest: Manifest) -> tuple[Version, list[Version]]:
         """Keep the complete next version in the table's store (hard links; inside, it was built there)
         with its record, not yet committed: a read planned on it reads it there after later commits
         (:mod:`bucketkit.layout.versions`). Returns the record and the versions committed before it."""
         kept = self.paths.version(self.write_id)
         # the version's files are its manifest's (the listing _build just made); beside the table, every file of
         # the version is linked into the store, its hidden ones (spec, marker, manifest) too
-        listed = self._manifest.files if self._manifest is not None else {}
-        files, size = len(listed), sum(s for s, _ in listed.values())
+        files, size = len(manifest.files), sum(s for s, _ in manifest.files.values())
         if kept != self.next:
             copies = [(info.path, posixpath.join(kept, info.path[len(self.next) + 1:]))
                       for info in self.fs.get_file_info(pafs.FileSelector(self.next, recursive=True))
@@ -387,8 +386,9 @@ class Transaction:
             placed = self._placed
         fault_point("during_build", placed)
 
-    def _build(self, replace: Sequence[str] | None) -> tuple[list[str], list[str]]:
-        """Complete the next version from the live one (under the lock): (live files, replaced ones)."""
+    def _build(self, replace: Sequence[str] | None) -> tuple[list[str], list[str], Manifest]:
+        """Complete the next version from the live one (under the lock): (live files, replaced ones, the
+        version's manifest)."""
         sources = self._sources()
         current = sorted(sources)
         self._check(current, replace)
@@ -400,8 +400,8 @@ class Transaction:
             f.write(self.write_id.encode("ascii"))
         remove(self.fs, self.staging)
         # every file of the version, placed by this spec: readers need not re-hash their rows (layout/manifest)
-        self._manifest = record_manifest(self.fs, self.next, self.spec, f"commit {self.write_id}")
-        return current, replaced
+        manifest = record_manifest(self.fs, self.next, self.spec, f"commit {self.write_id}")
+        return current, replaced, manifest
 
     def commit(self, files: dict[str, str], *, replace: Sequence[str] | None = None,
                on_committed: Callable[[], None] | None = None, rows: int | None = None) -> CommitSummary:
@@ -423,8 +423,8 @@ class Transaction:
         try:
             self._place_all([(src, rel) for rel, src in sorted(files.items())])
             with commit_lock(self.fs, self.paths.lock):
-                current, replaced = self._build(replace)
-                record, earlier = self._keep(replace, rows)
+                current, replaced, manifest = self._build(replace)
+                record, earlier = self._keep(replace, rows, manifest)
                 self._journal(SWITCHING, known=current)
                 fault_point("before_switch")
                 if self.inside:  # the commit point: one object written whole names the new version
