@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 import bucketkit
 from bucketkit.errors import InvalidArgumentError, VersionNotFoundError
 from bucketkit.layout.versions import TablePaths, live_root
-from bucketkit.writing.commit import settle
+from bucketkit.writing.commit import RETIRE_GRACE, Transaction, settle
 from bucketkit.pruning.plan import plan_scan
-from support.commit import as_counter, commit_rows, read_bucketkit, read_plain, read_plan
+from support.commit import SPEC, as_counter, commit_rows, read_bucketkit, read_plain, read_plan, stage_rows
 
 ONE = {"p=1": [(k, "one") for k in range(6)], "p=2": [(k, "one") for k in range(6, 9)]}
 TWO = {"p=1": [(k, "two") for k in range(20, 25)]}
@@ -136,14 +136,47 @@ def test_a_commit_removes_versions_replaced_longer_ago_than_the_retention(tmp_pa
     commit_rows(table, TWO, mode="overwrite", layout=layout)
     assert read_plan(plan) == as_counter(ONE)  # within the retention period
     monkeypatch.setenv("BUCKETKIT_RETENTION", "0")
-    time.sleep(0.01)
+    time.sleep(RETIRE_GRACE + 0.05)  # a commit leaves the version it replaces for the retire grace at least
     commit_rows(table, THREE, mode="overwrite", layout=layout)
-    assert [v.removed is None for v in bucketkit.history(str(table))] == [False, False, True]
+    assert [v.removed is None for v in bucketkit.history(str(table))] == [False, True, True]
+    time.sleep(RETIRE_GRACE + 0.05)
+    commit_rows(table, TWO, mode="overwrite", layout=layout)
+    assert [v.removed is None for v in bucketkit.history(str(table))] == [False, False, True, True]
     with pytest.raises(VersionNotFoundError, match=r"the version this read was planned on was removed by vacuum"):
         read_plan(plan)
     monkeypatch.setenv("BUCKETKIT_RETENTION", "soon")
     with pytest.raises(InvalidArgumentError, match="BUCKETKIT_RETENTION='soon'"):
         bucketkit.vacuum(str(table))
+
+
+def test_with_no_retention_the_version_a_metastore_still_names_is_not_removed_under_its_readers(tmp_path, monkeypatch):
+    """Inside a table (object stores), a metastore table is located at its live version and is moved to the next
+    one after the commit point. With BUCKETKIT_RETENTION=0 the commit removed the version it replaced before the
+    metastore was moved, under Hive's, Trino's and Spark's readers (Spark reads a missing location as empty); and a
+    version a failed publish left the metastore naming went at the next commit or vacuum, before the metastore
+    moved. Now a commit leaves the version it replaces for the retire grace, and a commit or vacuum through the
+    metastore's location (the version it names) leaves that version."""
+    table = tmp_path / "t"
+    monkeypatch.setenv("BUCKETKIT_RETENTION", "0")
+    commit_rows(table, ONE, layout="inside")
+    named = live(table)  # where a metastore published the table
+    seen = []
+    tx = Transaction(named, SPEC, mode="overwrite")
+    tx.begin()
+    tx.commit(stage_rows(tx, TWO), on_committed=lambda: seen.append(read_plain(named)))
+    assert seen == [as_counter(ONE)], "the metastore's readers lost the version it names before it moved"
+    time.sleep(RETIRE_GRACE + 0.05)
+    # the publish of TWO failed: the metastore still names ONE's version; a later commit through it keeps that one
+    tx = Transaction(named, SPEC, mode="append")
+    tx.begin()
+    tx.commit(stage_rows(tx, THREE))
+    assert read_plain(named) == as_counter(ONE)
+    assert [v.removed is None for v in bucketkit.history(str(table))] == [True, True, True]  # TWO: the grace
+    # a vacuum through the metastore's location too: TWO goes, ONE stays
+    assert [v.version for v in bucketkit.vacuum(named, retain=0).removed] == [1]
+    assert read_plain(named) == as_counter(ONE)
+    assert [v.version for v in bucketkit.vacuum(str(table), retain=0).removed] == [0]  # through the path: it goes
+    assert read_bucketkit(table) == as_counter(TWO) + as_counter(THREE)
 
 
 def test_cli_history_and_vacuum(tmp_path, capsys):

@@ -50,7 +50,8 @@ import pyarrow.fs as pafs
 from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, UnfinishedCommitError, VersionNotFoundError
 from bucketkit.io import KEPT_VERSIONS, for_each_request, is_hidden, is_hidden_path, renames_directories, write_whole
 
-__all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "exists",
+__all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live_root", "table_root", "named_version",
+           "exists",
            "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
            "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove", "Version",
            "history", "find_version", "RETENTION", "retention"]
@@ -200,8 +201,15 @@ def table_root(path: str) -> str:
     (``<root>/.bucketkit.versions/<write id>``, where the metastore points a table of the ``inside``
     layout once a commit published it), ``<root>``."""
     path = path.rstrip("/") or "/"
-    parent = posixpath.dirname(path)
-    return posixpath.dirname(parent) if posixpath.basename(parent) == KEPT_VERSIONS else path
+    return posixpath.dirname(posixpath.dirname(path)) if named_version(path) else path
+
+
+def named_version(path: str) -> str | None:
+    """The write id of the kept version ``path`` is (``<root>/.bucketkit.versions/<write id>``: a metastore table of
+    the ``inside`` layout is located there), else None. Its readers read it until the metastore moves on, so
+    retention leaves it (:func:`bucketkit.writing.retention.expire`)."""
+    path = path.rstrip("/") or "/"
+    return posixpath.basename(path) if posixpath.basename(posixpath.dirname(path)) == KEPT_VERSIONS else None
 
 
 def exists(fs: pafs.FileSystem, path: str) -> bool:

@@ -52,7 +52,7 @@ from bucketkit.io import STAGING_DIR, ensure_dir, for_each_request, has_director
 from bucketkit.layout.manifest import Manifest, record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, read_json,
-                                       remove, table_root, visible_files, write_json)
+                                       remove, retention, table_root, visible_files, write_json)
 from bucketkit.writing.recovery import sweep
 from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
@@ -179,6 +179,7 @@ class Transaction:
             raise InvalidArgumentError(f"layout={layout!r}: expected one of {list(LAYOUTS)}")
         self.fs, root = resolve_filesystem(path, filesystem)
         self.root = table_root(root)  # a metastore table of the inside layout is located at its live version
+        self._through = root  # that version (the metastore's readers read it until it moves on): kept by expire
         self.spec = spec
         self.mode = mode
         self.how = switch
@@ -437,7 +438,10 @@ class Transaction:
                 fault_point("after_switch")
                 old = {"exchange": self.next, "rename": self.paths.aside(self.write_id)}.get(how)
                 swept = sweep(self.fs, old, self.root, current) if old else []
-                expire(self.fs, self.paths, versions=[*earlier, record_committed(self.fs, self.paths, record)])
+                # the version this one replaced stays for the grace at least: readers listing it now, and the
+                # metastore's (moved to the new one by on_committed, after this), read it whole
+                expire(self.fs, self.paths, max(retention(), RETIRE_GRACE), through=self._through,
+                       versions=[*earlier, record_committed(self.fs, self.paths, record)])
         except BaseException as exc:
             if how:  # switched: the new version is live; recover() removes the old one
                 raise CommitError(f"write {self.write_id} into {self.root} is committed, but what follows its commit "

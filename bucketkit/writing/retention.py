@@ -18,7 +18,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import for_each_request, resolve_filesystem
-from bucketkit.layout.versions import TablePaths, Version, history, remove, retention, write_json
+from bucketkit.layout.versions import TablePaths, Version, history, named_version, remove, retention, write_json
 from bucketkit.writing.atomic import commit_lock, is_local
 
 __all__ = ["record_committed", "forget", "delete_files", "expire", "vacuum", "VacuumResult"]
@@ -63,18 +63,21 @@ class VacuumResult:
 
 
 def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, *, dry_run: bool = False,
-           versions: Sequence[Version] | None = None) -> VacuumResult:
+           versions: Sequence[Version] | None = None, through: str | None = None) -> VacuumResult:
     """Remove the kept versions replaced more than ``retain`` seconds ago (default: the retention
     period, :func:`~bucketkit.layout.versions.retention`); the live version always stays. A version's
     time counts from when the next one replaced it: a read planned on it just before is still served.
-    ``versions``: the table's committed versions, oldest first, where the caller has read them."""
+    ``versions``: the table's committed versions, oldest first, where the caller has read them. ``through``: the
+    path the caller reached the table by; where it is one of the table's kept versions (a metastore locates a table
+    whose versions are kept inside it at one: :func:`~bucketkit.layout.versions.named_version`), that version stays
+    whatever its age, its readers reading it until the metastore moves on."""
     retain = retention() if retain is None else float(retain)
     if retain < 0:
         raise InvalidArgumentError(f"retain={retain!r}: expected seconds >= 0")
     versions = history(fs, paths) if versions is None else list(versions)
-    cutoff, removed, freed = time.time() - retain, [], 0
+    cutoff, removed, freed, named = time.time() - retain, [], 0, named_version(through or "")
     for v, after in zip(versions, versions[1:]):
-        if v.removed is None and after.committed is not None and after.committed <= cutoff:
+        if v.removed is None and v.write_id != named and after.committed is not None and after.committed <= cutoff:
             if not dry_run:
                 freed += _delete_version(fs, paths.version(v.write_id))
                 write_json(fs, paths.record(v.write_id), {**v.to_dict(), "removed": time.time()})
@@ -103,8 +106,9 @@ def vacuum(path: str, *, retain: float | None = None, filesystem: pafs.FileSyste
     """Remove the kept versions of the table at ``path`` that were replaced more than ``retain``
     seconds ago (default the retention period, 7 days); with ``retain=0`` every version but the
     live one. Reads planned on a removed version, and time travel to it, then fail with
-    :class:`~bucketkit.errors.VersionNotFoundError`."""
+    :class:`~bucketkit.errors.VersionNotFoundError`. ``path`` may be one of the table's kept versions,
+    where a metastore locates a table whose versions are kept inside it: that version stays too."""
     fs, root = resolve_filesystem(path, filesystem)
     paths = TablePaths.at(fs, root)
     with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
-        return expire(fs, paths, retain, dry_run=dry_run)
+        return expire(fs, paths, retain, dry_run=dry_run, through=root)
