@@ -194,6 +194,24 @@ def test_options_are_validated_up_front(spark, source, tmp_path, kwargs, message
     assert not (tmp_path / "t").exists() or not list((tmp_path / "t").iterdir())
 
 
+def test_a_table_in_a_session_without_a_metastore_is_refused_before_anything_is_written(spark, source, monkeypatch):
+    """``SparkSession.builder.getOrCreate()`` without Hive support: Spark's in-memory catalog refuses to create a Hive
+    table, which the write found after committing its rows under the warehouse (a CommitError, rows kept where no
+    table reads them). Now the write is refused up front. The suite's session is a Hive one: its catalog setting is
+    read as a session without Hive support reads it."""
+    from bucketkit.spark import catalog
+
+    where = catalog.table_location(spark, "no_metastore_t")
+    real = spark.conf.get
+    monkeypatch.setattr(spark.conf, "get", lambda key, *default: "in-memory" if key == "spark.sql.catalogImplementation"
+                        else real(key, *default))
+    with pytest.raises(InvalidArgumentError, match=re.escape(
+            "table no_metastore_t: not in the session catalog, and this session cannot create it as a Hive bucketed "
+            "table (spark.sql.catalogImplementation='in-memory'")):
+        bucketkit.write(source, "k", 4, table="no_metastore_t")
+    assert not os.path.exists(where.removeprefix("file:")), "rows were written for a table that cannot exist"
+
+
 def test_bucket_types_override_changes_the_hash(spark, tmp_path):
     df = spark.createDataFrame([(f"name{i}", i) for i in range(40)], "name string, v int")
     result = bucketkit.write(df, "name", 8, path=str(tmp_path / "t"), bucketing_version=1,

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 __all__ = ["describe_with_py4j", "resolve_table", "load_table", "describe_catalog_table", "table_from_description", "create_table", "add_partitions", "drop_partitions", "table_exists",
-           "table_location", "spark_written_files", "MANAGED_PROPERTY"]
+           "table_location", "require_metastore", "spark_written_files", "MANAGED_PROPERTY"]
 
 MANAGED_PROPERTY = "bucketkit.managed"
 
@@ -71,6 +71,22 @@ def table_exists(spark: Any, name: str) -> bool:
 
 def _seq(scala_seq: Any) -> list[str]:
     return [scala_seq.apply(i) for i in range(scala_seq.size())]
+
+
+def require_metastore(spark: Any, name: str) -> None:
+    """Refuse, before anything is written, to create table ``name`` in a session without a Hive metastore: Spark's
+    in-memory catalog cannot hold a Hive bucketed table (Spark refuses ``CREATE Hive TABLE`` there), so the rows
+    would be committed under its warehouse with no table to read them by.
+
+    Raises:
+        InvalidArgumentError: the table does not exist and the session's catalog is not Hive's.
+    """
+    impl = spark.conf.get("spark.sql.catalogImplementation", "in-memory")
+    if impl != "hive" and not table_exists(spark, name):
+        raise InvalidArgumentError(
+            f"table {name}: not in the session catalog, and this session cannot create it as a Hive bucketed table "
+            f"(spark.sql.catalogImplementation={impl!r}; Spark creates Hive tables with 'hive' only): start the "
+            "session with SparkSession.builder.enableHiveSupport() or bucketkit.get_session(), or write by path=")
 
 
 def table_location(spark: Any, name: str) -> str:

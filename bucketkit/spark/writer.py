@@ -197,6 +197,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
 
 def _catalog_target(spark: Any, table: str) -> WriteTarget:
     """The target of a write to a catalog table (warns when Spark's own INSERT mis-bucketed it)."""
+    catalog.require_metastore(spark, table)
     location = catalog.table_location(spark, table)
     fs, root = resolve_filesystem(location)
     loaded = catalog.load_table(spark, table) if catalog.table_exists(spark, table) else None
