@@ -24,6 +24,7 @@ import posixpath
 import re
 import secrets
 from typing import Any, Callable, Iterator, Literal, Sequence, get_args
+import urllib.parse
 from urllib.parse import quote
 
 import pyarrow as pa
@@ -221,6 +222,28 @@ def resolve_filesystem(path: str, filesystem: pafs.FileSystem | None = None) -> 
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__  # libhdfs lists every path it tried
         raise InvalidArgumentError(f"{path}: its {scheme}:// filesystem cannot be opened here ({first}); pass "
                                    "filesystem= (a pyarrow filesystem) with the path inside it") from None
+
+
+#: Environment variables pyarrow's ``FileSystem.from_uri`` takes an S3 endpoint from, first found first.
+S3_ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+
+
+def s3_endpoint(uri: str) -> str | None:
+    """The endpoint bucketkit's S3 requests for ``uri`` (``s3://``, ``s3a://``) go to, as :func:`resolve_filesystem`
+    opens it: the URI's own ``endpoint_override``, else the environment's (:data:`S3_ENDPOINT_ENV`); None: AWS's."""
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(uri).query)
+    if query.get("endpoint_override"):
+        return query["endpoint_override"][0]
+    return next((os.environ[k] for k in S3_ENDPOINT_ENV if os.environ.get(k)), None)
+
+
+def endpoint_key(endpoint: str | None) -> str | None:
+    """``endpoint`` as two spellings of one S3 endpoint compare equal: host and port, lower case, without the
+    scheme; None for AWS's own (unset, or a host under ``amazonaws.com``, which the region decides)."""
+    if not endpoint or not endpoint.strip():
+        return None
+    host = re.sub(r"^[a-z][a-z0-9+.-]*://", "", endpoint.strip().lower()).rstrip("/")
+    return None if host.split(":")[0].endswith("amazonaws.com") else host
 
 
 #: Scheme of Spark's Hadoop filesystem for each pyarrow filesystem (``FileSystem.type_name``).

@@ -207,3 +207,27 @@ def test_a_registered_scheme_resolves_through_its_factory(monkeypatch, tmp_path)
 def test_resolve_filesystem_keeps_an_explicit_filesystem():
     sub = pafs.SubTreeFileSystem("/tmp", LOCAL)
     assert io.resolve_filesystem("rel/t", sub) == (sub, "rel/t")
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("http://minio.lake:9000", "minio.lake:9000", True),  # the scheme is not the store
+    ("HTTPS://Minio.Lake:9000/", "minio.lake:9000", True),
+    ("minio.lake:9000", "minio.lake:9001", False),
+    (None, "", True),  # unset either way: AWS's own
+    ("s3.eu-west-1.amazonaws.com", None, True),  # an AWS endpoint is AWS's, whichever region names it
+    ("https://s3.amazonaws.com", "minio.lake:9000", False),
+    (None, "127.0.0.1:9000", False),
+])
+def test_two_spellings_of_one_s3_endpoint_compare_equal(a, b, same):
+    assert (io.endpoint_key(a) == io.endpoint_key(b)) is same
+
+
+def test_the_s3_endpoint_of_a_uri_is_its_own_else_the_environments_as_pyarrow_resolves_it(monkeypatch):
+    for name in io.S3_ENDPOINT_ENV:
+        monkeypatch.delenv(name, raising=False)
+    assert io.s3_endpoint("s3a://lake/t") is None
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://minio.lake:9000")
+    assert io.s3_endpoint("s3a://lake/t") == "http://minio.lake:9000"
+    monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://ceph.lake:7480")  # the S3 service's own comes first
+    assert io.s3_endpoint("s3://lake/t") == "http://ceph.lake:7480"
+    assert io.s3_endpoint("s3://k:s@lake/t?endpoint_override=127.0.0.1:9000&scheme=http") == "127.0.0.1:9000"

@@ -25,7 +25,7 @@ from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.layout.naming import is_spark_hive_insert
 from bucketkit.layout.partitions import DEFAULT_PARTITION, partition_path
-from bucketkit.spark.driver import call, is_connect, jar_class
+from bucketkit.spark.driver import call, check_s3_endpoint, is_connect, jar_class
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 
@@ -117,6 +117,8 @@ def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any
     kind = reference_kind(ref)
     given = spec_options_given(spec_options)
     if kind == "path":
+        if spark is not None:
+            check_s3_endpoint(spark, str(ref))
         return open_table(ref, **given)
     if given:
         what = "catalog table" if kind == "catalog" else "BucketedTable"
@@ -248,7 +250,9 @@ def load_table(spark: SparkSession, name: str) -> BucketedTable:
         TableNotFoundError: no such table.
         InvalidArgumentError: the table is not bucketed or not stored as ORC/Parquet.
     """
-    return table_from_description(describe_catalog_table(spark, name))
+    described = describe_catalog_table(spark, name)
+    check_s3_endpoint(spark, hadoop_to_uri(described["location"]))
+    return table_from_description(described)
 
 
 def table_from_description(d: Mapping[str, Any]) -> BucketedTable:

@@ -38,7 +38,7 @@ from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec
 from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
-from bucketkit.spark.driver import default_parallelism, has_extensions, jar_class, refusal
+from bucketkit.spark.driver import check_s3_endpoint, default_parallelism, has_extensions, jar_class, refusal
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
 from bucketkit.writing.steps import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
@@ -175,6 +175,8 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
                       file_format=file_format, naming=naming, bucket_types=bucket_types)
     codec = options.codec(spec.file_format)
     spark = df.sparkSession
+    if table is None and filesystem is None:
+        check_s3_endpoint(spark, str(path))
     target = _catalog_target(spark, table) if table is not None else path_target(path, filesystem, options.mode)
     recovered = _recover(spark, target)
     if target.existing is not None and options.mode == "ignore":
@@ -199,6 +201,7 @@ def _catalog_target(spark: Any, table: str) -> WriteTarget:
     """The target of a write to a catalog table (warns when Spark's own INSERT mis-bucketed it)."""
     catalog.require_metastore(spark, table)
     location = catalog.table_location(spark, table)
+    check_s3_endpoint(spark, location)
     fs, root = resolve_filesystem(location)
     loaded = catalog.load_table(spark, table) if catalog.table_exists(spark, table) else None
     existing = loaded.spec if loaded is not None else None
