@@ -246,6 +246,31 @@ def endpoint_key(endpoint: str | None) -> str | None:
     return None if host.split(":")[0].endswith("amazonaws.com") else host
 
 
+def s3_bucket(uri: str) -> str | None:
+    """The bucket of an ``s3://``, ``s3a://`` or ``s3n://`` URI, else None."""
+    scheme, sep, rest = uri.partition("://")
+    return rest.split("/", 1)[0].rsplit("@", 1)[-1] if sep and scheme.lower() in ("s3", "s3a", "s3n") else None
+
+
+def check_s3_endpoint(uri: str, spark_endpoint: str | None) -> None:
+    """Refuse an S3 table that Spark and bucketkit would reach at two different stores: Spark's jobs write and read its
+    files through Hadoop's S3A, at ``spark_endpoint`` (``fs.s3a.endpoint``, per bucket ``fs.s3a.bucket.<b>.endpoint``),
+    bucketkit's planning and commit through pyarrow (:func:`s3_endpoint`). A MinIO or Ceph store named to Spark alone
+    would have bucketkit list, commit and vacuum on AWS.
+
+    Raises:
+        InvalidArgumentError: the two endpoints differ (:func:`endpoint_key`); the message names both and the setting.
+    """
+    bucket = s3_bucket(uri)
+    if bucket is None or endpoint_key(spark_endpoint) == endpoint_key(ours := s3_endpoint(uri)):
+        return
+    raise InvalidArgumentError(
+        f"{uri}: Spark reaches bucket {bucket} at {spark_endpoint or 'AWS S3'} (fs.s3a.endpoint), bucketkit's S3 "
+        f"requests (pyarrow) go to {ours or 'AWS S3'}: the two would see different stores. Set {S3_ENDPOINT_ENV[1]}="
+        f"{spark_endpoint or '(unset)'}, with the store's keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, in the "
+        "driver's environment and in the executors' (spark.executorEnv.*), or pass filesystem=")
+
+
 #: Scheme of Spark's Hadoop filesystem for each pyarrow filesystem (``FileSystem.type_name``).
 _SPARK_SCHEMES = {"local": "file", "s3": "s3a", "gcs": "gs", "hdfs": "hdfs"}
 

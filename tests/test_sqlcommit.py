@@ -91,3 +91,18 @@ def test_requests_reaching_outside_the_table_are_refused(tmp_path):
         assert sorted(os.listdir(tmp_path)) == before and os.listdir(root) == []
     status, replies = talk([{**request(root, parted), "static_partitions": ["p=a%2F..%2F.."]}])  # escaped: one dir
     assert status == 0 and replies[-1] == {"aborted": True}
+
+
+def test_an_s3_table_the_jvm_reaches_at_another_store_is_refused_before_anything_is_listed(monkeypatch):
+    """The JVM names the S3A endpoint its tasks wrote to (``fs.s3a.endpoint``); the commit, through pyarrow, would go
+    to the environment's (here none: AWS's). Refused before a request leaves this process: the bucket is not reached
+    (a request to AWS from here would fail with a network error, not this one)."""
+    from bucketkit.io import S3_ENDPOINT_ENV
+
+    for name in S3_ENDPOINT_ENV:
+        monkeypatch.delenv(name, raising=False)
+    req = {**request("/unused"), "location": "s3a://lake/warehouse/t", "s3a_endpoint": "http://minio.lake:9000"}
+    status, replies = talk([req, {"commit": True}])
+    assert status == 1 and replies[0]["error"] == "InvalidArgumentError"
+    assert ("Spark reaches bucket lake at http://minio.lake:9000 (fs.s3a.endpoint), bucketkit's S3 requests (pyarrow) "
+            "go to AWS S3") in replies[0]["message"]

@@ -249,25 +249,11 @@ def hadoop_setting(spark: Any, key: str) -> str | None:
 
 
 def check_s3_endpoint(spark: Any, uri: str) -> None:
-    """Refuse an ``s3://``/``s3a://`` table that Spark and bucketkit would reach at two different stores: Spark's jobs
-    write and read its files through Hadoop's S3A (``fs.s3a.endpoint``, per bucket ``fs.s3a.bucket.<b>.endpoint``),
-    bucketkit's planning and commit through pyarrow (the URI's ``endpoint_override``, else ``AWS_ENDPOINT_URL``). A
-    MinIO or Ceph store set in Spark's configuration alone would have bucketkit list, commit and vacuum on AWS.
+    """:func:`bucketkit.io.check_s3_endpoint` with the session's S3A endpoint for the URI's bucket (a Connect client
+    does not see the server's settings: not checked)."""
+    from bucketkit.io import check_s3_endpoint as check, s3_bucket
 
-    Raises:
-        InvalidArgumentError: the two endpoints differ; the message names both and the setting to give.
-    """
-    from bucketkit.io import S3_ENDPOINT_ENV, endpoint_key, s3_endpoint
-
-    scheme, sep, rest = uri.partition("://")
-    if not sep or scheme.lower() not in ("s3", "s3a", "s3n"):
+    bucket = s3_bucket(uri)
+    if bucket is None or is_connect(spark):
         return
-    bucket = rest.split("/", 1)[0].rsplit("@", 1)[-1]
-    theirs = hadoop_setting(spark, f"fs.s3a.bucket.{bucket}.endpoint") or hadoop_setting(spark, "fs.s3a.endpoint")
-    if is_connect(spark) or endpoint_key(theirs) == endpoint_key(ours := s3_endpoint(uri)):
-        return
-    raise InvalidArgumentError(
-        f"{uri}: Spark reaches bucket {bucket} at {theirs or 'AWS S3'} (fs.s3a.endpoint), bucketkit's S3 requests "
-        f"(pyarrow) go to {ours or 'AWS S3'}: the two would see different stores. Set {S3_ENDPOINT_ENV[1]}="
-        f"{theirs or '(unset)'}, with the store's keys in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, in the driver's "
-        "environment and in the executors' (spark.executorEnv.*), or pass filesystem=")
+    check(uri, hadoop_setting(spark, f"fs.s3a.bucket.{bucket}.endpoint") or hadoop_setting(spark, "fs.s3a.endpoint"))

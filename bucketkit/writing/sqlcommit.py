@@ -8,7 +8,8 @@ and one recovery. The Spark driver starts ``python -m bucketkit.writing.sqlcommi
 lines over stdin/stdout:
 
 1. request (JVM -> here): ``{"table", "location", "spec": TableSpec.to_dict() fields, "mode":
-   "append"|"overwrite", "overwrite_scope": "table"|"partitions", "static_partitions": [relpath]}``;
+   "append"|"overwrite", "overwrite_scope": "table"|"partitions", "static_partitions": [relpath],
+   "s3a_endpoint": Spark's S3A endpoint for an S3 location (:func:`bucketkit.io.check_s3_endpoint`)}``;
    reply: ``{"staging": <Hadoop URI where the tasks write>, "write_id", "recovered": [...]}``
    after recovering dead writers and beginning the transaction (the journal names this
    process as the owner);
@@ -32,7 +33,7 @@ from typing import IO, Any
 from bucketkit.writing.commit import Transaction, layout_setting
 from bucketkit.writing.recovery import recover
 from bucketkit.errors import BucketkitError, InvalidArgumentError, SpecMismatchError
-from bucketkit.io import hadoop_to_uri, resolve_filesystem, spark_uri
+from bucketkit.io import check_s3_endpoint, hadoop_to_uri, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import TableSpec, read_spec
 from bucketkit.layout.partitions import DEFAULT_PARTITION, parse_partition_path
 from bucketkit.writing.steps import STAGED_DATA, WriteOptions, WriteTarget, aborting, finalize, recovered_partitions
@@ -68,6 +69,7 @@ def _confined(request: dict[str, Any], root: str, spec: TableSpec) -> None:
 def _target(request: dict[str, Any]) -> tuple[WriteTarget, TableSpec]:
     """The table written and the spec to write with: the catalog's, checked against bucketkit's metadata."""
     location, table = hadoop_to_uri(request["location"]), request["table"]
+    check_s3_endpoint(location, request.get("s3a_endpoint"))  # the store Spark's tasks wrote to is the one committed
     fs, root = resolve_filesystem(location)
     spec = TableSpec.from_dict(request["spec"])
     _confined(request, root, spec)

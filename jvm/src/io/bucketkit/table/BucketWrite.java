@@ -169,7 +169,23 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     out.put("overwrite_scope", overwrite && table.partitionSchema.isEmpty() ? "table" : "partitions");
     out.put("static_partitions", staticPartitions);
     out.put("layout", spark.conf().get(CommitCoordinator.LAYOUT, "auto"));  // checked by the commit process
+    String endpoint = s3aEndpoint(spark, table.table.location());
+    if (endpoint != null) {
+      out.put("s3a_endpoint", endpoint);  // the commit process refuses a store pyarrow would reach elsewhere
+    }
     return out;
+  }
+
+  /** Where Spark's tasks reach an S3 location (Hadoop's S3A: the bucket's own endpoint, else fs.s3a.endpoint); null
+   * for another store or none set (AWS's own). */
+  private static String s3aEndpoint(SparkSession spark, URI location) {
+    String scheme = location.getScheme() == null ? "" : location.getScheme().toLowerCase(Locale.ROOT);
+    if (!List.of("s3", "s3a", "s3n").contains(scheme) || location.getHost() == null) {
+      return null;
+    }
+    org.apache.hadoop.conf.Configuration conf = spark.sessionState().newHadoopConf();
+    String own = conf.getTrimmed("fs.s3a.bucket." + location.getHost() + ".endpoint");
+    return own != null && !own.isEmpty() ? own : conf.getTrimmed("fs.s3a.endpoint");
   }
 
   /** Hive type names as the metastore holds them (char/varchar from Spark's metadata). */
