@@ -92,7 +92,11 @@ def _recover_inside(fs: pafs.FileSystem, paths: TablePaths, write_id: str, journ
             record_committed(fs, paths, Version.from_dict(record) if record else None)
             delete_files(fs, [posixpath.join(paths.root, rel) for rel in pointer.get("retiring", ())])
             remove(fs, paths.journal(write_id))
-        return "forward", "new version is live"
+        table = (journal.get("extra") or {}).get("catalog")  # its writer died before or after moving the metastore
+        return "forward", "new version is live" + (
+            f"; the metastore may still locate table {table} at the version before it (Hive, Trino and Spark's own "
+            "reader read that one) until a bucketkit write into the table publishes a later one: an append of no "
+            "rows will do" if table else "")
     if not dry_run:
         forget(fs, paths, write_id)
         remove(fs, paths.journal(write_id))
