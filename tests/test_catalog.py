@@ -62,6 +62,25 @@ def test_load_table_of_a_table_spark_created(spark, tmp_path):
     assert spec.file_format == "parquet" and [s.column for s in spec.sorted_by] == ["a"]
 
 
+def test_a_write_into_an_existing_table_follows_its_bucketing_version_as_an_insert_does(spark, source, tmp_path):
+    """A Hive bucketed table Spark's DDL made has no bucketing_version property: v1, by Hive's and Trino's rule.
+    ``bucketkit.write(df, "k", 4, table=..., mode="append")`` into it, with no version given, failed ("table has 1,
+    write has 2"), where an INSERT follows the table. It now writes the table's version; one given and different is
+    still refused. Placement checked against Hive's own v1 bucket function (ObjectInspectorUtils)."""
+    from support.hive_oracle import HiveOracle
+
+    spark.sql(f"CREATE TABLE follows_v1 (k bigint, v string, p string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+              f"LOCATION '{tmp_path}/follows_v1'")
+    result = bucketkit.write(source.limit(200), "k", 4, table="follows_v1", mode="append")
+    assert result.spec.bucketing_version == 1
+    hive = HiveOracle(spark)
+    rows = spark.table("follows_v1").selectExpr("k", "input_file_name() AS f").collect()
+    assert len(rows) == 200
+    assert all(bucket_of(r.f.rsplit("/", 1)[-1]) == hive.v1_bucket([r.k], ["bigint"], 4) for r in rows)
+    with pytest.raises(SpecMismatchError, match="bucketing_version: table has 1, write has 2"):
+        bucketkit.write(source, "k", 4, table="follows_v1", mode="append", bucketing_version=2)
+
+
 def test_catalog_modes_and_mismatch(spark, source):
     bucketkit.write(source, "k", 4, table="cat_modes")
     with pytest.raises(TableExistsError):

@@ -116,7 +116,7 @@ def _bucket_type_overrides(bucketed_by: Sequence[str], bucket_types: Sequence[st
 
 def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *, path: str | None = None,
           table: str | None = None, sorted_by: Sequence[Any] | None = None,
-          partitioned_by: Sequence[str] | str | None = None, bucketing_version: int = 2,
+          partitioned_by: Sequence[str] | str | None = None, bucketing_version: int | None = None,
           file_format: FileFormat = "orc", mode: Mode = "error", create_empty_bucket_files: bool = False,
           naming: Naming = "hive", compression: str | None = None,
           bucket_types: Sequence[str] | Mapping[str, str] | None = None, overwrite_scope: OverwriteScope = "table",
@@ -132,7 +132,8 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
             bucketed table (``CLUSTERED BY ... INTO n BUCKETS``) if missing.
         sorted_by: sort keys inside each file: ``"col"``, ``"col DESC"`` or ``("col", "descending")``.
         partitioned_by: Hive partition column(s) (directory levels ``k=v``).
-        bucketing_version: 1 (Hive < 3, Spark) or 2 (Hive 3, Trino's default).
+        bucketing_version: 1 (Hive < 3, Spark) or 2 (Hive 3, Trino's default); default: the table's own when it
+            exists (as an ``INSERT`` into it follows it), else 2.
         file_format: ``"orc"`` or ``"parquet"``.
         mode: ``"error"`` (the table must not exist), ``"append"``, ``"overwrite"``, ``"ignore"``
             (do nothing if the table exists).
@@ -171,13 +172,16 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
         raise InvalidArgumentError(f"give exactly one of path= or table=, got path={path!r}, table={table!r}")
     options = WriteOptions(mode, overwrite_scope, compression, create_empty_bucket_files, num_tasks)
     spec = build_spec(df.schema, _names(bucketed_by, "bucketed_by"), bucket_count, sorted_by=tuple(sorted_by or ()),
-                      partitioned_by=_names(partitioned_by, "partitioned_by"), bucketing_version=bucketing_version,
+                      partitioned_by=_names(partitioned_by, "partitioned_by"),
+                      bucketing_version=2 if bucketing_version is None else bucketing_version,
                       file_format=file_format, naming=naming, bucket_types=bucket_types)
     codec = options.codec(spec.file_format)
     spark = df.sparkSession
     if table is None and filesystem is None:
         check_s3_endpoint(spark, str(path))
     target = _catalog_target(spark, table) if table is not None else path_target(path, filesystem, options.mode)
+    if bucketing_version is None and target.existing is not None and target.existing.hash_family == "hive":
+        spec = spec.with_(bucketing_version=target.existing.bucketing_version)  # the table's, as an INSERT's
     recovered = _recover(spark, target)
     if target.existing is not None and options.mode == "ignore":
         return WriteResult(str(target.location), target.existing, options.mode, None, table=table, skipped=True,
