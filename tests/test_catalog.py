@@ -62,7 +62,7 @@ def test_load_table_of_a_table_spark_created(spark, tmp_path):
     assert spec.file_format == "parquet" and [s.column for s in spec.sorted_by] == ["a"]
 
 
-def test_a_write_into_an_existing_table_follows_its_bucketing_version_as_an_insert_does(spark, source, tmp_path):
+def test_a_write_into_an_existing_table_follows_its_options_as_an_insert_does(spark, source, tmp_path):
     """A Hive bucketed table Spark's DDL made has no bucketing_version property: v1, by Hive's and Trino's rule.
     ``bucketkit.write(df, "k", 4, table=..., mode="append")`` into it, with no version given, failed ("table has 1,
     write has 2"), where an INSERT follows the table. It now writes the table's version; one given and different is
@@ -74,11 +74,19 @@ def test_a_write_into_an_existing_table_follows_its_bucketing_version_as_an_inse
     result = bucketkit.write(source.limit(200), "k", 4, table="follows_v1", mode="append")
     assert result.spec.bucketing_version == 1
     hive = HiveOracle(spark)
-    rows = spark.table("follows_v1").selectExpr("k", "input_file_name() AS f").collect()
-    assert len(rows) == 200
-    assert all(bucket_of(r.f.rsplit("/", 1)[-1]) == hive.v1_bucket([r.k], ["bigint"], 4) for r in rows)
+    placed = spark.table("follows_v1").selectExpr("k", "input_file_name() AS f").collect()
+    assert len(placed) == 200
+    assert all(bucket_of(r.f.rsplit("/", 1)[-1]) == hive.v1_bucket([r.k], ["bigint"], 4) for r in placed)
     with pytest.raises(SpecMismatchError, match="bucketing_version: table has 1, write has 2"):
         bucketkit.write(source, "k", 4, table="follows_v1", mode="append", bucketing_version=2)
+    # partitioned, sorted, Parquet: the options not given follow the table too
+    spark.sql(f"CREATE TABLE follows_all (k bigint, v string) PARTITIONED BY (p string) CLUSTERED BY (k) SORTED BY (k) "
+              f"INTO 4 BUCKETS STORED AS PARQUET LOCATION '{tmp_path}/follows_all'")
+    result = bucketkit.write(source.limit(200), "k", 4, table="follows_all", mode="append")
+    assert (result.spec.file_format, result.spec.partitioned_by, [s.column for s in result.spec.sorted_by],
+            result.spec.bucketing_version) == ("parquet", ("p",), ["k"], 1)
+    assert rows(spark.table("follows_all").select("k", "v", "p")) == rows(source.limit(200).select("k", "v", "p"))
+    assert all(f.path.endswith(".parquet") for f in result.files)
 
 
 def test_catalog_modes_and_mismatch(spark, source):

@@ -117,7 +117,7 @@ def _bucket_type_overrides(bucketed_by: Sequence[str], bucket_types: Sequence[st
 def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *, path: str | None = None,
           table: str | None = None, sorted_by: Sequence[Any] | None = None,
           partitioned_by: Sequence[str] | str | None = None, bucketing_version: int | None = None,
-          file_format: FileFormat = "orc", mode: Mode = "error", create_empty_bucket_files: bool = False,
+          file_format: FileFormat | None = None, mode: Mode = "error", create_empty_bucket_files: bool = False,
           naming: Naming = "hive", compression: str | None = None,
           bucket_types: Sequence[str] | Mapping[str, str] | None = None, overwrite_scope: OverwriteScope = "table",
           num_tasks: int | None = None, filesystem: pafs.FileSystem | None = None, layout: str | None = None) -> WriteResult:
@@ -132,9 +132,12 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
             bucketed table (``CLUSTERED BY ... INTO n BUCKETS``) if missing.
         sorted_by: sort keys inside each file: ``"col"``, ``"col DESC"`` or ``("col", "descending")``.
         partitioned_by: Hive partition column(s) (directory levels ``k=v``).
-        bucketing_version: 1 (Hive < 3, Spark) or 2 (Hive 3, Trino's default); default: the table's own when it
-            exists (as an ``INSERT`` into it follows it), else 2.
-        file_format: ``"orc"`` or ``"parquet"``.
+        bucketing_version: 1 (Hive < 3, Spark) or 2 (Hive 3, Trino's default; the default of a new table).
+        file_format: ``"orc"`` (the default of a new table) or ``"parquet"``.
+
+            ``sorted_by``, ``partitioned_by``, ``bucketing_version`` and ``file_format`` not given follow the table
+            where it exists (as an ``INSERT`` into it does); given and different, an append, a partition overwrite
+            or a catalog table's write is a :class:`SpecMismatchError`.
         mode: ``"error"`` (the table must not exist), ``"append"``, ``"overwrite"``, ``"ignore"``
             (do nothing if the table exists).
         create_empty_bucket_files: give every bucket without rows in this write a valid empty
@@ -171,17 +174,21 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
     if (path is None) == (table is None):
         raise InvalidArgumentError(f"give exactly one of path= or table=, got path={path!r}, table={table!r}")
     options = WriteOptions(mode, overwrite_scope, compression, create_empty_bucket_files, num_tasks)
-    spec = build_spec(df.schema, _names(bucketed_by, "bucketed_by"), bucket_count, sorted_by=tuple(sorted_by or ()),
-                      partitioned_by=_names(partitioned_by, "partitioned_by"),
-                      bucketing_version=2 if bucketing_version is None else bucketing_version,
-                      file_format=file_format, naming=naming, bucket_types=bucket_types)
-    codec = options.codec(spec.file_format)
     spark = df.sparkSession
     if table is None and filesystem is None:
         check_s3_endpoint(spark, str(path))
     target = _catalog_target(spark, table) if table is not None else path_target(path, filesystem, options.mode)
-    if bucketing_version is None and target.existing is not None and target.existing.hash_family == "hive":
-        spec = spec.with_(bucketing_version=target.existing.bucketing_version)  # the table's, as an INSERT's
+    # options not given follow the table where it exists, as an INSERT into it does; else bucketkit's defaults
+    table_spec = target.existing if target.existing is not None and target.existing.hash_family == "hive" else None
+    spec = build_spec(df.schema, _names(bucketed_by, "bucketed_by"), bucket_count,
+                      sorted_by=tuple(sorted_by) if sorted_by is not None else table_spec.sorted_by if table_spec else (),
+                      partitioned_by=(_names(partitioned_by, "partitioned_by") if partitioned_by is not None
+                                      else table_spec.partitioned_by if table_spec else ()),
+                      bucketing_version=(bucketing_version if bucketing_version is not None
+                                         else table_spec.bucketing_version if table_spec else 2),
+                      file_format=file_format or (table_spec.file_format if table_spec else "orc"), naming=naming,
+                      bucket_types=bucket_types)
+    codec = options.codec(spec.file_format)
     recovered = _recover(spark, target)
     if target.existing is not None and options.mode == "ignore":
         return WriteResult(str(target.location), target.existing, options.mode, None, table=table, skipped=True,
