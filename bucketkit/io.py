@@ -23,8 +23,8 @@ import os
 import posixpath
 import re
 import secrets
-from typing import Any, Callable, Iterator, Literal, Sequence, get_args
 import urllib.parse
+from typing import Any, Callable, Iterator, Literal, Sequence, get_args
 from urllib.parse import quote
 
 import pyarrow as pa

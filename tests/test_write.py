@@ -167,6 +167,11 @@ def test_append_with_a_different_spec_is_refused_naming_the_difference(spark, so
     # overwriting the whole table may change its spec
     bucketkit.write(source, "k", 8, path=root, mode="overwrite")
     assert read_spec(root).bucket_count == 8
+    # options not given follow the table where the rows have its columns: a partitioned table overwritten whole by
+    # rows without the partition column is written unpartitioned, as before
+    bucketkit.write(source, "k", 4, path=root + "p", partitioned_by="p", sorted_by=["s"])
+    bucketkit.write(source.drop("p"), "k", 4, path=root + "p", mode="overwrite")
+    assert (read_spec(root + "p").partitioned_by, [k.column for k in read_spec(root + "p").sorted_by]) == ((), ["s"])
 
 
 def test_columns_in_another_order_append_in_table_order(spark, source, tmp_path):

@@ -178,12 +178,17 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
     if table is None and filesystem is None:
         check_s3_endpoint(spark, str(path))
     target = _catalog_target(spark, table) if table is not None else path_target(path, filesystem, options.mode)
-    # options not given follow the table where it exists, as an INSERT into it does; else bucketkit's defaults
+    # options not given follow the table where it exists, as an INSERT into it does (its partition and sort columns
+    # where the rows have them: else the spec differs, which an append refuses and a path's overwrite may do); else
+    # bucketkit's defaults
     table_spec = target.existing if target.existing is not None and target.existing.hash_family == "hive" else None
+    has = set(df.columns).issuperset
     spec = build_spec(df.schema, _names(bucketed_by, "bucketed_by"), bucket_count,
-                      sorted_by=tuple(sorted_by) if sorted_by is not None else table_spec.sorted_by if table_spec else (),
+                      sorted_by=(tuple(sorted_by) if sorted_by is not None else table_spec.sorted_by
+                                 if table_spec and has(k.column for k in table_spec.sorted_by) else ()),
                       partitioned_by=(_names(partitioned_by, "partitioned_by") if partitioned_by is not None
-                                      else table_spec.partitioned_by if table_spec else ()),
+                                      else table_spec.partitioned_by if table_spec and has(table_spec.partitioned_by)
+                                      else ()),
                       bucketing_version=(bucketing_version if bucketing_version is not None
                                          else table_spec.bucketing_version if table_spec else 2),
                       file_format=file_format or (table_spec.file_format if table_spec else "orc"), naming=naming,
