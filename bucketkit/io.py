@@ -249,7 +249,8 @@ def endpoint_key(endpoint: str | None) -> str | None:
 def s3_bucket(uri: str) -> str | None:
     """The bucket of an ``s3://``, ``s3a://`` or ``s3n://`` URI, else None."""
     scheme, sep, rest = uri.partition("://")
-    return rest.split("/", 1)[0].rsplit("@", 1)[-1] if sep and scheme.lower() in ("s3", "s3a", "s3n") else None
+    s3 = sep and scheme.lower() in ("s3", *_PYARROW_SCHEMES)  # pyarrow's and Hadoop's names of S3
+    return rest.split("/", 1)[0].rsplit("@", 1)[-1] if s3 else None
 
 
 def check_s3_endpoint(uri: str, spark_endpoint: str | None) -> None:

@@ -178,21 +178,12 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
     if table is None and filesystem is None:
         check_s3_endpoint(spark, str(path))
     target = _catalog_target(spark, table) if table is not None else path_target(path, filesystem, options.mode)
-    # options not given follow the table where it exists, as an INSERT into it does (its partition and sort columns
-    # where the rows have them: else the spec differs, which an append refuses and a path's overwrite may do); else
-    # bucketkit's defaults
-    table_spec = target.existing if target.existing is not None and target.existing.hash_family == "hive" else None
-    has = set(df.columns).issuperset
-    spec = build_spec(df.schema, _names(bucketed_by, "bucketed_by"), bucket_count,
-                      sorted_by=(tuple(sorted_by) if sorted_by is not None else table_spec.sorted_by
-                                 if table_spec and has(k.column for k in table_spec.sorted_by) else ()),
-                      partitioned_by=(_names(partitioned_by, "partitioned_by") if partitioned_by is not None
-                                      else table_spec.partitioned_by if table_spec and has(table_spec.partitioned_by)
-                                      else ()),
-                      bucketing_version=(bucketing_version if bucketing_version is not None
-                                         else table_spec.bucketing_version if table_spec else 2),
-                      file_format=file_format or (table_spec.file_format if table_spec else "orc"), naming=naming,
-                      bucket_types=bucket_types)
+    given = dict(sorted_by=None if sorted_by is None else tuple(sorted_by), bucketing_version=bucketing_version,
+                 partitioned_by=None if partitioned_by is None else _names(partitioned_by, "partitioned_by"),
+                 file_format=file_format)
+    defaults = _table_defaults(target.existing, df.columns)
+    spec = build_spec(df.schema, _names(bucketed_by, "bucketed_by"), bucket_count, naming=naming,
+                      bucket_types=bucket_types, **{k: d if given[k] is None else given[k] for k, d in defaults.items()})
     codec = options.codec(spec.file_format)
     recovered = _recover(spark, target)
     if target.existing is not None and options.mode == "ignore":
@@ -211,6 +202,18 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
         fault_point("after_task_writes")
     done = None if table is None else functools.partial(_update_catalog, spark, target, spec, options, tx)
     return finalize(tx, options, target, recovered=recovered, on_committed=done)
+
+
+def _table_defaults(existing: TableSpec | None, columns: Sequence[str]) -> dict[str, Any]:
+    """What a write takes for the options it is not given: from a table that exists, as an INSERT into it does, its
+    version and format, and its partition and sort columns where the rows have them (else the spec differs, which an
+    append refuses and a whole overwrite of a directory may do); else bucketkit's defaults for a new table."""
+    if existing is None or existing.hash_family != "hive":
+        return dict(sorted_by=(), partitioned_by=(), bucketing_version=2, file_format="orc")
+    has = set(columns).issuperset
+    return dict(sorted_by=existing.sorted_by if has(k.column for k in existing.sorted_by) else (),
+                partitioned_by=existing.partitioned_by if has(existing.partitioned_by) else (),
+                bucketing_version=existing.bucketing_version, file_format=existing.file_format)
 
 
 def _catalog_target(spark: Any, table: str) -> WriteTarget:
