@@ -4,10 +4,12 @@ import json
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bucketkit.errors import BucketkitError, InvalidArgumentError, TableNotFoundError
 from bucketkit.layout.metadata import (METADATA_FILE, SortKey, TableSpec, bucketing_version_from_properties,
-                                read_spec, write_spec)
+                                read_spec, spelled_as, write_spec)
 from bucketkit.table import open_table
 
 
@@ -106,3 +108,33 @@ def test_open_table_arguments_must_agree_with_metadata(tmp_path):
     assert open_table(str(tmp_path), bucket_count=16).spec == spec()
     with pytest.raises(InvalidArgumentError, match="bucket_count=8"):
         open_table(str(tmp_path), bucket_count=8)
+
+
+# -- column names are case-insensitive (Hive, Trino, Spark) ------------------------------------------------------------
+_NAME = st.text(alphabet="abcXYZ_", min_size=1, max_size=6)
+
+
+@given(st.lists(_NAME, min_size=1, max_size=6, unique_by=str.lower), st.data())
+def test_a_name_is_found_in_any_case_and_given_as_the_columns_spell_it(names, data):
+    picked = data.draw(st.lists(st.sampled_from(names), max_size=4))
+    recased = [data.draw(st.sampled_from([n, n.lower(), n.upper(), n.swapcase()])) for n in picked]
+    assert spelled_as(recased, names) == picked
+    assert spelled_as(["not a column"], names) == ["not a column"]  # left for the caller to report
+
+
+def test_an_exact_name_wins_and_names_alike_but_for_case_are_not_guessed():
+    assert spelled_as(["a", "B", "b"], ["A", "a", "B"]) == ["a", "B", "B"]  # 'a' exact; 'b' is 'B' alone
+    assert spelled_as(["x"], ["X", "x "]) == ["X"]
+    assert spelled_as(["ab"], ["AB", "Ab"]) == ["ab"]  # two candidates: not guessed
+
+
+def test_a_spec_spells_bucket_and_sort_columns_as_its_columns_and_compares_names_without_case():
+    # what a metastore gives: CLUSTERED BY / SORTED BY lower case, the schema as the DDL spelled it
+    spec = TableSpec(("userid",), ("int",), 4, sorted_by=("val DESC",), columns=(("UserId", "int"), ("Val", "string")))
+    assert spec.bucketed_by == ("UserId",) and spec.sorted_by == (SortKey("Val", False),)
+    lower = TableSpec(("userid",), ("int",), 4, sorted_by=("val DESC",), columns=(("userid", "int"), ("val", "string")))
+    assert spec.differences(lower) == []
+    assert spec.differences(lower.with_(sorted_by=("val",))) == ["sorted_by: table has ['Val DESC'], write has "
+                                                                 "['val ASC']"]
+    with pytest.raises(InvalidArgumentError, match=r"\['nope'\] are not among the table's columns"):
+        TableSpec(("nope",), ("int",), 4, columns=(("UserId", "int"),))

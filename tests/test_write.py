@@ -295,3 +295,24 @@ def test_cost_follows_rows_not_bucket_count(spark, tmp_path):
     ours = {r["k"]: bucket_of(r["file"].rsplit("/", 1)[-1]) for r in read_back(spark, str(tmp_path / "ours"), "orc")}
     assert ours == theirs and len(ours) == 10 and len(result.files) == 10
     assert elapsed < 30, f"10 rows into 99999 buckets took {elapsed:.1f} s"
+
+
+def test_column_names_in_another_case_name_the_dataframes_and_tables_columns(spark, source, tmp_path):
+    """Spark resolves column names without their case (spark.sql.caseSensitive is off by default), and so do Hive and
+    Trino: bucketed_by, sorted_by, partitioned_by, bucket_types and a join's keys are found in any case and written as
+    the rows spell them. Failed before: "column(s) ['key'] not in the DataFrame's columns"."""
+    root, other = str(tmp_path / "t"), str(tmp_path / "u")
+    spelled = source.selectExpr("k AS Key", "s AS Val", "p AS Part")
+    bucketkit.write(spelled, "key", 8, path=root, sorted_by=["VAL desc"], partitioned_by="part", bucketing_version=1)
+    spec = read_spec(root)
+    assert spec.bucketed_by == ("Key",) and [str(s) for s in spec.sorted_by] == ["Val DESC"]
+    assert spec.partitioned_by == ("Part",)
+    bucketkit.write(spelled, "KEY", 8, path=root, mode="append")  # the table's own options, found without their case
+    bucketkit.write(spelled.select("Key", "Val"), "kEY", 4, path=other, bucket_types={"key": "bigint"},
+                    bucketing_version=1)
+    joined = bucketkit.join(spark, root, other, "key")
+    expected = spelled.unionAll(spelled).join(spelled.select("Key", "Val"), "Key")
+    assert joined.count() == expected.count() > 0
+    assert "Exchange" not in joined._jdf.queryExecution().executedPlan().toString()
+    assert sorted(r.Key for r in bucketkit.scan(spark, root, filters=[("KEY", "=", 3)]).collect()) == sorted(
+        r.Key for r in spelled.unionAll(spelled).collect() if r.Key == 3)

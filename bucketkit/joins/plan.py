@@ -23,6 +23,7 @@ from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.joins.memory import estimate_memory
 from bucketkit.joins.sides import BucketGroup, SideFiles, scan_side
 from bucketkit.layout.discovery import format_bytes
+from bucketkit.layout.metadata import spelled_as
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import floating_doubt, spec_doubt
 from bucketkit.units import ReadUnit
@@ -393,6 +394,8 @@ def plan_join(
     lt, rt = open_table(left), open_table(right)
     lkeys, rkeys, using = normalize_on(on)
     lschema, rschema = side_schema(lt), side_schema(rt)
+    lkeys = tuple(spelled_as(lkeys, lschema.names)) if lschema is not None else lkeys  # names are case-insensitive
+    rkeys = tuple(spelled_as(rkeys, rschema.names)) if rschema is not None else rkeys
     for name, schema, keys in (("left", lschema, lkeys), ("right", rschema, rkeys)):
         if schema is not None:
             unknown = [k for k in keys if k not in schema.names]

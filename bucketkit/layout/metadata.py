@@ -21,7 +21,7 @@ from bucketkit.hivetypes import parse_hive_type
 from bucketkit.io import FileFormat, check_format, ensure_dir, resolve_filesystem, write_whole
 
 __all__ = ["TableSpec", "SortKey", "METADATA_FILE", "Naming", "NAMINGS", "read_spec", "write_spec",
-           "bucketing_version_from_properties"]
+           "bucketing_version_from_properties", "spelled_as"]
 
 METADATA_FILE = "_bucketkit_table.json"
 FORMAT_VERSION = 1
@@ -57,6 +57,22 @@ class SortKey:
         return cls(str(name), order.startswith("asc"))
 
 
+def spelled_as(wanted: Iterable[str], names: Sequence[str]) -> list[str]:
+    """Each of ``wanted`` as ``names`` spell it: column names are case-insensitive in Hive, Trino and
+    Spark (``spark.sql.caseSensitive`` is off by default) and the Hive metastore keeps them lower case,
+    so a bucket column ``userid`` of a table whose schema says ``UserId`` is that column. The exact
+    name wins; else the one name equal but for case; a name with none (or with several, differing
+    only in case) is returned as given, for the caller to report as missing."""
+    by_lower: dict[str, list[str]] = {}
+    for n in names:
+        by_lower.setdefault(n.lower(), []).append(n)
+    out = []
+    for w in wanted:
+        alike = by_lower.get(str(w).lower(), [])
+        out.append(w if w in names or len(alike) != 1 else alike[0])
+    return out
+
+
 def bucketing_version_from_properties(properties: dict[str, str] | None) -> int:
     """Trino's rule: ``bucketing_version`` missing → 1, ``"1"`` → 1, ``"2"`` → 2, else an error."""
     value = (properties or {}).get("bucketing_version")
@@ -65,6 +81,17 @@ def bucketing_version_from_properties(properties: dict[str, str] | None) -> int:
     if str(value).strip() in ("1", "2"):
         return int(value)
     raise InvalidArgumentError(f"table property bucketing_version={value!r}: expected '1' or '2'")
+
+
+def _folded(field_name: str, value: Any) -> Any:
+    """A spec field as :meth:`TableSpec.differences` compares it: column names without their case."""
+    if field_name in ("bucketed_by", "partitioned_by"):
+        return tuple(c.lower() for c in value)
+    if field_name == "sorted_by":
+        return tuple((s.column.lower(), s.ascending) for s in value)
+    if field_name == "columns":
+        return tuple((c.lower(), t) for c, t in value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -103,13 +130,17 @@ class TableSpec:
     hash_family: str = "hive"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "bucketed_by", tuple(self.bucketed_by))
+        object.__setattr__(self, "columns", tuple((str(n), str(parse_hive_type(t))) for n, t in self.columns))
+        # bucket and sort columns as the columns spell them (a metastore's CLUSTERED BY is lower case)
+        spelling = [n for n, _ in self.columns]
+        object.__setattr__(self, "bucketed_by", tuple(spelled_as(self.bucketed_by, spelling)))
         object.__setattr__(self, "bucket_types", tuple(str(parse_hive_type(t)) for t in self.bucket_types))
-        object.__setattr__(self, "sorted_by", tuple(SortKey.of(s) for s in self.sorted_by))
+        keys = [SortKey.of(s) for s in self.sorted_by]
+        object.__setattr__(self, "sorted_by", tuple(
+            SortKey(c, k.ascending) for c, k in zip(spelled_as([k.column for k in keys], spelling), keys)))
         object.__setattr__(self, "partitioned_by", tuple(self.partitioned_by))
         ptypes = tuple(self.partition_types) or ("string",) * len(self.partitioned_by)
         object.__setattr__(self, "partition_types", tuple(str(parse_hive_type(t)) for t in ptypes))
-        object.__setattr__(self, "columns", tuple((str(n), str(parse_hive_type(t))) for n, t in self.columns))
         object.__setattr__(self, "properties", tuple(sorted(dict(self.properties).items())))
         if not self.bucketed_by and self.bucket_count != 0:
             raise InvalidArgumentError("bucketed_by: expected at least one bucket column")
@@ -176,7 +207,7 @@ class TableSpec:
         for name in ("hash_family", "bucketed_by", "bucket_types", "bucket_count", "bucketing_version", "sorted_by",
                      "partitioned_by", "partition_types", "columns", "file_format"):
             mine, theirs = getattr(self, name), getattr(other, name)
-            if mine != theirs:
+            if _folded(name, mine) != _folded(name, theirs):
                 fmt = (lambda v: [str(x) for x in v]) if isinstance(mine, tuple) else repr
                 out.append(f"{name}: table has {fmt(mine)}, write has {fmt(theirs)}")
         return out

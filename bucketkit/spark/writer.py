@@ -35,7 +35,7 @@ from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layo
 from bucketkit.writing.recovery import recover
 from bucketkit.errors import BucketkitError, CommitError, InvalidArgumentError
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
-from bucketkit.layout.metadata import Naming, SortKey, TableSpec
+from bucketkit.layout.metadata import Naming, SortKey, TableSpec, spelled_as
 from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
 from bucketkit.spark.driver import check_s3_endpoint, default_parallelism, has_extensions, jar_class, refusal
@@ -74,7 +74,12 @@ def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, so
     from bucketkit.spark.types import hive_type_of_spark
 
     names = [f.name for f in schema.fields]
-    used = list(bucketed_by) + list(partitioned_by) + [SortKey.of(s).column for s in sorted_by]
+    bucketed_by, partitioned_by = spelled_as(bucketed_by, names), spelled_as(partitioned_by, names)
+    keys = [SortKey.of(s) for s in sorted_by]
+    sorted_by = [SortKey(c, k.ascending) for c, k in zip(spelled_as([k.column for k in keys], names), keys)]
+    if isinstance(bucket_types, Mapping):
+        bucket_types = dict(zip(spelled_as(bucket_types, names), bucket_types.values()))
+    used = list(bucketed_by) + list(partitioned_by) + [k.column for k in sorted_by]
     missing = [c for c in used if c not in names]
     if missing:
         raise InvalidArgumentError(f"column(s) {missing} not in the DataFrame's columns {names}")
@@ -210,7 +215,9 @@ def _table_defaults(existing: TableSpec | None, columns: Sequence[str]) -> dict[
     append refuses and a whole overwrite of a directory may do); else bucketkit's defaults for a new table."""
     if existing is None or existing.hash_family != "hive":
         return dict(sorted_by=(), partitioned_by=(), bucketing_version=2, file_format="orc")
-    has = set(columns).issuperset
+
+    def has(names) -> bool:  # Spark's column names are case-insensitive
+        return {c.lower() for c in columns}.issuperset(c.lower() for c in names)
     return dict(sorted_by=existing.sorted_by if has(k.column for k in existing.sorted_by) else (),
                 partitioned_by=existing.partitioned_by if has(existing.partitioned_by) else (),
                 bucketing_version=existing.bucketing_version, file_format=existing.file_format)
