@@ -193,6 +193,41 @@ def test_the_session_setting_commits_inside_the_table_on_any_store(spark):
     assert not os.path.exists(root)  # a managed table: its directory, kept versions and all
 
 
+def test_a_table_the_metastore_cannot_move_is_refused_inside_before_anything_is_written(spark, tmp_path):
+    """A commit inside the table is published by moving the metastore (ALTER TABLE ... SET LOCATION), which Hive
+    refuses for a table whose bucket column is spelled with capitals (Spark's own ALTER TABLE fails the same).
+    Such a commit is refused before anything is written, for a SQL INSERT and bucketkit.write alike; a table whose
+    bucket column is lower case (a sort column need not be) takes rows spelled otherwise. Failed before: the rows were committed, the metastore never
+    moved, and Spark's own reader read the table empty."""
+    import os
+
+    from bucketkit.errors import CommitError
+    from bucketkit.writing.commit import LAYOUT_CONF
+
+    spark.sql("DROP TABLE IF EXISTS caps_t")
+    spark.sql("DROP TABLE IF EXISTS lower_t")
+    spark.sql(f"CREATE TABLE caps_t (UserId INT, v STRING) CLUSTERED BY (UserId) INTO 4 BUCKETS STORED AS ORC "
+              f"LOCATION '{tmp_path / 'caps_t'}' TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql(f"CREATE TABLE lower_t (userid INT, V STRING) CLUSTERED BY (userid) SORTED BY (V) INTO 4 BUCKETS STORED AS ORC "
+              f"LOCATION '{tmp_path / 'lower_t'}' TBLPROPERTIES ('bucketing_version'='2')")
+    rows = spark.range(12).selectExpr("CAST(id AS INT) AS UserId", "'a' AS v")
+    spark.conf.set(LAYOUT_CONF, "inside")
+    try:
+        with pytest.raises(Exception, match=r"caps_t.*\['UserId'\] are spelled with capitals.*Nothing was written"):
+            spark.sql("INSERT INTO caps_t SELECT CAST(id AS INT), 'a' FROM range(12)")
+        with pytest.raises(CommitError, match=r"caps_t.*\['UserId'\] are spelled with capitals.*Nothing was written"):
+            bucketkit.write(rows, "userid", 4, table="caps_t", mode="append")
+        assert not os.path.exists(tmp_path / "caps_t") or os.listdir(tmp_path / "caps_t") == []
+        bucketkit.write(rows, "UserId", 4, table="lower_t", mode="append")
+        with catalog_off(spark):
+            assert spark.sql("SELECT count(*) FROM lower_t").first()[0] == 12
+    finally:
+        spark.conf.unset(LAYOUT_CONF)
+    spark.sql("INSERT INTO caps_t SELECT CAST(id AS INT), 'b' FROM range(12)")  # beside the table: nothing to move
+    with catalog_off(spark):
+        assert spark.sql("SELECT count(*) FROM caps_t").first()[0] == 12
+
+
 def test_a_metastore_failing_the_publish_is_a_clear_error_and_the_next_write_publishes(spark, table, monkeypatch):
     """The metastore failing after the commit point (unreachable, a refusal): the write's rows are committed, and
     the error says so and what the metastore's readers see until the next bucketkit write publishes, which an append

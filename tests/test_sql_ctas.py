@@ -215,6 +215,23 @@ def test_a_staging_table_left_behind_is_named_never_overwritten(spark, src):
     drop(spark, "rtas_left", "rtas_left__bucketkit_replacing")
 
 
+def test_a_replace_the_metastore_could_not_rename_leaves_the_old_table_as_it_was(spark, src):
+    """Hive refuses every ALTER TABLE (RENAME too) of a table whose bucket column is spelled with capitals, as Spark's
+    own ALTER TABLE on it shows. A REPLACE of such a table is refused before the old one is dropped. Failed before: the
+    old table was dropped and the new one left as rtas_caps__bucketkit_replacing."""
+    drop(spark, "rtas_caps", "rtas_caps__bucketkit_replacing")
+    spark.sql(f"CREATE TABLE rtas_caps STORED AS ORC CLUSTERED BY (Key) INTO 4 BUCKETS AS SELECT k AS Key, v FROM {src}")
+    with catalog_off(spark), pytest.raises(AnalysisException, match="Bucket columns Key is not part of the table"):
+        spark.sql("ALTER TABLE rtas_caps SET TBLPROPERTIES ('x'='y')")  # Spark's own: the metastore's refusal
+    before = spark_rows(spark, "SELECT * FROM rtas_caps")
+    with pytest.raises(AnalysisException, match=r"rtas_caps.*metastore refuses to alter the new table.*left as it was"):
+        spark.sql("CREATE OR REPLACE TABLE rtas_caps USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY (Key) "
+                  f"INTO 8 BUCKETS AS SELECT k AS Key, v FROM {src} WHERE k < 10")
+    assert spark_rows(spark, "SELECT * FROM rtas_caps") == before and len(before) == 500
+    assert storage(spark, "rtas_caps")["Num Buckets"] == "4" and not _leftovers(spark, "rtas_caps")
+    drop(spark, "rtas_caps")
+
+
 def test_ctas_column_types_are_sparks_own(spark):
     """VARCHAR/CHAR casts in the query: the table's columns are those Spark's own CTAS gives (catalog off)."""
     spark.sql("CREATE OR REPLACE TEMP VIEW ctas_typed_src AS SELECT CAST(id AS INT) AS k, "

@@ -201,7 +201,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
                      extra={"catalog": table}, layout=layout)
     staging = tx.begin()
     with aborting(tx):
-        write_staged(df.select(*order) if order else df, spec,
+        write_staged(df.select(*(df[c].alias(c) for c in order)) if order else df, spec,  # the table's names
                      spark_uri(target.filesystem, posixpath.join(staging, STAGED_DATA), location=target.location),
                      compression=codec, num_tasks=options.num_tasks)
         fault_point("after_task_writes")

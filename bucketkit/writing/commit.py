@@ -57,7 +57,7 @@ from bucketkit.writing.recovery import sweep
 from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
 __all__ = ["Transaction", "LAYOUTS", "LAYOUT_CONF", "layout_setting", "CommitSummary", "new_write_id", "visible_files",
-           "fault_point", "settle", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE"]
+           "fault_point", "settle", "FAULT_ENV", "FAULT_POINTS", "RETIRE_GRACE", "unmovable"]
 
 FAULT_ENV = "BUCKETKIT_FAULT"
 #: Where ``BUCKETKIT_FAULT`` can kill a writer: after the Spark tasks wrote; after the n-th file
@@ -78,6 +78,22 @@ def layout_setting(value: str | None) -> str:
     if layout not in LAYOUTS:
         raise InvalidArgumentError(f"{LAYOUT_CONF}={value!r}: expected one of {list(LAYOUTS)}")
     return layout
+
+
+def unmovable(spec: TableSpec) -> str | None:
+    """Why the Hive metastore, through Spark, cannot move a table of ``spec`` to another location, or None.
+
+    Hive checks every ``ALTER TABLE`` (``SET LOCATION``, ``RENAME``, ``SET TBLPROPERTIES``) for bucket columns among
+    the table's columns, comparing them as given with its own lower-case column names (``Table.setBucketCols``);
+    Spark gives them as the table's DDL spelled them. A table whose CLUSTERED BY column has a capital letter can be
+    created, written and read, never altered: Spark's own ``ALTER TABLE`` fails on it the same way.
+    """
+    capitals = [c for c in spec.bucketed_by if c != c.lower()]
+    if not capitals:
+        return None
+    return (f"its bucket column(s) {capitals} are spelled with capitals, and the Hive metastore refuses every ALTER "
+            "TABLE of such a table (it looks CLUSTERED BY columns up among its lower-case column names; Spark's own "
+            "ALTER TABLE ... SET LOCATION fails the same way)")
 
 
 def new_write_id() -> str:
@@ -228,6 +244,7 @@ class Transaction:
                                   "grant writes there, or move the table") from exc
             refusal = exc
         self._use(TablePaths(self.root, True))
+        self._check_publishable(refusal)
         self._first_journal()  # the table's own directory, created if the table is new
         if not self.extra.get("catalog"):
             warnings.warn(
@@ -267,9 +284,22 @@ class Transaction:
             sources[rel] = posixpath.join(self.root, rel)
         return sources
 
+    def _check_publishable(self, cause: BaseException | None = None) -> None:
+        """Refuse, before anything is written, a metastore table (``extra["catalog"]``) committed inside: its
+        readers would only see the version once the metastore moves there, which it will not (:func:`unmovable`)."""
+        why = unmovable(self.spec) if self.extra.get("catalog") else None
+        if why is not None:
+            raise CommitError(f"table {self.extra['catalog']}: this commit would keep the new version inside the table "
+                              f"({self.paths.pointer}) and move the metastore to it, but {why}. Nothing was written. "
+                              "Commit beside the table (layout='beside', spark.bucketkit.commit.layout=beside: a local "
+                              "disk or HDFS whose table parent may be written), or recreate the table with lower-case "
+                              "column names") from cause
+
     def begin(self) -> str:
         """Write the journal, create the next version's staging directory; returns the staging path."""
         self._started = time.time()
+        if self.inside:
+            self._check_publishable()
         self._open_journal()
         pointer = self._pointer() if self.inside else None
         live = self.paths.version(pointer["write_id"]) if pointer else self.root

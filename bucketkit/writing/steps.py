@@ -29,7 +29,7 @@ from bucketkit.writing.recovery import RecoveryAction
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError
 from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, ensure_dir, footer_rows, is_hidden_path,
                           read_schema, resolve_filesystem)
-from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
+from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec, spelled_as
 from bucketkit.layout.naming import HIVE, LEGACY_PRESTO
 from bucketkit.layout.partitions import parse_partition_path, partition_path
 
@@ -127,10 +127,12 @@ def reconcile(spec: TableSpec, target: WriteTarget, options: WriteOptions) -> tu
     if existing is not None:
         if options.mode == "error":
             raise TableExistsError(f"{target} exists (mode='error'); use mode='append', 'overwrite' or 'ignore'")
-        if set(existing.column_types) == set(spec.column_types):
+        types = {c.lower(): t for c, t in spec.column_types.items()}  # names are case-insensitive
+        if set(types) == {c.lower() for c in existing.column_types}:  # written as the table orders and spells them
             order = tuple(c for c, _ in existing.columns) + existing.partitioned_by
-            types = spec.column_types
-            spec = spec.with_(columns=tuple((c, types[c]) for c in order if c not in spec.partitioned_by))
+            parts = tuple(spelled_as(spec.partitioned_by, order))
+            spec = spec.with_(columns=tuple((c, types[c.lower()]) for c in order if c not in parts),
+                              partitioned_by=parts)
         diffs = existing.differences(spec)
         if diffs and (options.mode == "append" or options.overwrite_scope == "partitions" or target.table):
             raise SpecMismatchError(f"{target}: the write's spec differs from the table's: " + "; ".join(diffs))

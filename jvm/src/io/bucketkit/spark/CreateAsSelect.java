@@ -244,6 +244,19 @@ public final class CreateAsSelect {
             + name + "), then run the statement again");
       }
       createAndInsert(spark, catalog, SparkCompat.renamed(table, staging, table.storage().properties()), staging);
+      try {  // the rename below is an ALTER TABLE: one the metastore refuses must fail here, with the old table whole
+        catalog.alterTable(catalog.getTableMetadata(staging));
+      } catch (Exception e) {  // Hive refuses every ALTER of a table whose CLUSTERED BY has capitals
+        try {
+          catalog.dropTable(staging, true, true);
+        } catch (RuntimeException dropFailed) {
+          e.addSuppressed(dropFailed);
+        }
+        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the metastore refuses to "
+            + "alter the new table (" + e.getMessage() + "), so it could not be renamed into the old one's place; "
+            + name + " is left as it was. Give the bucket columns lower-case names, or DROP TABLE, "
+            + "then CREATE TABLE AS SELECT");
+      }
       spark.sql("DROP TABLE " + name + " PURGE");  // as Spark's DROP: its cached data goes too
       TableIdentifier target = TableIdentifier.apply(id.table(), id.database());
       try {
