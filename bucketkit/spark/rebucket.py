@@ -22,7 +22,9 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any, Sequence
 
-from bucketkit.errors import InsideLayoutWarning, InvalidArgumentError
+from bucketkit.errors import BucketkitError, CommitError, InsideLayoutWarning, InvalidArgumentError
+from bucketkit.layout.metadata import spelled_as
+from bucketkit.writing.commit import unmovable
 from bucketkit.spark.driver import call, is_connect
 from bucketkit.table import TableRef, reference_kind
 
@@ -70,11 +72,17 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
                                    f"Spark's writer, or into a new Hive bucketed table with bucketkit.write")
     by = [bucketed_by] if isinstance(bucketed_by, str) else list(bucketed_by or spec.bucketed_by)
     types = dict(spec.columns)
+    by = spelled_as(by, list(types))
     unknown = [c for c in by if c not in types]
     if unknown:
         raise InvalidArgumentError(f"bucketed_by={by!r}: {unknown} not among the table's data columns {list(types)}")
-    rows = scan(spark, current)  # every bucket, never pruned: rows wherever they sit
     catalog_table = isinstance(table, str) and reference_kind(table) == "catalog"
+    why = (unmovable(spec) or unmovable(spec.with_(bucketed_by=tuple(by), bucket_types=tuple(types[c] for c in by)))
+           if catalog_table else None)
+    if why is not None:  # its CLUSTERED BY could not be changed after the rewrite: refuse before it
+        raise InvalidArgumentError(f"table {table}: cannot be re-bucketed in place: {why}. Nothing was written. Write "
+                                   "its rows into a new table whose bucket column is named in lower case")
+    rows = scan(spark, current)  # every bucket, never pruned: rows wherever they sit
     with warnings.catch_warnings():
         if catalog_table:  # written by path, but published in the metastore below: no directory-table warning
             warnings.simplefilter("ignore", InsideLayoutWarning)
@@ -95,13 +103,23 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
             publish(spark, table, spark_uri(current.filesystem, paths.version(result.write_id),
                                             location=table_location(spark, table)))
         new = result.spec
-        if is_connect(spark):  # the same CatalogEdit, asked through SQL (io.bucketkit.spark.DriverCalls)
-            call(spark, "bucketkit_set_bucketing", table, list(new.bucketed_by), new.bucket_count,
-                 [s.column for s in new.sorted_by], new.bucketing_version)
-        else:
-            spark.sparkContext._jvm.io.bucketkit.spark.CatalogEdit.setBucketing(
-                spark._jsparkSession, table, _strings(spark, new.bucketed_by), new.bucket_count,
-                _strings(spark, [s.column for s in new.sorted_by]), new.bucketing_version)
+        try:
+            if is_connect(spark):  # the same CatalogEdit, asked through SQL (io.bucketkit.spark.DriverCalls)
+                call(spark, "bucketkit_set_bucketing", table, list(new.bucketed_by), new.bucket_count,
+                     [s.column for s in new.sorted_by], new.bucketing_version)
+            else:
+                spark.sparkContext._jvm.io.bucketkit.spark.CatalogEdit.setBucketing(
+                    spark._jsparkSession, table, _strings(spark, new.bucketed_by), new.bucket_count,
+                    _strings(spark, [s.column for s in new.sorted_by]), new.bucketing_version)
+        except BucketkitError:
+            raise
+        except Exception as exc:  # py4j's and Connect's errors alike
+            raise CommitError(
+                f"table {table}: its files are rewritten in {new.bucket_count} buckets by {list(new.bucketed_by)} "
+                f"(write {result.write_id}), but the metastore's CLUSTERED BY could not be changed ({exc}): Spark SQL "
+                "and bucketkit read it unbucketed (bucketkit's record and the catalog disagree) until it is set: "
+                f"ALTER TABLE {table} CLUSTERED BY ({', '.join(new.bucketed_by)}) INTO {new.bucket_count} BUCKETS, "
+                "and its bucketing_version property") from exc
     return result
 
 
