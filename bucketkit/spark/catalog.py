@@ -26,6 +26,7 @@ from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
 from bucketkit.layout.naming import is_spark_hive_insert
 from bucketkit.layout.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.spark.driver import call, check_s3_endpoint, is_connect, jar_class
+from bucketkit.spark.types import quoted
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
 
@@ -38,13 +39,9 @@ __all__ = ["describe_with_py4j", "resolve_table", "load_table", "describe_catalo
 MANAGED_PROPERTY = "bucketkit.managed"
 
 
-def _quote(identifier: str) -> str:
-    return "`" + identifier.replace("`", "``") + "`"
-
-
 def _quote_name(name: str) -> str:
     """``db.t`` -> ```db`.`t```; each part quoted so odd names survive."""
-    return ".".join(_quote(p) for p in name.split("."))
+    return ".".join(quoted(p) for p in name.split("."))
 
 
 def _literal(value: str) -> str:
@@ -343,15 +340,15 @@ def create_table(spark: Any, name: str, spec: TableSpec, location: str, *,
         raise InvalidArgumentError(
             f"table {name!r}: sorted_by {[str(s) for s in spec.sorted_by]} has a descending key; Spark's catalog "
             "accepts only ascending SORTED BY columns (use a path table for descending sorts)")
-    cols = ", ".join(f"{_quote(c)} {t}" for c, t in spec.columns)
-    parts = ", ".join(f"{_quote(c)} {t}" for c, t in zip(spec.partitioned_by, spec.partition_types))
+    cols = ", ".join(f"{quoted(c)} {t}" for c, t in spec.columns)
+    parts = ", ".join(f"{quoted(c)} {t}" for c, t in zip(spec.partitioned_by, spec.partition_types))
     props = {"bucketing_version": str(spec.bucketing_version), MANAGED_PROPERTY: "true", **(properties or {})}
     sql = [f"CREATE TABLE {_quote_name(name)} ({cols})"]
     if parts:
         sql.append(f"PARTITIONED BY ({parts})")
-    sql.append(f"CLUSTERED BY ({', '.join(map(_quote, spec.bucketed_by))})")
+    sql.append(f"CLUSTERED BY ({', '.join(map(quoted, spec.bucketed_by))})")
     if spec.sorted_by:
-        sql.append(f"SORTED BY ({', '.join(_quote(s.column) + ' ASC' for s in spec.sorted_by)})")
+        sql.append(f"SORTED BY ({', '.join(quoted(s.column) + ' ASC' for s in spec.sorted_by)})")
     sql.append(f"INTO {spec.bucket_count} BUCKETS STORED AS {spec.file_format.upper()}")
     sql.append(f"LOCATION {_literal(location)}")
     sql.append("TBLPROPERTIES (" + ", ".join(f"{_literal(k)}={_literal(v)}" for k, v in props.items()) + ")")
@@ -362,7 +359,7 @@ def _partition_clause(values: Mapping[str, str | None]) -> str:
     items = []
     for key, value in values.items():
         null = value is None or value == "" or value == DEFAULT_PARTITION
-        items.append(f"{_quote(key)}={'NULL' if null else _literal(str(value))}")
+        items.append(f"{quoted(key)}={'NULL' if null else _literal(str(value))}")
     return f"PARTITION ({', '.join(items)})"
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.pruning.filters import DNF, LIST_OPS, NULL_OPS, TRUE, Term, mirrored, normalize
+from bucketkit.spark.types import column, quoted
 
 __all__ = ["SparkFilters", "from_catalyst", "from_pushed", "to_sql", "to_column", "is_spark_filter", "split", "residual_predicate"]
 
@@ -251,7 +252,7 @@ def to_column(dnf: DNF) -> Any:
 
     def term(t: Term) -> Any:
         c, op, v = t
-        col = F.col(f"`{c}`")
+        col = column(c)
         if op == "is null":
             return col.isNull()
         if op == "is not null":
@@ -303,7 +304,7 @@ def to_sql(dnf: DNF) -> str | None:
     """
     def term(t: Term) -> str:
         c, op, v = t
-        col = "`" + c.replace("`", "``") + "`"
+        col = quoted(c)
         if op in NULL_OPS:
             return f"{col} {op.upper()}"
         if op in LIST_OPS:

@@ -29,6 +29,7 @@ from bucketkit.errors import InvalidArgumentError
 from bucketkit.hashing.hive import BucketFunction, check_bucketable
 from bucketkit.spark.driver import has_extensions, is_connect, jar_class
 from bucketkit.spark.hashexpr import native_bucket_id_column
+from bucketkit.spark.types import column
 
 __all__ = ["with_bucket_id", "bucket_id_column", "arrow_bucket_id_column", "jvm_column_class", "java_keys"]
 
@@ -67,7 +68,7 @@ def arrow_bucket_id_column(columns: Sequence[Any], function: BucketFunction) -> 
     def bucket_ids(*arrays: pa.Array) -> pa.Array:
         return pa.array(function.bucket_ids(list(arrays)), pa.int32())
 
-    cols = [F.col(c) if isinstance(c, str) else c for c in columns]
+    cols = [column(c) if isinstance(c, str) else c for c in columns]
     try:
         from pyspark.sql.functions import arrow_udf
     except ImportError:  # pyspark 4.0 has no Arrow UDFs: a pandas UDF, its Series turned back into Arrow arrays
@@ -108,7 +109,7 @@ def _jvm_bucket_column(spark: Any, columns: Sequence[Any], function: BucketFunct
             return None
         from pyspark.sql import functions as F
 
-        cols = [F.col(c) if isinstance(c, str) else c for c in columns]
+        cols = [column(c) if isinstance(c, str) else c for c in columns]
         return F.call_function("bucketkit_hive_bucket", F.lit(function.version), F.lit(function.bucket_count),
                                F.array(*[F.lit(str(t)) for t in function.hive_types]), *cols)
     cls = jvm_column_class(spark)
@@ -126,7 +127,7 @@ def java_keys(spark: Any, columns: Sequence[Any], hive_types: Sequence[str]) -> 
     keys = gateway.new_array(gateway.jvm.org.apache.spark.sql.Column, len(columns))
     types = gateway.new_array(gateway.jvm.java.lang.String, len(columns))
     for i, (c, t) in enumerate(zip(columns, hive_types)):
-        keys[i] = _to_java_column(c)
+        keys[i] = _to_java_column(column(c) if isinstance(c, str) else c)
         types[i] = str(t)
     return keys, types
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from bucketkit.hashing.murmur3 import C1, C2, MASK32, SEED, rotl32
 from bucketkit.hivetypes import parse_hive_type
+from bucketkit.spark.types import column
 
 __all__ = ["native_bucket_id_column", "NATIVE_TYPES", "HIVE_SEED_PREIMAGE", "spark_hash_seed_preimage"]
 
@@ -120,6 +121,6 @@ def native_bucket_id_column(columns: Sequence[Any], hive_types: Sequence[str], v
         return None
     h = F.lit(0).cast("bigint")
     for c, t in zip(columns, types):  # h = 31 * h + hash(col), in 32-bit arithmetic
-        col = F.col(c) if isinstance(c, str) else c
+        col = column(c) if isinstance(c, str) else c
         h = (h * F.lit(31) + _column_hash(F, col, t, version)).bitwiseAND(F.lit(MASK32))
     return (h.bitwiseAND(F.lit(0x7FFFFFFF)) % F.lit(bucket_count)).cast("int")

@@ -32,7 +32,7 @@ from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning.plan import ScanPlan
 from bucketkit.spark import filters as spark_filters
 from bucketkit.spark.tasks import SCAN_TASK_BYTES, pack, run_packs, task_count
-from bucketkit.spark.types import arrow_schema
+from bucketkit.spark.types import arrow_schema, column
 from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.spark.driver import default_parallelism
@@ -278,7 +278,7 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     checked = {name: b for name, b in sorted(by_name.items()) if b is not None}
     if not checked:
         return df
-    keys = [F.col(f"`{c}`") for c in spec.bucketed_by]
+    keys = [column(c) for c in spec.bucketed_by]
     cls = jar_class(spark, "read.FileBucketCheck")
     if cls is not None:  # the file's bucket looked up once per file, in the JVM (a row: its hash and a comparison)
         from pyspark.sql.classic.column import Column

@@ -16,7 +16,8 @@ from pyspark.sql import types as T
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
 from bucketkit.hivetypes import HiveType, parse_hive_type
 
-__all__ = ["arrow_schema", "hive_type_of_spark", "spark_type_of_hive", "CHAR_VARCHAR_METADATA_KEY"]
+__all__ = ["arrow_schema", "hive_type_of_spark", "spark_type_of_hive", "CHAR_VARCHAR_METADATA_KEY", "column",
+           "quoted"]
 
 # The field-metadata key under which Spark keeps a column's declared char/varchar type.
 CHAR_VARCHAR_METADATA_KEY = "__CHAR_VARCHAR_TYPE_STRING"
@@ -106,3 +107,16 @@ def arrow_schema(schema: T.StructType) -> Any:
     if "timezone" in inspect.signature(to_arrow_schema).parameters:
         return to_arrow_schema(schema, timezone="UTC")
     return to_arrow_schema(schema, timestamp_utc=True)
+
+
+def quoted(name: str) -> str:
+    """``name`` as a Spark SQL identifier: in backticks, its own backticks doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def column(name: str) -> Any:
+    """The Spark Column named exactly ``name``: a column called ``user id`` or ``a.b`` (not field ``b`` of
+    ``a``), as Hive tables and DataFrames read from files name them."""
+    from pyspark.sql import functions as F
+
+    return F.col(quoted(name))

@@ -40,6 +40,7 @@ from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
 from bucketkit.spark.driver import check_s3_endpoint, default_parallelism, has_extensions, jar_class, refusal
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
+from bucketkit.spark.types import column
 from bucketkit.writing.steps import (BUCKET_COLUMN, MODES, OVERWRITE_SCOPES, STAGED_DATA, Mode, OverwriteScope,
                                PartitionWrite, WriteOptions, WriteResult, WriteTarget, WrittenFile, aborting, finalize,
                                path_target, reconcile, recovered_partitions)
@@ -75,7 +76,8 @@ def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, so
 
     names = [f.name for f in schema.fields]
     bucketed_by, partitioned_by = spelled_as(bucketed_by, names), spelled_as(partitioned_by, names)
-    keys = [SortKey.of(s) for s in sorted_by]
+    keys = [SortKey(s) if isinstance(s, str) and spelled_as([s], names)[0] in names else SortKey.of(s)
+            for s in sorted_by]  # a column named "user id" is that column, ascending
     sorted_by = [SortKey(c, k.ascending) for c, k in zip(spelled_as([k.column for k in keys], names), keys)]
     if isinstance(bucket_types, Mapping):
         bucket_types = dict(zip(spelled_as(bucket_types, names), bucket_types.values()))
@@ -201,7 +203,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
                      extra={"catalog": table}, layout=layout)
     staging = tx.begin()
     with aborting(tx):
-        write_staged(df.select(*(df[c].alias(c) for c in order)) if order else df, spec,  # the table's names
+        write_staged(df.select(*(column(c).alias(c) for c in order)) if order else df, spec,  # the table's names
                      spark_uri(target.filesystem, posixpath.join(staging, STAGED_DATA), location=target.location),
                      compression=codec, num_tasks=options.num_tasks)
         fault_point("after_task_writes")
@@ -343,8 +345,8 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     parts = list(spec.partitioned_by)
     # "" and NULL share the __HIVE_DEFAULT_PARTITION__ directory; as two sort groups they would make
     # Spark open that directory's file twice.
-    part_cols = [F.when(F.col(c) == "", None).otherwise(F.col(c)).alias(c) if t.startswith(("string", "varchar", "char"))
-                 else F.col(c) for c, t in zip(parts, spec.partition_types)]
+    part_cols = [F.when(column(c) == "", None).otherwise(column(c)).alias(c) if t.startswith(("string", "varchar", "char"))
+                 else column(c) for c, t in zip(parts, spec.partition_types)]
     bucket = bucket_id_column(spec.bucketed_by, spec.bucket_types, spec.bucketing_version, spec.bucket_count,
                               spark=df.sparkSession)
     jar = jvm_column_class(df.sparkSession) is not None
@@ -355,14 +357,14 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     # With bucketkit's jar the bucket id (the JVM's hash) routes each row and is computed again after the
     # shuffle, never a column of the shuffled rows (4 bytes more a row to write, compress and read back;
     # 10M rows: 228 MB shuffled instead of 191 MB). Without it the id may be an Arrow UDF: computed once.
-    out = df.select(*[F.col(c) for c, _ in spec.columns], *part_cols, *([] if jar else [bucket.alias(BUCKET_COLUMN)]))
+    out = df.select(*[column(c) for c, _ in spec.columns], *part_cols, *([] if jar else [bucket.alias(BUCKET_COLUMN)]))
     key = bucket if jar else F.col(BUCKET_COLUMN)
     # Spark's shuffle partitions, at most 4 tasks a core: a session left at Spark's default of 200 on 2 cores wrote
     # 10M rows into 64 buckets in 64 tasks 1.5x slower than in 8 (each task one file; the rest overhead)
     default = min(int(df.sparkSession.conf.get("spark.sql.shuffle.partitions")),
                   4 * default_parallelism(df.sparkSession))
     if parts:
-        out = out.repartition(num_tasks or default, *[F.col(c) for c in parts], key)
+        out = out.repartition(num_tasks or default, *[column(c) for c in parts], key)
     else:
         n = num_tasks or _largest_divisor(spec.bucket_count, default)
         keys = F.array(*[F.lit(k) for k in routing_keys(n)])
@@ -370,8 +372,8 @@ def write_staged(df: Any, spec: TableSpec, uri: str, *, compression: str, num_ta
     hashed = _writer_hashed_key(spec, out) if jar else None
     if jar and hashed is None:
         out = out.withColumn(BUCKET_COLUMN, bucket)
-    order = [F.col(c) for c in parts] + [bucket if hashed is not None else F.col(BUCKET_COLUMN)]
-    order += [F.col(s.column).asc() if s.ascending else F.col(s.column).desc() for s in spec.sorted_by]
+    order = [column(c) for c in parts] + [bucket if hashed is not None else F.col(BUCKET_COLUMN)]
+    order += [column(s.column).asc() if s.ascending else column(s.column).desc() for s in spec.sorted_by]
     sort = bool(parts or spec.sorted_by)
     if not jar:  # no bucketkit jar in this session: Spark's partitionBy writer
         (out.sortWithinPartitions(*order).write.mode("error").format(spec.file_format)
