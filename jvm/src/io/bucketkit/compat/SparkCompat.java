@@ -32,6 +32,31 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code bucketkit/jvmbuild.py}); everything else compiles unchanged against every supported release.
  */
 public final class SparkCompat {
+
+  /**
+   * Table {@code name} of the session catalog: {@code t}, {@code db.t}, or {@code spark_catalog.db.t} (the session
+   * catalog's own name, as Spark SQL, {@code DataFrameWriterV2} and dbt spell it); backticks as Spark SQL takes them.
+   *
+   * @throws org.apache.spark.sql.AnalysisException a name that does not parse, or a table of another catalog
+   */
+  public static org.apache.spark.sql.catalyst.TableIdentifier sessionTable(SparkSession spark, String name)
+      throws org.apache.spark.sql.AnalysisException {
+    List<String> parts = new ArrayList<>(CollectionConverters.asJava(
+        spark.sessionState().sqlParser().parseMultipartIdentifier(name)));
+    if (parts.size() == 3 && parts.get(0).equalsIgnoreCase(
+        org.apache.spark.sql.connector.catalog.CatalogManager.SESSION_CATALOG_NAME())) {
+      parts.remove(0);
+    }
+    if (parts.size() == 1) {
+      return org.apache.spark.sql.catalyst.TableIdentifier.apply(parts.get(0));
+    }
+    if (parts.size() == 2) {
+      return new org.apache.spark.sql.catalyst.TableIdentifier(parts.get(1), scala.Option.apply(parts.get(0)));
+    }
+    throw analysisError("bucketkit: table " + name + ": expected t, db.t or "
+        + org.apache.spark.sql.connector.catalog.CatalogManager.SESSION_CATALOG_NAME()
+        + ".db.t: bucketkit reads and writes the tables of the session catalog");
+  }
   private SparkCompat() {}
 
   /**

@@ -25,7 +25,7 @@ public final class CatalogEdit {
    */
   public static void setBucketing(SparkSession spark, String name, String[] columns, int buckets,
                                   String[] sortColumns, int version) throws org.apache.spark.sql.AnalysisException {
-    TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+    TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
     CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
     BucketSpec spec = new BucketSpec(buckets, CollectionConverters.asScala(Arrays.asList(columns)).toList(),
         CollectionConverters.asScala(Arrays.asList(sortColumns)).toList());

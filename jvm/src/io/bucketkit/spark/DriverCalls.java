@@ -137,7 +137,7 @@ public final class DriverCalls {
    */
   public static String[] status(SparkSession spark, String name)
       throws java.io.IOException, org.apache.spark.sql.AnalysisException {
-    TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+    TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
     CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
     if (HiveBucketedTable.isAcid(t)) {
       return AcidSnapshotTable.status(t);
@@ -158,7 +158,7 @@ public final class DriverCalls {
   /** The JSON {@code bucketkit_describe} answers: the table's description and its misplaced partition. */
   public static String describe(SparkSession spark, String name) {
     try {
-      TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+      TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
       CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
       ObjectNode d = AcidSnapshotTable.description(t);
       d.put("name", name);
@@ -185,7 +185,7 @@ public final class DriverCalls {
    */
   public static String held(SparkSession spark, String name) throws java.io.IOException {
     try {
-      TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+      TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
       CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
       ObjectNode out = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
       // the table's own name, catalog and database quoted: a temporary view of the same name never shadows it
@@ -211,7 +211,7 @@ public final class DriverCalls {
   /** Where the catalog keeps table {@code name}'s files, or would keep them if it were created now. */
   public static String tablePath(SparkSession spark, String name) {
     try {
-      TableIdentifier id = spark.sessionState().sqlParser().parseTableIdentifier(name);
+      TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
       if (spark.sessionState().catalog().tableExists(id)) {
         return spark.sessionState().catalog().getTableMetadata(id).location().toString();
       }

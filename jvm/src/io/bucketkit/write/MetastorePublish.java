@@ -41,7 +41,7 @@ public final class MetastorePublish {
    * added or dropped, as during Hive's own dynamic-partition INSERT.
    */
   public static void publish(SparkSession spark, String name, String location) throws Exception {
-    publish(spark, spark.sessionState().sqlParser().parseTableIdentifier(name), location);
+    publish(spark, io.bucketkit.compat.SparkCompat.sessionTable(spark, name), location);
   }
 
   /** {@link #publish(SparkSession, String, String)} of the table {@code id}. */
