@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bucketkit
@@ -100,3 +101,21 @@ def test_a_name_qualified_with_the_session_catalog_is_that_table(spark):
     assert bucketkit.join(spark, "spark_catalog.default.refs_three", "default.refs_three", "k").count() == 160
     assert "planned bucketed" in str(bucketkit.sql_status(spark, "spark_catalog.default.refs_three"))
     spark.sql("DROP TABLE refs_three")
+
+
+@pytest.mark.spark
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet="ab_1.` ", min_size=1, max_size=5), st.booleans()), min_size=1, max_size=3))
+def test_a_table_name_splits_as_sparks_own_parser_splits_it(spark, parts):
+    """bucketkit.spark.catalog.name_parts against Spark's parseMultipartIdentifier (the golden split)."""
+    from bucketkit.spark.catalog import name_parts
+
+    plain = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # what Spark SQL takes unquoted
+    pieces = [f"`{p.replace('`', '``')}`" if quote or not plain.fullmatch(p) else p for p, quote in parts]
+    name = ".".join(pieces)
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    spark_parts = list(spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters.asJava(
+        parser.parseMultipartIdentifier(name)))
+    if len(spark_parts) == 3 and spark_parts[0].lower() == "spark_catalog":
+        spark_parts = spark_parts[1:]
+    assert name_parts(name) == spark_parts

@@ -39,9 +39,33 @@ __all__ = ["describe_with_py4j", "resolve_table", "load_table", "describe_catalo
 MANAGED_PROPERTY = "bucketkit.managed"
 
 
+SESSION_CATALOG = "spark_catalog"  # the session catalog's own name, as a table name's first part may give it
+
+
+def name_parts(name: str) -> list[str]:
+    """``db.t`` -> ``["db", "t"]`` as Spark SQL splits a table name: dots inside backticks are the name's own, a
+    doubled backtick is one; a leading ``spark_catalog`` (the session catalog, :data:`SESSION_CATALOG`) is dropped."""
+    parts, current, quoting, i = [], [], False, 0
+    while i < len(name):
+        ch = name[i]
+        if ch == "`" and quoting and name[i + 1:i + 2] == "`":
+            current.append("`")
+            i += 1
+        elif ch == "`":
+            quoting = not quoting
+        elif ch == "." and not quoting:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+        i += 1
+    parts.append("".join(current))
+    return parts[1:] if len(parts) == 3 and parts[0].lower() == SESSION_CATALOG else parts
+
+
 def _quote_name(name: str) -> str:
     """``db.t`` -> ```db`.`t```; each part quoted so odd names survive."""
-    return ".".join(quoted(p) for p in name.split("."))
+    return ".".join(quoted(p) for p in name_parts(name))
 
 
 def _literal(value: str) -> str:
@@ -50,7 +74,7 @@ def _literal(value: str) -> str:
 
 def _catalog_table(spark: Any, name: str) -> Any:
     jvm = spark.sparkContext._jvm
-    parts = name.split(".")
+    parts = name_parts(name)
     ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(parts[-1]) if len(parts) == 1 else \
         jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(parts[-2]))
     return spark._jsparkSession.sessionState().catalog().getTableMetadata(ident)
@@ -93,7 +117,7 @@ def table_location(spark: Any, name: str) -> str:
     if table_exists(spark, name):
         return hadoop_to_uri(_catalog_table(spark, name).location().toString())
     jvm = spark.sparkContext._jvm
-    parts = name.split(".")
+    parts = name_parts(name)
     db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
     ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(db))
     return hadoop_to_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
