@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from bucketkit.errors import BucketkitError, CommitError, InsideLayoutWarning, InvalidArgumentError
 from bucketkit.layout.metadata import spelled_as
 from bucketkit.writing.commit import unmovable
-from bucketkit.spark.driver import call, is_connect
+from bucketkit.spark.driver import call, is_connect, refusal
 from bucketkit.table import TableRef, reference_kind
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
         except Exception as exc:  # py4j's and Connect's errors alike
             raise CommitError(
                 f"table {table}: its files are rewritten in {new.bucket_count} buckets by {list(new.bucketed_by)} "
-                f"(write {result.write_id}), but the metastore's CLUSTERED BY could not be changed ({exc}): Spark SQL "
+                f"(write {result.write_id}), but the metastore's CLUSTERED BY could not be changed ({refusal(exc)}): Spark SQL "
                 "and bucketkit read it unbucketed (bucketkit's record and the catalog disagree) until it is set: "
                 f"ALTER TABLE {table} CLUSTERED BY ({', '.join(new.bucketed_by)}) INTO {new.bucket_count} BUCKETS, "
                 "and its bucketing_version property") from exc
