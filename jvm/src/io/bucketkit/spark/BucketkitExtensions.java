@@ -116,6 +116,12 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
       }
     });
     extensions.injectHintResolutionRule(hiveStorage);
+    extensions.injectHintResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
+      @Override
+      public Rule<LogicalPlan> apply(SparkSession session) {
+        return new InsertIfNotExists(session);  // before the batch whose DSv2 insert refuses IF NOT EXISTS
+      }
+    });
     extensions.injectResolutionRule(hiveStorage);
     extensions.injectPostHocResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
       @Override

@@ -1,0 +1,106 @@
+package io.bucketkit.spark;
+
+import java.lang.reflect.Constructor;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.bucketkit.compat.SparkCompat;
+import io.bucketkit.table.HiveBucketedTable;
+import org.apache.spark.sql.catalyst.TableIdentifier;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement;
+import org.apache.spark.sql.catalyst.plans.logical.LocalRelation$;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.classic.SparkSession;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * {@code INSERT OVERWRITE t PARTITION (p='x') IF NOT EXISTS SELECT ...} into a table bucketkit's catalog writes, with
+ * Hive's meaning: nothing is written when the partition exists, else the rows are, as without {@code IF NOT EXISTS}.
+ * Spark's own Hive INSERT honours it; its DSv2 insert refuses it
+ * ({@code UNSUPPORTED_FEATURE.INSERT_PARTITION_SPEC_IF_NOT_EXISTS}) in the same analyzer batch that resolves the
+ * table, so this rule runs before that batch (a hint resolution rule) and decides on the session catalog's
+ * partitions: a statement whose partition exists becomes an empty relation, any other loses the clause.
+ */
+public final class InsertIfNotExists extends Rule<LogicalPlan> {
+  private final SparkSession session;
+
+  public InsertIfNotExists(org.apache.spark.sql.SparkSession session) {
+    this.session = (SparkSession) session;
+  }
+
+  @Override
+  public LogicalPlan apply(LogicalPlan plan) {
+    if (!(plan instanceof InsertIntoStatement insert) || !insert.ifPartitionNotExists()
+        || !(insert.table() instanceof UnresolvedRelation relation)
+        || !Boolean.parseBoolean(conf().getConfString(BucketkitCatalog.ENABLED, "true"))) {
+      return plan;
+    }
+    SessionCatalog catalog = session.sessionState().catalog();
+    CatalogTable table;
+    try {
+      TableIdentifier id = SparkCompat.sessionTable(session, relation.tableName());
+      if (!catalog.tableExists(id)) {
+        return plan;
+      }
+      table = catalog.getTableMetadata(id);
+    } catch (Exception e) {  // another catalog's table, a view, a name that does not parse: Spark decides
+      return plan;
+    }
+    if (HiveBucketedTable.forWrite(table) == null) {
+      return plan;  // Spark's own Hive INSERT writes it, and honours IF NOT EXISTS itself
+    }
+    Map<String, String> spec = new LinkedHashMap<>();
+    for (Map.Entry<String, scala.Option<String>> e : CollectionConverters.asJava(insert.partitionSpec()).entrySet()) {
+      if (e.getValue().isEmpty()) {
+        return plan;  // a dynamic partition (Spark's parser refuses IF NOT EXISTS with one)
+      }
+      String column = CollectionConverters.asJava(table.partitionColumnNames()).stream()
+          .filter(c -> c.equalsIgnoreCase(e.getKey())).findFirst().orElse(e.getKey());
+      spec.put(column, e.getValue().get());
+    }
+    if (exists(catalog, table, spec)) {
+      return LocalRelation$.MODULE$.apply(CollectionConverters.asScala(new ArrayList<Attribute>()).toList());
+    }
+    return withoutIfNotExists(insert);
+  }
+
+  private static boolean exists(SessionCatalog catalog, CatalogTable table, Map<String, String> spec) {
+    try {
+      catalog.getPartition(table.identifier(), scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(spec)));
+      return true;
+    } catch (Exception e) {  // Scala's methods declare nothing: NoSuchPartitionException arrives undeclared
+      if (e instanceof org.apache.spark.sql.AnalysisException) {  // no such partition (or a spec Spark refuses later)
+        return false;
+      }
+      throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
+    }
+  }
+
+  /** The statement as written, without {@code IF NOT EXISTS} (its fields vary by Spark release: rebuilt by name). */
+  private static LogicalPlan withoutIfNotExists(InsertIntoStatement insert) {
+    Object[] fields = new Object[insert.productArity()];
+    for (int i = 0; i < fields.length; i++) {
+      fields[i] = "ifPartitionNotExists".equals(insert.productElementName(i)) ? Boolean.FALSE
+          : insert.productElement(i);
+    }
+    for (Constructor<?> c : InsertIntoStatement.class.getConstructors()) {
+      if (c.getParameterCount() == fields.length) {
+        try {
+          LogicalPlan out = (LogicalPlan) c.newInstance(fields);
+          out.copyTagsFrom(insert);
+          return out;
+        } catch (ReflectiveOperationException e) {
+          throw new IllegalStateException("bucketkit: cannot rebuild " + insert.nodeName() + ": " + e, e);
+        }
+      }
+    }
+    throw new IllegalStateException("bucketkit: no constructor of " + insert.nodeName() + " takes its "
+        + fields.length + " fields");
+  }
+}
