@@ -21,7 +21,7 @@ from bucketkit.hivetypes import parse_hive_type
 from bucketkit.io import FileFormat, check_format, ensure_dir, resolve_filesystem, write_whole
 
 __all__ = ["TableSpec", "SortKey", "METADATA_FILE", "Naming", "NAMINGS", "read_spec", "write_spec",
-           "bucketing_version_from_properties", "spelled_as"]
+           "bucketing_version_from_properties", "spelled_as", "spelled_keys"]
 
 METADATA_FILE = "_bucketkit_table.json"
 FORMAT_VERSION = 1
@@ -71,6 +71,13 @@ def spelled_as(wanted: Iterable[str], names: Sequence[str]) -> list[str]:
         alike = by_lower.get(str(w).lower(), [])
         out.append(w if w in names or len(alike) != 1 else alike[0])
     return out
+
+
+def spelled_keys(keys: Iterable[Any], names: Sequence[str]) -> tuple[SortKey, ...]:
+    """``sorted_by`` entries (:meth:`SortKey.of`'s forms) as :class:`SortKey` objects whose columns ``names`` spell
+    (:func:`spelled_as`)."""
+    parsed = [SortKey.of(k) for k in keys]
+    return tuple(SortKey(c, k.ascending) for c, k in zip(spelled_as([k.column for k in parsed], names), parsed))
 
 
 def bucketing_version_from_properties(properties: dict[str, str] | None) -> int:
@@ -135,9 +142,7 @@ class TableSpec:
         spelling = [n for n, _ in self.columns]
         object.__setattr__(self, "bucketed_by", tuple(spelled_as(self.bucketed_by, spelling)))
         object.__setattr__(self, "bucket_types", tuple(str(parse_hive_type(t)) for t in self.bucket_types))
-        keys = [SortKey.of(s) for s in self.sorted_by]
-        object.__setattr__(self, "sorted_by", tuple(
-            SortKey(c, k.ascending) for c, k in zip(spelled_as([k.column for k in keys], spelling), keys)))
+        object.__setattr__(self, "sorted_by", spelled_keys(self.sorted_by, spelling))
         object.__setattr__(self, "partitioned_by", tuple(self.partitioned_by))
         ptypes = tuple(self.partition_types) or ("string",) * len(self.partitioned_by)
         object.__setattr__(self, "partition_types", tuple(str(parse_hive_type(t)) for t in ptypes))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from bucketkit.acid.plan import UNBUCKETED, transactional_kind
 from bucketkit.errors import InvalidArgumentError, LayoutError, TableNotFoundError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
-from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec
+from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec, spelled_as
 from bucketkit.layout.naming import is_spark_hive_insert
 from bucketkit.layout.partitions import DEFAULT_PARTITION, partition_path
 from bucketkit.spark.driver import call, check_s3_endpoint, is_connect, jar_class
@@ -300,9 +300,10 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
     types = {f.name: hive_type_of_spark(f) for f in schema.fields}
     partitioned_by = list(d["partition_columns"])
     declared = list(d["bucket_columns"])
-    lowered = {f.name.lower(): f.name for f in schema.fields if f.name not in partitioned_by}
-    verdict = catalog_verdict(d["provider"], declared, props, d["serde"],
-                              [types[lowered[c.lower()]] if c.lower() in lowered else None for c in declared])
+    columns = [f.name for f in schema.fields if f.name not in partitioned_by]
+    named = spelled_as(declared, columns)  # the metastore's CLUSTERED BY is lower case, the schema as the DDL spelled
+    verdict = catalog_verdict(d["provider"], declared, props, d["serde"], [types[c] if c in columns else None
+                                                                          for c in named])
     acid = transactional_kind(props)
     if verdict.kind == "hudi":  # Hudi's table, whatever CLUSTERED BY its sync declared: read as Hudi reads it
         return dataclasses.replace(open_table(hadoop_to_uri(d["location"])), name=name)
@@ -321,9 +322,8 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
                                    f"or SQL (joins of it: in SQL, without an Exchange)")
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
-    columns = [f.name for f in schema.fields if f.name not in partitioned_by]
     if declared:
-        bucketed_by, count = [lowered.get(c.lower(), c) for c in declared], int(d["bucket_count"])
+        bucketed_by, count = named, int(d["bucket_count"])
         sorted_by = tuple(d["sort_columns"])
         unbucketed = verdict.reason if verdict.kind == "unbucketed" or verdict.version == 0 else None
     else:  # an unbucketed ACID table: bucket_N are writer ids; a spec without bucketing, never hashed
@@ -333,7 +333,7 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
         bucket_count=count, bucketing_version=version, hash_family=family,
         sorted_by=sorted_by, partitioned_by=tuple(partitioned_by),
         partition_types=tuple(types[c] for c in partitioned_by),
-        columns=tuple((f.name, types[f.name]) for f in schema.fields if f.name not in partitioned_by),
+        columns=tuple((c, types[c]) for c in columns),
         file_format=fmt)
     fs, root = resolve_filesystem(hadoop_to_uri(d["location"]))
     if unbucketed is None and acid is None:

@@ -77,8 +77,7 @@ def rebucket(spark: SparkSession, table: TableRef, *, bucketed_by: Sequence[str]
     if unknown:
         raise InvalidArgumentError(f"bucketed_by={by!r}: {unknown} not among the table's data columns {list(types)}")
     catalog_table = isinstance(table, str) and reference_kind(table) == "catalog"
-    why = (unmovable(spec) or unmovable(spec.with_(bucketed_by=tuple(by), bucket_types=tuple(types[c] for c in by)))
-           if catalog_table else None)
+    why = (unmovable(spec.bucketed_by) or unmovable(by)) if catalog_table else None  # its CLUSTERED BY now, after
     if why is not None:  # its CLUSTERED BY could not be changed after the rewrite: refuse before it
         raise InvalidArgumentError(f"table {table}: cannot be re-bucketed in place: {why}. Nothing was written. Write "
                                    "its rows into a new table whose bucket column is named in lower case")

@@ -35,7 +35,7 @@ from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layo
 from bucketkit.writing.recovery import recover
 from bucketkit.errors import BucketkitError, CommitError, InvalidArgumentError
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
-from bucketkit.layout.metadata import Naming, SortKey, TableSpec, spelled_as
+from bucketkit.layout.metadata import Naming, SortKey, TableSpec, spelled_as, spelled_keys
 from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.spark import catalog
 from bucketkit.spark.driver import check_s3_endpoint, default_parallelism, has_extensions, jar_class, refusal
@@ -76,9 +76,8 @@ def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, so
 
     names = [f.name for f in schema.fields]
     bucketed_by, partitioned_by = spelled_as(bucketed_by, names), spelled_as(partitioned_by, names)
-    keys = [SortKey(s) if isinstance(s, str) and spelled_as([s], names)[0] in names else SortKey.of(s)
-            for s in sorted_by]  # a column named "user id" is that column, ascending
-    sorted_by = [SortKey(c, k.ascending) for c, k in zip(spelled_as([k.column for k in keys], names), keys)]
+    sorted_by = spelled_keys([SortKey(s) if isinstance(s, str) and spelled_as([s], names)[0] in names else s
+                              for s in sorted_by], names)  # a column named "user id" is that column, ascending
     if isinstance(bucket_types, Mapping):
         bucket_types = dict(zip(spelled_as(bucket_types, names), bucket_types.values()))
     used = list(bucketed_by) + list(partitioned_by) + [k.column for k in sorted_by]

@@ -80,15 +80,16 @@ def layout_setting(value: str | None) -> str:
     return layout
 
 
-def unmovable(spec: TableSpec) -> str | None:
-    """Why the Hive metastore, through Spark, cannot move a table of ``spec`` to another location, or None.
+def unmovable(bucketed_by: Sequence[str]) -> str | None:
+    """Why the Hive metastore, through Spark, cannot move a table bucketed by ``bucketed_by`` to another location (or
+    change its CLUSTERED BY to those columns), or None.
 
     Hive checks every ``ALTER TABLE`` (``SET LOCATION``, ``RENAME``, ``SET TBLPROPERTIES``) for bucket columns among
     the table's columns, comparing them as given with its own lower-case column names (``Table.setBucketCols``);
     Spark gives them as the table's DDL spelled them. A table whose CLUSTERED BY column has a capital letter can be
     created, written and read, never altered: Spark's own ``ALTER TABLE`` fails on it the same way.
     """
-    capitals = [c for c in spec.bucketed_by if c != c.lower()]
+    capitals = [c for c in bucketed_by if c != c.lower()]
     if not capitals:
         return None
     return (f"its bucket column(s) {capitals} are spelled with capitals, and the Hive metastore refuses every ALTER "
@@ -287,7 +288,7 @@ class Transaction:
     def _check_publishable(self, cause: BaseException | None = None) -> None:
         """Refuse, before anything is written, a metastore table (``extra["catalog"]``) committed inside: its
         readers would only see the version once the metastore moves there, which it will not (:func:`unmovable`)."""
-        why = unmovable(self.spec) if self.extra.get("catalog") else None
+        why = unmovable(self.spec.bucketed_by) if self.extra.get("catalog") else None
         if why is not None:
             raise CommitError(f"table {self.extra['catalog']}: this commit would keep the new version inside the table "
                               f"({self.paths.pointer}) and move the metastore to it, but {why}. Nothing was written. "

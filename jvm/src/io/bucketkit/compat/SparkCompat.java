@@ -32,10 +32,12 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code bucketkit/jvmbuild.py}); everything else compiles unchanged against every supported release.
  */
 public final class SparkCompat {
+  private SparkCompat() {}
 
   /**
    * Table {@code name} of the session catalog: {@code t}, {@code db.t}, or {@code spark_catalog.db.t} (the session
-   * catalog's own name, as Spark SQL, {@code DataFrameWriterV2} and dbt spell it); backticks as Spark SQL takes them.
+   * catalog's own name, as Spark SQL's messages and catalog-qualified tools spell it); backticks as Spark SQL takes
+   * them.
    *
    * @throws org.apache.spark.sql.AnalysisException a name that does not parse, or a table of another catalog
    */
@@ -57,7 +59,6 @@ public final class SparkCompat {
         + org.apache.spark.sql.connector.catalog.CatalogManager.SESSION_CATALOG_NAME()
         + ".db.t: bucketkit reads and writes the tables of the session catalog");
   }
-  private SparkCompat() {}
 
   /**
    * Every file Spark's own reader would read in each partition of {@code parts} (locations qualified with

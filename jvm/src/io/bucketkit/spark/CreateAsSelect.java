@@ -212,12 +212,17 @@ public final class CreateAsSelect {
       try {
         Dataset.ofRows(spark, query).write().mode(SaveMode.Append).insertInto(id.quotedString());
       } catch (RuntimeException | Error e) {
-        try {
-          catalog.dropTable(id, true, false);
-        } catch (RuntimeException dropFailed) {
-          e.addSuppressed(dropFailed);
-        }
+        dropAfter(catalog, id, false, e);
         throw e;
+      }
+    }
+
+    /** Drop table {@code id} that {@code failure} leaves unwanted; a drop that fails too is added to it. */
+    private static void dropAfter(SessionCatalog catalog, TableIdentifier id, boolean purge, Throwable failure) {
+      try {
+        catalog.dropTable(id, true, purge);
+      } catch (RuntimeException dropFailed) {
+        failure.addSuppressed(dropFailed);
       }
     }
 
@@ -247,11 +252,7 @@ public final class CreateAsSelect {
       try {  // the rename below is an ALTER TABLE: one the metastore refuses must fail here, with the old table whole
         catalog.alterTable(catalog.getTableMetadata(staging));
       } catch (Exception e) {  // Hive refuses every ALTER of a table whose CLUSTERED BY has capitals
-        try {
-          catalog.dropTable(staging, true, true);
-        } catch (RuntimeException dropFailed) {
-          e.addSuppressed(dropFailed);
-        }
+        dropAfter(catalog, staging, true, e);
         throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the metastore refuses to "
             + "alter the new table (" + e.getMessage() + "), so it could not be renamed into the old one's place; "
             + name + " is left as it was. Give the bucket columns lower-case names, or DROP TABLE, "
