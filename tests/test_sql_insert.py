@@ -390,3 +390,32 @@ def test_insert_overwrite_if_not_exists_skips_a_partition_that_exists_as_hive_do
         assert rows(spark, "SELECT * FROM sqli_ine") == rows(spark, "SELECT * FROM sqli_ine_spark")
     assert rows(spark, "SELECT p, count(*) FROM sqli_ine GROUP BY p") == [("x", 600), ("y", 90)]
     assert bucketkit.validate(load_table(spark, "sqli_ine")).ok
+
+
+ROW_LEVEL = ["DELETE FROM {t} WHERE v = 'v1'", "DELETE FROM {t}", "UPDATE {t} SET v = 'u' WHERE k = 7",
+             "MERGE INTO {t} AS x USING (SELECT 7 AS k) s ON x.k = s.k WHEN MATCHED THEN DELETE",
+             "MERGE INTO {t} x USING (SELECT {cols} FROM sqli_more) s ON x.k = s.k WHEN NOT MATCHED THEN INSERT *"]
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_delete_update_and_merge_are_refused_as_spark_refuses_them_naming_what_does_the_job(spark, src, tmp_path,
+                                                                                          partitioned):
+    """DELETE, UPDATE and MERGE into a Hive bucketed table that is not transactional: Spark's own plan (catalog off)
+    refuses each, and so does the catalog, saying which statement, which table, and what removes rows instead. Failed
+    before: the catalog's message was "does not support batch scan", about something else."""
+    create(spark, "sqli_rl", tmp_path, partitioned=partitioned, version=1)
+    cols = "k, v, p" if partitioned else "k, v"
+    spark.sql(f"INSERT INTO sqli_rl SELECT {cols} FROM {src}")
+    before = rows(spark, "SELECT * FROM sqli_rl")
+    for statement in ROW_LEVEL:
+        with catalog_off(spark), pytest.raises(Exception, match="does not support"):
+            spark.sql(statement.format(t="sqli_rl", cols=cols))
+        with pytest.raises(Exception) as refused:
+            spark.sql(statement.format(t="sqli_rl", cols=cols))
+        message = str(refused.value)
+        verb = statement.split(" {t}")[0]
+        assert f"bucketkit: {verb} spark_catalog.default.sqli_rl: the table does not support {verb}." in message
+        assert "INSERT OVERWRITE spark_catalog.default.sqli_rl" in message
+        assert ("DROP PARTITION" in message) == partitioned
+        assert "batch scan" not in message
+    assert rows(spark, "SELECT * FROM sqli_rl") == before
