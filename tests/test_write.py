@@ -145,12 +145,14 @@ def test_modes(spark, source, tmp_path):
     second = bucketkit.write(source, "k", 4, path=root, partitioned_by="p", mode="append")
     assert not {f.path for f in first.files} & {f.path for f in second.files}
     assert spark.read.orc(root).count() == 2 * N
+    # printed, each says what it did (a created table's line once read "error <n> rows", the mode's name)
+    assert str(first).startswith(f"{root}: created with {N} rows") and str(second).startswith(f"{root}: appended {N}")
     one = source.where("p = '1'")
     bucketkit.write(one, "k", 4, path=root, partitioned_by="p", mode="overwrite", overwrite_scope="partitions")
     counts = {r.p: r["count"] for r in spark.read.orc(root).groupBy("p").count().collect()}
     assert counts[1] == one.count() and counts[2] == 2 * source.where("p = '2'").count()
     result = bucketkit.write(one, "k", 4, path=root, partitioned_by="p", mode="overwrite")
-    assert result.replaced_files > 0
+    assert result.replaced_files > 0 and str(result).startswith(f"{root}: overwrote with {one.count()} rows")
     assert spark.read.orc(root).count() == one.count()
     assert sorted(p.name for p in Path(root).iterdir() if not p.name.startswith(("_", "."))) == ["p=1"]
 

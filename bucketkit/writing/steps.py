@@ -202,7 +202,8 @@ class WriteResult:
         target = self.table or self.location
         if self.skipped:
             return f"{target}: exists, nothing written (mode='ignore')"
-        lines = [f"{target}: {self.mode} {self.rows} rows in {len(self.files)} files ({self.bytes} bytes), "
+        done = {"append": "appended", "overwrite": "overwrote with"}.get(self.mode, "created with")
+        lines = [f"{target}: {done} {self.rows} rows in {len(self.files)} files ({self.bytes} bytes), "
                  f"{len(self.partitions)} partition(s), write {self.write_id}"
                  + (f", replaced {self.replaced_files} files" if self.replaced_files else "")]
         for p in self.partitions[:20]:
