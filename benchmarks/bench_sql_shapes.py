@@ -62,12 +62,8 @@ def _table(spark: Any, name: str, path: str, columns: str, buckets: int | None, 
     bucketing = f"CLUSTERED BY (k) INTO {buckets} BUCKETS " if buckets else ""
     spark.sql(f"CREATE EXTERNAL TABLE {name} ({columns}) {'PARTITIONED BY (d INT) ' if partitioned else ''}"
               f"{bucketing}STORED AS ORC LOCATION '{path}' TBLPROPERTIES ('bucketing_version'='2')")
-    if partitioned:  # partition DDL runs on Spark's own table (docs/sql.md, Limits)
-        spark.conf.set(CATALOG_SWITCH, "false")
-        try:
-            spark.sql(f"MSCK REPAIR TABLE {name}")
-        finally:
-            spark.conf.unset(CATALOG_SWITCH)
+    if partitioned:
+        spark.sql(f"MSCK REPAIR TABLE {name}")
 
 
 def prepare(spark: Any, n: int, counts: tuple[int, ...]) -> dict[Any, str]:
@@ -389,6 +385,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
             for k, v in saved.items():
                 spark.conf.set(k, v)
         results.extend(many_partitions(spark, scale))
+        results.extend(outer_joins(spark, scale))
         results.extend(multi_column(spark, scale))
         results.append(sort_check(spark, scaled(8_000_000, scale)))
         results.extend(first_insert(scaled(m, scale)) for m in (100_000, 500_000))
@@ -400,6 +397,42 @@ def run(scale: float = 1.0) -> list[BenchResult]:
         for k, v in saved.items():
             spark.conf.set(k, v)
     return with_spark_memory(spark, results)
+
+
+OUTER_KEYS = {"40 x 14 rows per key": ("id % {a}", "id % {b}"), "unique keys": ("id", "id * 2")}
+
+
+def outer_joins(spark: Any, scale: float) -> list[BenchResult]:
+    """Two tables bucketed alike, joined FULL OUTER (sort-merge bucket by bucket: Spark's full outer hash join,
+    tracking matched build rows, measured slower) and INNER (by hash, HashJoinBucketPairs), keys repeated or
+    unique."""
+    import bucketkit
+
+    n = scaled(2_000_000, scale)
+    root = data_dir(f"sql-outer-{n}")
+    results = []
+    saved = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        for label, (left, right) in OUTER_KEYS.items():
+            names = []
+            for side, key, rows in (("l", left, n), ("r", right, n // 2)):
+                path, name = root / f"{label.split()[0]}-{side}", f"bench_outer_{label.split()[0]}_{side}_{n}"
+                if not (path / "_READY").exists():
+                    df = spark.range(rows).selectExpr(f"CAST({key.format(a=n // 40, b=n // 28)} AS BIGINT) AS k",
+                                                      "CAST(id AS DOUBLE) AS w")
+                    bucketkit.write(df, "k", 8, path=str(path), mode="overwrite")
+                    (path / "_READY").write_text(str(rows))
+                _table(spark, name, str(path), "k BIGINT, w DOUBLE", 8)
+                names.append(name)
+            for how in ("FULL OUTER", "INNER"):
+                results.append(_compare(
+                    spark, f"{how} JOIN of two bucketed tables, {label} ({n:,} x {n // 2:,} rows, 8 buckets)",
+                    f"SELECT count(*), count(l.k), count(r.k) FROM {names[0]} l {how} JOIN {names[1]} r ON l.k = r.k",
+                    f"{n:,} x {n // 2:,} rows, 8 buckets, {label}, 2 cores", n))
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", saved)
+    return results
 
 
 def _planned(spark: Any, text: str, catalog: bool) -> None:
@@ -463,8 +496,11 @@ if __name__ == "__main__":
     parser.add_argument("--issue-shapes", action="store_true", help="only the shapes issue 47 named")
     parser.add_argument("--planning", action="store_true", help="only the planning of three queries, catalog on vs off")
     parser.add_argument("--multi-column", action="store_true", help="only the table bucketed on two columns")
+    parser.add_argument("--outer-joins", action="store_true", help="only full outer and inner joins of two tables")
     args = parser.parse_args()
-    if args.multi_column:
+    if args.outer_joins:
+        print_results(with_spark_memory(bench_session(), outer_joins(bench_session(), args.scale)))
+    elif args.multi_column:
         print_results(with_spark_memory(bench_session(), multi_column(bench_session(), args.scale)))
     elif args.planning:
         print_results(planning(args.scale))
