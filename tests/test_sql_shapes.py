@@ -333,21 +333,26 @@ def test_join_in_bucket_type_can_be_switched_off(spark, mixed_types):
     assert plan.count("Exchange") == 2, plan
 
 
-PAIR_BUILDS = {"INNER": "Build", "LEFT OUTER": "BuildRight", "RIGHT OUTER": "BuildLeft", "FULL OUTER": "Build",
-               "LEFT SEMI": "BuildRight", "LEFT ANTI": "BuildRight"}
+PAIR_BUILDS = {"INNER": "Build", "LEFT OUTER": "BuildRight", "RIGHT OUTER": "BuildLeft", "FULL OUTER": None,
+               "LEFT SEMI": "BuildRight", "LEFT ANTI": "BuildRight"}  # a full outer join stays sort-merge
 
 
 @pytest.mark.parametrize("how", list(PAIR_BUILDS))
 def test_two_bucketed_tables_join_by_hash_unsorted(spark, shapes, how):
     """HashJoinBucketPairs: two tables joined bucket by bucket hash the side with the smaller task share, and
-    neither side is sorted; rows equal Spark's own plan (a sort-merge join after shuffling both)."""
+    neither side is sorted; rows equal Spark's own plan (a sort-merge join after shuffling both). A full outer join
+    stays a sort-merge join of the buckets: Spark's full outer hash join, tracking the build rows it matched, measured
+    slower than the sorts it saves (benchmarks/RESULTS.md, full outer joins)."""
     columns = "a.k, a.v" if "SEMI" in how or "ANTI" in how else "a.k, a.v, b.v AS w"
     rows, plan, golden, golden_plan = run(spark, f"SELECT {columns} FROM shp_fact a {how} JOIN shp_fact2 b "
                                                  "ON a.k = b.k AND a.v < b.v - 500")
     assert rows == golden and rows
     assert "Exchange hashpartitioning" in golden_plan and "Exchange hashpartitioning" not in plan, plan
-    assert re.search(rf"ShuffledHashJoin .*{PAIR_BUILDS[how]}", plan), plan
-    assert "Sort [" not in plan, plan
+    if PAIR_BUILDS[how]:
+        assert re.search(rf"ShuffledHashJoin .*{PAIR_BUILDS[how]}", plan), plan
+        assert "Sort [" not in plan, plan
+    else:
+        assert "SortMergeJoin" in plan and "ShuffledHashJoin" not in plan, plan
 
 
 def test_a_join_whose_order_a_parent_needs_stays_sort_merge(spark, shapes):
