@@ -84,8 +84,19 @@ def test_original_scheme_fallback(tmp_path, files):
 
 
 def test_original_scheme_count_mismatch_names_directory_and_counts(tmp_path):
-    make(tmp_path, {"dt=1/file0": 1, "dt=1/file1": 1, "dt=1/000000_0": 1})
+    make(tmp_path, {"dt=1/file0": 1, "dt=1/file1": 1, "dt=1/file2": 1})
     with pytest.raises(BucketCountMismatchError, match=r"dt=1: .*found 3 file\(s\), table declares 4 bucket"):
+        discover(str(tmp_path), 4)
+
+
+@pytest.mark.parametrize("files", [["file0", "000000_0", "000001_0", "000003_0"], ["file0", "file1", "000000_0"]],
+                         ids=["as many files as buckets", "fewer"])
+def test_a_file_no_scheme_names_beside_named_files_is_placed_by_no_guess(tmp_path, files):
+    """Files named by a bucket scheme and one that is not (LOAD DATA, a copy by hand): no bucket is guessed for any of
+    them. Ordering them by name (the original scheme) would put 000003_0 in bucket 2 here."""
+    make(tmp_path, {f"dt=1/{f}": 1 for f in files})
+    with pytest.raises(CorruptTableError, match=r"dt=1/file0: a file outside every bucket naming scheme beside "
+                                                r"bucket-named files \(such as 000000_0\)"):
         discover(str(tmp_path), 4)
 
 
@@ -213,7 +224,7 @@ def test_acid_tree(tmp_path):
     ({"p=1/000000_0": 1, "p=1/nested/000001_0": 1, "p=1/.x": 1}, "nested: visible sub-directory"),
     ({"p=1/000000_0": 1, "p=1/000004_0": 2}, "000004_0: bucket 4"),
     ({"p=1/a.orc": 1, "p=1/b.orc": 2}, "original scheme applies"),
-    ({"p=1/000000_0": 1, "p=1/notes.orc": 2}, "do not follow a bucket naming scheme"),
+    ({"p=1/000000_0": 1, "p=1/notes.orc": 2}, "notes.orc: a file outside every bucket naming scheme beside bucket-named"),
 ])
 def test_unvouched_partitions_are_kept_with_why_when_asked(tmp_path, files, why):
     """A scan reads a plain partition no bucket layout allows unbucketed, as Spark SQL's catalog does: asked

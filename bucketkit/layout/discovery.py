@@ -459,6 +459,13 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
             raise CorruptTableError(
                 f"{spark_only[0][3]}: Spark bucketBy file name mixed with Hive-style bucket file names (such as "
                 f"{named[0][0]}) in {directory}; the two schemes hash rows differently (table is corrupt)")
+        if named and kind == "data":
+            # a file no scheme names beside files that are named (LOAD DATA, a copy by hand): its rows were placed by
+            # no hash, and ordering every file by name would give the named ones other buckets than their names say
+            # (the JVM catalog's BucketFiles.list decides alike: one verdict)
+            bad = next(f for f, p in zip(files, found) if p is None)
+            raise CorruptTableError(f"{bad[3]}: a file outside every bucket naming scheme beside bucket-named files "
+                                    f"(such as {named[0][0]}) in {directory}")
         if len(spark_only) == len(files):
             scheme = "spark"
             out = _bucket_files(files, [s.bucket for s in spark], kind, repeat(scheme))
