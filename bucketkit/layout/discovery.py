@@ -454,6 +454,7 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
     else:
         spark = [SPARK.parse(f[0]) if p is None else None for f, p in zip(files, found)]
         named = [f for f, p in zip(files, found) if p is not None]
+        unnamed = next(f for f, p in zip(files, found) if p is None)  # the first file no Hive-like scheme names
         spark_only = [f for f, s in zip(files, spark) if s is not None]
         if named and spark_only:
             raise CorruptTableError(
@@ -463,15 +464,13 @@ def _assign(files: list[_Child], bucket_count: int, directory: str, kind: str,
             # a file no scheme names beside files that are named (LOAD DATA, a copy by hand): its rows were placed by
             # no hash, and ordering every file by name would give the named ones other buckets than their names say
             # (the JVM catalog's BucketFiles.list decides alike: one verdict)
-            bad = next(f for f, p in zip(files, found) if p is None)
-            raise CorruptTableError(f"{bad[3]}: a file outside every bucket naming scheme beside bucket-named files "
+            raise CorruptTableError(f"{unnamed[3]}: a file outside every bucket naming scheme beside bucket-named files "
                                     f"(such as {named[0][0]}) in {directory}")
         if len(spark_only) == len(files):
             scheme = "spark"
             out = _bucket_files(files, [s.bucket for s in spark], kind, repeat(scheme))
         elif not allow_fallback:
-            bad = next(f for f, p in zip(files, found) if p is None)
-            raise CorruptTableError(f"{bad[3]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
+            raise CorruptTableError(f"{unnamed[3]}: not a bucket file name (expected bucket_NNNNN or NNNNNN_N) "
                                     f"inside Hive ACID directory {directory}")
         else:
             by_name = {f[0]: f for f in files}

@@ -9,8 +9,12 @@ import io.bucketkit.hashing.HiveBucketFunction;
 import io.bucketkit.layout.KeptVersions;
 import io.bucketkit.table.HiveBucketedTable;
 import io.bucketkit.write.CommitCoordinator;
+import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.analysis.NoSuchFunctionException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.catalog.DelegatingCatalogExtension;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -136,7 +140,45 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
       return null;
     }
     SparkSession spark = SparkSession.active();
-    return Boolean.parseBoolean(spark.sessionState().conf().getConfString(ENABLED, "true")) ? spark : null;
+    return enabled(spark) ? spark : null;
+  }
+
+  /** Whether the catalog takes bucketed tables over in {@code spark} ({@link #ENABLED}, a runtime setting). */
+  static boolean enabled(SparkSession spark) {
+    return Boolean.parseBoolean(spark.sessionState().conf().getConfString(ENABLED, "true"));
+  }
+
+  /**
+   * The session catalog's table {@code relation} names when the catalog is enabled and writes it (a Hive bucketed
+   * table bucketkit's INSERT takes, as {@link #loadTable(Identifier, java.util.Set)} gives it), else null: another
+   * catalog's table, a view, a name that does not parse, a table Spark's own writer takes. For the rules that must
+   * decide before Spark resolves a statement's target ({@link InsertIfNotExists}, {@link RowLevelRefusal}). A table
+   * bucketkit refuses to INSERT into ({@link HiveBucketedTable#forWrite} throws) counts as written when
+   * {@code refusedToo}, else its refusal is thrown.
+   */
+  static CatalogTable writtenTable(SparkSession session, UnresolvedRelation relation, boolean refusedToo) {
+    if (!enabled(session)) {
+      return null;
+    }
+    CatalogTable table;
+    try {
+      SessionCatalog catalog = session.sessionState().catalog();
+      TableIdentifier id = SparkCompat.sessionTable(session, relation.tableName());
+      if (!catalog.tableExists(id)) {
+        return null;
+      }
+      table = catalog.getTableMetadata(id);
+    } catch (Exception e) {  // another catalog's table, a view, a name that does not parse: Spark decides
+      return null;
+    }
+    try {
+      return HiveBucketedTable.forWrite(table) == null ? null : table;
+    } catch (UnsupportedOperationException e) {
+      if (refusedToo) {
+        return table;
+      }
+      throw e;
+    }
   }
 
   /**

@@ -5,9 +5,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-import io.bucketkit.compat.SparkCompat;
-import io.bucketkit.table.HiveBucketedTable;
-import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.analysis.UnresolvedRelation;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
@@ -40,7 +37,7 @@ public final class InsertIfNotExists extends Rule<LogicalPlan> {
         || !(insert.table() instanceof UnresolvedRelation relation)) {
       return plan;
     }
-    CatalogTable table = writtenTable(session, relation, false);
+    CatalogTable table = BucketkitCatalog.writtenTable(session, relation, false);
     if (table == null) {
       return plan;  // Spark's own Hive INSERT writes it, and honours IF NOT EXISTS itself
     }
@@ -58,37 +55,6 @@ public final class InsertIfNotExists extends Rule<LogicalPlan> {
       return LocalRelation$.MODULE$.apply(CollectionConverters.asScala(new ArrayList<Attribute>()).toList());
     }
     return withoutIfNotExists(insert);
-  }
-
-  /**
-   * The session catalog's table {@code relation} names when the catalog is on and writes it (a Hive bucketed table
-   * bucketkit's INSERT takes), else null: another catalog's table, a view, a name that does not parse, a table
-   * Spark's own writer takes. A table bucketkit refuses to INSERT into ({@link HiveBucketedTable#forWrite} throws)
-   * counts as written when {@code refusedToo}, else its refusal is thrown.
-   */
-  static CatalogTable writtenTable(SparkSession session, UnresolvedRelation relation, boolean refusedToo) {
-    if (!Boolean.parseBoolean(session.sessionState().conf().getConfString(BucketkitCatalog.ENABLED, "true"))) {
-      return null;
-    }
-    CatalogTable table;
-    try {
-      SessionCatalog catalog = session.sessionState().catalog();
-      TableIdentifier id = SparkCompat.sessionTable(session, relation.tableName());
-      if (!catalog.tableExists(id)) {
-        return null;
-      }
-      table = catalog.getTableMetadata(id);
-    } catch (Exception e) {  // another catalog's table, a view, a name that does not parse: Spark decides
-      return null;
-    }
-    try {
-      return HiveBucketedTable.forWrite(table) == null ? null : table;
-    } catch (UnsupportedOperationException e) {
-      if (refusedToo) {
-        return table;
-      }
-      throw e;
-    }
   }
 
   private static boolean exists(SessionCatalog catalog, CatalogTable table, Map<String, String> spec) {

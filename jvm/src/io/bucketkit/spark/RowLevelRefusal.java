@@ -46,7 +46,7 @@ public final class RowLevelRefusal extends Rule<LogicalPlan> {
     if (!(target instanceof UnresolvedRelation relation)) {
       return plan;
     }
-    CatalogTable table = InsertIfNotExists.writtenTable(session, relation, true);
+    CatalogTable table = BucketkitCatalog.writtenTable(session, relation, true);
     if (table == null) {
       return plan;  // not a table the catalog writes: Spark answers as it does
     }
