@@ -81,3 +81,15 @@ def test_a_bucket_join_of_capped_workers_runs_in_the_jvm_without_an_exchange_and
     assert report["join_strategy"] == "jvm"
     assert report["join_exchange"] is False
     assert report["join_rows"] == report["join_spark_rows"] == 20000
+
+
+def test_a_jvm_bucket_join_of_sides_of_different_sizes_or_counts_in_a_plain_session(report):
+    """Spark's default session does not reduce one bucketed scan's grouping to another's
+    (spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled off): scans there report one task per bucket,
+    so a large and a small side still join without an Exchange; 8 x 16 buckets, which only that setting joins
+    without a shuffle, are joined by Spark's shuffle, the plan saying why. Rows as Spark's join."""
+    assert report["sized_exchange"] is False
+    assert report["sized_rows"] == report["sized_spark_rows"] == 2000
+    assert report["counts_strategy"] == "shuffle"
+    assert "8 and 16 buckets" in report["counts_reason"] and "allowCompatibleTransforms" in report["counts_reason"]
+    assert report["counts_rows"] == 20000

@@ -369,7 +369,16 @@ def _jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
             return f"the {side} side is a Hive ACID table, which the JVM does not read bucketed"
         if spec.hash_family != "hive" or len(spec.bucketed_by) != 1 or spec.file_format not in ("orc", "parquet"):
             return f"the {side} side is not one Hive-hashed bucket column of ORC or Parquet files"
+    counts = (plan.left.spec.bucket_count, plan.right.spec.bucket_count)
+    if counts[0] != counts[1] and spark.conf.get(COMPATIBLE_TRANSFORMS, "false").lower() != "true":
+        # Spark matches two bucketed scans of different counts only by reducing one to the other
+        return (f"the sides have {counts[0]} and {counts[1]} buckets, and this session does not let Spark reduce one "
+                f"to the other ({COMPATIBLE_TRANSFORMS} is off)")
     return None
+
+
+#: Spark's setting that joins bucket(8) with bucket(16) scans without a shuffle (io.bucketkit.table.BucketScan).
+COMPATIBLE_TRANSFORMS = "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled"
 
 
 def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any:

@@ -79,6 +79,19 @@ def main(out: str) -> None:
     report["join_exchange"] = "Exchange" in joined._jdf.queryExecution().executedPlan().toString()
     report["join_rows"] = joined.count()
     report["join_spark_rows"] = spark.read.orc(f"{base}/t").join(spark.read.orc(f"{base}/u"), "k").count()
+    # sides of different sizes: a scan grouping its buckets by its own size (here 8 and 2 tasks) would not match
+    # the other's in a session that does not reduce groupings (Spark's default), and the join would shuffle both
+    bucketkit.write(df.where("k % 10 = 0"), "k", 8, path=f"{base}/v")
+    spark.conf.set("spark.bucketkit.groupBuckets.bytesPerTask", "8k")
+    sized = bucketkit.join(spark, f"{base}/t", f"{base}/v", "k")
+    report["sized_exchange"] = "Exchange" in sized._jdf.queryExecution().executedPlan().toString()
+    report["sized_rows"] = sized.count()
+    report["sized_spark_rows"] = spark.read.orc(f"{base}/t").join(spark.read.orc(f"{base}/v"), "k").count()
+    spark.conf.unset("spark.bucketkit.groupBuckets.bytesPerTask")
+    bucketkit.write(df, "k", 16, path=f"{base}/w")  # 8 x 16 buckets: Spark reduces 16 to 8 only when told to
+    counts = bucketkit.plan_join(f"{base}/t", f"{base}/w", "k", spark=spark)
+    report["counts_strategy"], report["counts_reason"] = counts.strategy, counts.reason
+    report["counts_rows"] = bucketkit.join(spark, f"{base}/t", f"{base}/w", "k").count()
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, default=str)
     spark.stop()

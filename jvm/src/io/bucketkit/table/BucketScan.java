@@ -75,6 +75,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
     SupportsRuntimeV2Filtering, Batch, KeyedScan {
   static final String GROUP_BUCKETS = "spark.bucketkit.groupBuckets";
   static final String GROUP_BYTES = "spark.bucketkit.groupBuckets.bytesPerTask";
+  static final String COMPATIBLE_TRANSFORMS = "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled";
   // The file index Spark's OrcScan/ParquetScan want and never read here (the scan hands them its own
   // files): one empty index per session, not one per query (each builds a Hadoop configuration).
   private static final java.util.Map<SparkSession, InMemoryFileIndex> NO_FILES =
@@ -314,11 +315,16 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
    * ({@link #minTasks}), so a small table is not read and joined as 64 tiny tasks. Hive's bucket
    * {@code (hash & MAX) % n} taken modulo {@code d} is the bucket {@code (hash & MAX) % d}: the scan
    * reports {@code hive_v<v>_bucket_<d>(k)}, and Spark groups the buckets of one key into one task.
-   * {@code spark.bucketkit.groupBuckets=false} keeps one task per bucket.
+   * {@code spark.bucketkit.groupBuckets=false} keeps one task per bucket, and so does a session where Spark
+   * does not reduce one grouping to another ({@code spark.sql.sources.v2.bucketing.allowCompatibleTransforms
+   * .enabled} off, Spark's default: a session the user built): there two scans grouped by their own sizes
+   * (4 and 2 of 8 buckets) would not match, and a join of them would shuffle both.
    */
   private int groupCount(long bytes) {
     SparkSession spark = SparkSession.active();
-    if (!Boolean.parseBoolean(spark.sessionState().conf().getConfString(GROUP_BUCKETS, "true"))) {
+    org.apache.spark.sql.internal.SQLConf conf = spark.sessionState().conf();
+    if (!Boolean.parseBoolean(conf.getConfString(GROUP_BUCKETS, "true"))
+        || !Boolean.parseBoolean(conf.getConfString(COMPATIBLE_TRANSFORMS, "false"))) {
       return table.buckets;
     }
     int minTasks = minTasks(spark, bytes);
