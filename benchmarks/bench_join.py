@@ -12,6 +12,9 @@ Compared:
     also 64 x 256 buckets (a multiple) and a left outer join, each against (a).
 Peak memory: VmHWM of the JVM and of the Python worker processes. A profile of the kernel alone
 (read vs join, in this process, no Spark) says where bucketkit's time goes.
+
+``--repeated-keys``: joins whose keys repeat on both sides (:func:`repeated_keys`), where the output outnumbers the
+rows read and the plan hands the join to Spark's JVM join of the bucketed scans.
 """
 
 from __future__ import annotations
@@ -151,10 +154,60 @@ def run(scale: float = 1.0) -> list[BenchResult]:
                                "Spark shuffle join, same files", notes, {"rows": n}))
     results.append(BenchResult(f"join left outer+agg {BUCKETS}x{BUCKETS}", t_ours_left, t_native_left,
                                "Spark bucketed join (bucketBy copies)", notes, {"rows": n}))
+    results.extend(repeated_keys(spark, scale))
     return with_spark_memory(spark, results)
+
+
+#: Rows per key on each side in :func:`repeated_keys` (1: unique keys; r: r x r output rows per key).
+REPEATS = (1, 3, 8, 20)
+
+
+def repeated_keys(spark: Any, scale: float = 1.0, session: str = "get_session()") -> list[BenchResult]:
+    """bucketkit.join of two 2M-row tables in 16 buckets whose keys repeat ``r`` times on each side (``r x r`` output
+    rows per key: 0.5, 1.5, 4 and 10 output rows per row read) against Spark's shuffle join of the same files, inner join
+    + aggregate of a column of each side; the label names the strategy the plan chose (the Python kernel, or Spark's
+    JVM join of the bucketed scans where the output outnumbers the rows read)."""
+    import bucketkit
+    from pyspark.sql import functions as F
+
+    n = scaled(2_000_000, scale)
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    cols = [("left", "d"), ("right", "d")]
+    results = []
+    for r in REPEATS:
+        root = data_dir(f"join-repeated-{n}-{r}")
+        t = {"left": str(root / "left"), "right": str(root / "right")}
+        if not (root / "READY").exists():
+            for side, seed in (("left", 1), ("right", 2)):
+                df = spark.range(n).select((F.abs(F.xxhash64(F.col("id"), F.lit(seed))) % max(1, n // r)).alias("k"),
+                                           (F.rand(seed) * 100).alias("d"),
+                                           F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"))
+                bucketkit.write(df, "k", 16, path=t[side], mode="overwrite")
+            (root / "READY").write_text(str(n))
+        plan = bucketkit.plan_join(t["left"], t["right"], "k", spark=spark)
+
+        def ours() -> tuple:
+            return aggregate(bucketkit.join(spark, t["left"], t["right"], "k", columns=cols).toDF("ld", "rd"))
+
+        def shuffle() -> tuple:
+            ldf, rdf = spark.read.orc(t["left"]), spark.read.orc(t["right"])
+            return aggregate(ldf.join(rdf, "k").select(ldf.d.alias("ld"), rdf.d.alias("rd")))
+
+        out = ours()
+        assert out[0] == shuffle()[0], "repeated keys: row counts differ"
+        t_ours, t_spark = timed_interleaved([ours, shuffle], repeat=3)
+        results.append(BenchResult(f"join inner+agg, keys x{r} each side ({out[0] / (2 * n):.1f} out/in), "
+                                   f"strategy {plan.strategy}", t_ours, t_spark, "Spark shuffle join, same files",
+                                   f"{n:,} x {n:,} rows, 16 buckets, ORC, {session}", {"rows": n, "output": out[0]},
+                                   goal_ratio=1.0))
+    return results
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of 10M rows per table")
-    print_results(run(parser.parse_args().scale))
+    parser.add_argument("--repeated-keys", action="store_true",
+                        help="only joins whose keys repeat (2M rows; the plan's strategy by output per row read)")
+    args = parser.parse_args()
+    print_results(with_spark_memory(bench_session(), repeated_keys(bench_session(), args.scale)) if args.repeated_keys
+                  else run(args.scale))

@@ -15,7 +15,8 @@ Run in a child process (a JVM has one session of this kind; the suite's other to
   same files (goal <= 0.2x);
 * in a second child whose Python workers are capped (``spark.executor.pyspark.memory=500m``, too little room for
   a join task), bucketkit.join of two 12M-row tables in 4 buckets, which joins the buckets in the JVM without
-  bucketkit's catalog, vs Spark's shuffle join (goal <= 0.8x).
+  bucketkit's catalog, vs Spark's shuffle join (goal <= 0.8x);
+* bucketkit.join of 2M-row tables whose keys repeat (bench_join.repeated_keys), vs Spark's shuffle join.
 
 Best of interleaved rounds (benchmarks.common.times_interleaved). Run:
 ``python -m benchmarks.bench_plain_session [--scale S]`` (the child: ``--child OUT.json``).
@@ -31,6 +32,7 @@ import sys
 import tempfile
 from typing import Any
 
+from benchmarks.bench_join import repeated_keys
 from benchmarks.common import BenchResult, data_dir, print_results, scaled, timed_interleaved
 
 BUCKETS = 64
@@ -147,7 +149,8 @@ def child(out: str, scale: float, capped: bool = False) -> None:
     results = {"jar_loaded": jar_class(spark, "hashing.HiveBucketColumn") is not None,
                "scan": _scan(spark, scaled(10_000_000, scale)),
                "write": [_write(spark, scaled(m, scale)) for m in (4_000_000, 10_000_000)],
-               "join": _join(spark, scaled(10_000_000, scale))}
+               "join": _join(spark, scaled(10_000_000, scale)),
+               "repeated": [vars(r) for r in repeated_keys(spark, scale, "plain SparkSession")]}
     with open(out, "w") as f:
         json.dump(results, f)
     spark.stop()
@@ -179,6 +182,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     j = got["join"]
     results.append(BenchResult(j["label"], j["ours"], j["spark"], "Spark shuffle join, same files", note,
                                {"rows": j["rows"]}, goal_ratio=0.2))
+    results.extend(BenchResult(**r) for r in got["repeated"])
     c = got["capped"]
     results.append(BenchResult(c["label"], c["ours"], c["spark"], "Spark shuffle join, same files", note,
                                {"rows": c["rows"]}, goal_ratio=0.8))

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
 from bucketkit.pruning.filters import normalize as normalize_filters
-from bucketkit.joins.execute import MergeStats, build_exec, execute_group, merge_join
+from bucketkit.joins.execute import MergeStats, build_exec, execute_group, key_matches, merge_join
 from bucketkit.joins.plan import JOIN_TYPES, SideFiles, plan_join
 
 from support.joins import reference_join, shape, sort_key, write_table
@@ -235,3 +235,35 @@ def test_integer_key_fast_path_equals_acero(nl, nr, span, nulls, how, key_type, 
     assert fast.schema == slow.schema
     rows = lambda t: sorted(map(tuple, (r.values() for r in t.to_pylist())), key=repr)  # noqa: E731
     assert rows(fast) == rows(slow)
+
+
+@settings(max_examples=25)
+@given(lkeys=keys_st, rkeys=keys_st, k=st.sampled_from([1, 2]), filtered=st.booleans())
+def test_key_matches_counts_the_pairs_arrows_join_makes(tmp_path_factory, lkeys, rkeys, k, filtered):
+    """key_matches, which picks bucketkit.join's strategy, against Arrow's own inner join of the same rows
+    (filters applied): summed over the groups, the matching pairs (NULLs match nothing)."""
+    base = tmp_path_factory.mktemp("m")
+    lrows, rrows = rows_of(lkeys, "l"), rows_of(rkeys, "r")
+    lt, lf = write_table(str(base / "l"), lrows, COLUMNS, ["k"], 4)
+    rt, rf = write_table(str(base / "r"), rrows, COLUMNS, ["k"], 4 * k, files_per_bucket=2)
+    rfilter = [("v", "<", 20.0)] if filtered else None
+    sides = [SideFiles(t.spec.bucket_count, None, {b: tuple(f) for b, f in files.items()},
+                       residual=normalize_filters(flt)) for t, files, flt in ((lt, lf, None), (rt, rf, rfilter))]
+    plan = plan_join(lt, rt, "k", "inner", right_filters=rfilter, left_files=sides[0], right_files=sides[1])
+    schema = pa.schema([("k", pa.int64()), ("s", pa.string()), ("v", pa.float64())])
+    left, right = pa.table(lrows, schema=schema), pa.table(rrows, schema=schema)
+    right = right.filter(pa.compute.less(right["v"], 20.0)) if filtered else right
+    assert sum(key_matches(plan, g)[1] for g in plan.groups) == left.join(right, "k", join_type="inner").num_rows
+
+
+def test_key_matches_scales_a_sample_of_the_larger_side(tmp_path):
+    """A side over sample_rows is sampled: 40 rows of key 7 against 3 rows of it, 4 sampled, 4 x 3 matches
+    scaled by 40 / 4 -- the 120 pairs of the join."""
+    lt, lf = write_table(str(tmp_path / "l"), rows_of([7] * 40, "l"), COLUMNS, ["k"], 2)
+    rt, rf = write_table(str(tmp_path / "r"), rows_of([7, 7, 7, 1], "r"), COLUMNS, ["k"], 2)
+    sides = [SideFiles(2, None, {b: tuple(f) for b, f in files.items()}) for files in (lf, rf)]
+    plan = plan_join(lt, rt, "k", "inner", left_files=sides[0], right_files=sides[1])
+    group = next(g for g in plan.groups if g.left_files)
+    assert key_matches(plan, group, sample_rows=4) == (43, 120) == key_matches(plan, group)  # key 1: another bucket
+    with pytest.raises(InvalidArgumentError, match="one key pair"):
+        key_matches(plan_join(lt, rt, ["k", "s"], "inner", left_files=sides[0], right_files=sides[1]), group)

@@ -118,7 +118,8 @@ class JoinPlan:
             own join over the two scans), ``"move-left"``/``"move-right"`` (that plain side hashed
             into the other's buckets, then joined bucket by bucket; see ``plain_side``) or ``"jvm"``
             (the groups joined by Spark in the JVM, bucket by bucket, where a Python worker's memory
-            cannot hold a join task; ``groups`` are those the Python join would have run).
+            cannot hold a join task, or where the keys repeat so that the output outnumbers the rows
+            read; ``groups`` are those the Python join would have run).
         reason: why, in words.
         how: canonical join type: one of :data:`JOIN_TYPES`.
         left_keys, right_keys: the join keys of each side, paired by position.
