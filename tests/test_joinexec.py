@@ -258,12 +258,18 @@ def test_key_matches_counts_the_pairs_arrows_join_makes(tmp_path_factory, lkeys,
 
 def test_key_matches_scales_a_sample_of_the_larger_side(tmp_path):
     """A side over sample_rows is sampled: 40 rows of key 7 against 3 rows of it, 4 sampled, 4 x 3 matches
-    scaled by 40 / 4 -- the 120 pairs of the join."""
+    scaled by 40 / 4 -- the 120 pairs of the join; a side with a filter is not."""
     lt, lf = write_table(str(tmp_path / "l"), rows_of([7] * 40, "l"), COLUMNS, ["k"], 2)
     rt, rf = write_table(str(tmp_path / "r"), rows_of([7, 7, 7, 1], "r"), COLUMNS, ["k"], 2)
     sides = [SideFiles(2, None, {b: tuple(f) for b, f in files.items()}) for files in (lf, rf)]
     plan = plan_join(lt, rt, "k", "inner", left_files=sides[0], right_files=sides[1])
     group = next(g for g in plan.groups if g.left_files)
     assert key_matches(plan, group, sample_rows=4) == (43, 120) == key_matches(plan, group)  # key 1: another bucket
+    # a filtered side is read whole: 4 of its 40 rows pass, 4 x 3 pairs (a sample of 2 passing rows, scaled by the
+    # footer's 40, would say 120)
+    filtered = plan_join(lt, rt, "k", "inner", left_filters=[("v", "<", 4.0)], left_files=SideFiles(
+        2, None, sides[0].files, residual=normalize_filters([("v", "<", 4.0)])), right_files=sides[1])
+    group = next(g for g in filtered.groups if g.left_files)
+    assert key_matches(filtered, group, sample_rows=2) == (7, 12)
     with pytest.raises(InvalidArgumentError, match="one key pair"):
         key_matches(plan_join(lt, rt, ["k", "s"], "inner", left_files=sides[0], right_files=sides[1]), group)

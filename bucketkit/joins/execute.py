@@ -393,33 +393,35 @@ def merge_join(left_files: Sequence[ReadUnit], right_files: Sequence[ReadUnit], 
 
 
 def key_matches(plan: JoinPlan, group: BucketGroup, sample_rows: int = 16384) -> tuple[float, float]:
-    """``(rows, matches)`` of one bucket group of a join on one key pair: the rows its two sides' files hold
-    (footer row counts) and an estimate of the pairs of rows read (filters applied) whose keys are equal
-    (NULL matches nothing), what an inner join of the group outputs. The larger side's first
-    ``sample_rows`` keys are matched against all of the smaller side's: the matches per row of the sample,
-    times that side's rows (exact when the side holds no more rows). Reads keys only, and counts by hash
-    kernels (``value_counts``, ``index_in``), not Acero, whose first use in a process costs most of a
-    second. Raises what reading raises, and ``pyarrow.ArrowException`` where Arrow cannot compare the two
-    sides' key types."""
+    """``(rows, matches)`` of one bucket group of a join on one key pair: the rows its two sides read and an
+    estimate of the pairs of them whose keys are equal (NULL matches nothing), what an inner join of the group
+    outputs. The larger side (by footer row counts) is sampled where it has no filter: its first
+    ``sample_rows`` keys, matched against all of the smaller side's, the matches scaled by its rows over the
+    sample (exact when it holds no more). A side with a filter is read whole, its rows counted as they pass.
+    Reads keys (and filter columns) only, and counts by hash kernels (``value_counts``, ``index_in``), not
+    Acero, whose first use in a process costs most of a second. Raises what reading raises, and
+    ``pyarrow.ArrowException`` where Arrow cannot compare the two sides' key types."""
     if len(plan.left_keys) != 1:
         raise InvalidArgumentError(f"key_matches: a join on one key pair, not {list(plan.left_keys)}")
     ex = build_exec(plan, [plan.left_keys[0]])  # any output column will do: each side reads its keys
     sides = [(ex.left, ex.left_keys[0], group.left_files), (ex.right, ex.right_keys[0], group.right_files)]
     lrows, rrows = (ex.side_estimate(side, files)[0] for side, _, files in sides)
     (big, big_key, big_files), (small, small_key, small_files) = sides if lrows >= rrows else sides[::-1]
+    limit = sample_rows if not big.filters else sys.maxsize
     sample, taken = [], 0
-    for batch in big.stream(big_files, min(sample_rows, ex.batch_rows)):
-        sample.append(batch.column(big.columns.index(big_key)).slice(0, sample_rows - taken))
+    for batch in big.stream(big_files, min(limit, ex.batch_rows)):
+        sample.append(batch.column(big.columns.index(big_key)).slice(0, limit - taken))
         taken += len(sample[-1])
-        if taken >= sample_rows:
+        if taken >= limit:
             break
-    if not taken:
-        return lrows + rrows, 0.0
-    counts = pc.value_counts(pa.chunked_array(sample).drop_null())
+    big_rows = max(lrows, rrows) if taken >= limit else taken  # a sample stands for the side's footer rows
     other = small.read(small_files)[small_key]
+    if not taken or not len(other):
+        return big_rows + len(other), 0.0
+    counts = pc.value_counts(pa.chunked_array(sample).drop_null())
     at = pc.index_in(other, value_set=counts.field("values").cast(other.type)).drop_null()
     matches = pc.sum(pc.take(counts.field("counts"), at)).as_py() or 0
-    return lrows + rrows, matches * max(lrows, rrows) / taken
+    return big_rows + len(other), matches * big_rows / taken
 
 
 def describe_group(ex: JoinExec, group: BucketGroup) -> str:
