@@ -96,9 +96,12 @@ def reference_kind(ref: Any) -> Literal["table", "path", "catalog"]:
             return "path"
         if _CATALOG_NAME.fullmatch(ref):
             return "catalog"
+    session = type(ref).__name__ == "SparkSession"  # plan_scan(spark, "t"): the session where the table goes
     raise InvalidArgumentError(
         f"table {ref!r}: expected a BucketedTable, a directory ('./t', '/data/t', 's3://bucket/t') "
-        f"or a catalog table name ('t', 'db.t')")
+        f"or a catalog table name ('t', 'db.t')" + (
+            "; plan_scan and plan_join take the table first and the session as spark= (scan, join and write "
+            "take the session first)" if session else ""))
 
 
 def open_table(

@@ -78,6 +78,14 @@ def test_plans_need_no_spark_for_directories_and_tuple_filters(tmp_path):
 
 
 @pytest.mark.spark
+def test_a_session_where_a_plan_wants_the_table_says_where_the_session_goes(spark):
+    """scan(spark, t) takes the session first, plan_scan(t, spark=spark) the table: the slip gets the order."""
+    for call in (lambda: bucketkit.plan_scan(spark, "t"), lambda: bucketkit.plan_join(spark, "a", "k")):
+        with pytest.raises(InvalidArgumentError, match="take the table first and the session as spark="):
+            call()
+
+
+@pytest.mark.spark
 def test_a_missing_catalog_table_says_how_to_name_a_directory(spark):
     with pytest.raises(TableNotFoundError, match=r"no_such_table.*for a directory of that name write '\./no_such_table'"):
         resolve_table(spark, "no_such_table")
