@@ -35,8 +35,7 @@ def test_join_equals_sparks_join(spark, tmp_path_factory, lkeys, rkeys, how, k, 
     ours = bucketkit.join(spark, lt, rt, "k", SPARK_HOW[how], left_filters=lfilter, right_filters=rfilter)
     ours_plan = bucketkit.plan_join(lt, rt, "k", SPARK_HOW[how], left_filters=lfilter, right_filters=rfilter,
                                    spark=spark)
-    # keys repeated on both sides (7 drawn often) can make the join output more rows than it reads: the JVM joins it
-    assert ours_plan.strategy == "bucketed" or (ours_plan.strategy == "jvm" and "keys repeat" in ours_plan.reason)
+    assert ours_plan.strategy == "bucketed"  # repeated keys here: far fewer output rows per bucket than the JVM needs
     from bucketkit.pruning.filters import normalize as normalize_filters
     from bucketkit.spark.filters import to_column as dnf_to_column
 
@@ -60,16 +59,22 @@ def test_copartitioned_join_has_no_exchange(spark, tmp_path, how):
 
 
 @pytest.mark.parametrize("how", ["inner", "full", "left_semi"])
-def test_a_join_whose_keys_repeat_is_joined_in_the_jvm_by_bucket(spark, tmp_path, how):
-    """50 keys, 6 rows each on both sides: 1,800 pairs from 600 rows, which Spark builds faster in the JVM than a
-    Python task hands them over (benchmarks/bench_join.py --repeated-keys): the plan says "jvm" and why, Spark
-    joins the bucketed scans with no Exchange, rows as Spark's own join. Unique keys stay with the Python kernel,
-    and so does a semi join, which outputs at most its rows."""
+def test_a_join_whose_keys_repeat_is_joined_in_the_jvm_by_bucket(spark, tmp_path, monkeypatch, how):
+    """50 keys, 6 rows each on both sides: 1,800 pairs from 600 rows. Where such a join outputs millions of rows per
+    bucket, Spark builds them faster in the JVM than a Python task hands them over (benchmarks/bench_join.py
+    --repeated-keys); at this size the kernel's few tasks win, so the plan keeps it. With the size rule set to
+    none, the plan says "jvm" and why, Spark joins the bucketed scans with no Exchange, rows as Spark's own join.
+    Unique keys stay with the Python kernel, and so does a semi join, which outputs at most its rows."""
+    import bucketkit.spark.join as spark_join
+
     keys = [k for k in range(50) for _ in range(6)]
     lrows, rrows = rows_of(keys, "l"), rows_of(keys[::-1], "r")
     write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 4)
     write_table(str(tmp_path / "r"), rrows, COLUMNS, ["k"], 4)
     write_table(str(tmp_path / "u"), rows_of(list(range(100)), "u"), COLUMNS, ["k"], 4)
+    small = bucketkit.plan_join(str(tmp_path / "l"), str(tmp_path / "r"), "k", how, spark=spark)
+    assert small.strategy == "bucketed", small.reason
+    monkeypatch.setattr(spark_join, "OUTPUT_PER_BUCKET", 0)
     plan = bucketkit.plan_join(str(tmp_path / "l"), str(tmp_path / "r"), "k", how, spark=spark)
     if how == "left_semi":
         assert plan.strategy == "bucketed", plan.reason

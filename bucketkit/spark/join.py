@@ -89,15 +89,22 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
     return plan
 
 
-#: Output rows per row read above which Spark's JVM join of the bucketed scans beats the Python kernel, whose
+#: Output rows per row read above which Spark's JVM join of the bucketed scans can beat the Python kernel, whose
 #: tasks hand every output row to Spark through Arrow (measured, 2M x 2M rows in 16 buckets, both sessions:
 #: 0.83 s against 1.89 s at 0.5, level at 2.5, 1.61 against 1.31 s at 4; benchmarks/bench_join.py --repeated-keys).
 EXPANDS = 2.0
+#: Output rows per bucket below which the JVM's tasks cost more than the rows save: it runs a task per bucket
+#: (a session the user built; get_session() groups small buckets), each with its own sort or hash map, where the
+#: kernel packs its groups into few tasks. Measured in a plain session, 4 output rows per row read: 16M output
+#: rows in 16 buckets 1.31 s JVM against 1.61 s kernel; in 64 buckets 3.04 s against 1.84 s; 8M in 64 buckets
+#: 2.34 s against 1.05 s; 2M in 64 buckets (10 per row) 1.23 s against 0.62 s.
+OUTPUT_PER_BUCKET = 1_000_000
 
 
 def _expanding(spark: Any, plan: JoinPlan) -> JoinPlan:
     """``plan`` joined in the JVM where its keys repeat enough that the join outputs more than
-    :data:`EXPANDS` rows per row read (estimated on the largest group: :func:`key_matches`), else as it is."""
+    :data:`EXPANDS` rows per row read and :data:`OUTPUT_PER_BUCKET` rows per bucket (estimated on the largest
+    group: :func:`key_matches`, scaled to all groups by their bytes), else as it is."""
     from pyarrow import ArrowException
 
     from bucketkit.joins.execute import key_matches
@@ -109,10 +116,13 @@ def _expanding(spark: Any, plan: JoinPlan) -> JoinPlan:
         rows, matches = key_matches(plan, plan.groups[0])
     except ArrowException:  # key types Arrow cannot compare: no estimate, the kernel joins them as planned
         return plan
-    if matches <= EXPANDS * rows:
+    buckets = max(plan.left.spec.bucket_count, plan.right.spec.bucket_count)
+    output = matches * (plan.left_bytes + plan.right_bytes) / max(1, plan.groups[0].bytes)
+    if matches <= EXPANDS * rows or output < OUTPUT_PER_BUCKET * buckets:
         return plan
     why = (f"the keys repeat: the largest bucket group's {rows:,.0f} rows make about {matches:,.0f} matches "
-           f"({matches / max(rows, 1):.1f} output rows per row read, above {EXPANDS:g})")
+           f"({matches / max(rows, 1):.1f} output rows per row read, above {EXPANDS:g}; about {output:,.0f} in "
+           f"all, {output / buckets:,.0f} per bucket)")
     doubt = _jvm_doubt(spark, plan)
     if doubt:
         return replace(plan, reason=f"{plan.reason}; {why}, which Spark's JVM join builds faster, but {doubt}")
