@@ -29,26 +29,27 @@ from benchmarks.common import (BenchResult, bench_session, data_dir, print_resul
 BUCKETS, MULTIPLE = 64, 256
 
 
-def _rows_df(spark: Any, n: int, seed: int) -> Any:
+def _rows_df(spark: Any, n: int, seed: int, keys: int | None = None) -> Any:
+    """``n`` rows whose ``k`` is spread over ``keys`` values (default ``n``: about one row per key)."""
     from pyspark.sql import functions as F
 
     return (spark.range(n)
-            .select((F.abs(F.xxhash64(F.col("id"), F.lit(seed))) % n).alias("k"),
+            .select((F.abs(F.xxhash64(F.col("id"), F.lit(seed))) % (keys or n)).alias("k"),
                     F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"),
                     (F.rand(seed) * 100).alias("d")))
 
 
 def write_pair(spark: Any, root: Any, buckets: int, n: int,
-               dirs: tuple[str, str] = ("left", "right")) -> dict[str, str]:
-    """``{"left": path, "right": path}``: ``n`` rows each (seeds 1 and 2) bucketed by ``k`` into
-    ``buckets``, written under ``root`` once per size; later runs reuse them."""
+               dirs: tuple[str, str] = ("left", "right"), keys: int | None = None) -> dict[str, str]:
+    """``{"left": path, "right": path}``: ``n`` rows each (seeds 1 and 2, ``k`` over ``keys`` values) bucketed by
+    ``k`` into ``buckets``, written under ``root`` once per size; later runs reuse them."""
     import bucketkit
 
     paths = {"left": str(root / dirs[0]), "right": str(root / dirs[1])}
     marker = root / "READY"
     if not marker.exists():
         for side, seed in (("left", 1), ("right", 2)):
-            bucketkit.write(_rows_df(spark, n, seed), "k", buckets, path=paths[side], mode="overwrite")
+            bucketkit.write(_rows_df(spark, n, seed, keys), "k", buckets, path=paths[side], mode="overwrite")
         marker.write_text(str(n))
     return paths
 
@@ -168,22 +169,13 @@ def repeated_keys(spark: Any, scale: float = 1.0, session: str = "get_session()"
     + aggregate of a column of each side; the label names the strategy the plan chose (the Python kernel, or Spark's
     JVM join of the bucketed scans where the output outnumbers the rows read)."""
     import bucketkit
-    from pyspark.sql import functions as F
 
     n = scaled(2_000_000, scale)
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     cols = [("left", "d"), ("right", "d")]
     results = []
     for r in REPEATS:
-        root = data_dir(f"join-repeated-{n}-{r}")
-        t = {"left": str(root / "left"), "right": str(root / "right")}
-        if not (root / "READY").exists():
-            for side, seed in (("left", 1), ("right", 2)):
-                df = spark.range(n).select((F.abs(F.xxhash64(F.col("id"), F.lit(seed))) % max(1, n // r)).alias("k"),
-                                           (F.rand(seed) * 100).alias("d"),
-                                           F.concat(F.lit("s"), F.col("id").cast("string")).alias("s"))
-                bucketkit.write(df, "k", 16, path=t[side], mode="overwrite")
-            (root / "READY").write_text(str(n))
+        t = write_pair(spark, data_dir(f"join-repeated-{n}-{r}"), 16, n, keys=max(1, n // r))
         plan = bucketkit.plan_join(t["left"], t["right"], "k", spark=spark)
 
         def ours() -> tuple:

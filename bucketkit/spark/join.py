@@ -25,6 +25,7 @@ from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table
 from bucketkit.spark.driver import (SERVER_SETUP, ServerError, has_extensions, is_connect, jar_class, master, refusal,
                                     session_key, table_function)
 from bucketkit.spark.filters import is_spark_filter
+from bucketkit.spark.sqlstatus import COMPATIBLE_TRANSFORMS
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind
 from bucketkit.trust import spec_doubt, transactional_kind
 
@@ -123,7 +124,7 @@ def _expanding(spark: Any, plan: JoinPlan) -> JoinPlan:
     why = (f"the keys repeat: the largest bucket group's {rows:,.0f} rows make about {matches:,.0f} matches "
            f"({matches / max(rows, 1):.1f} output rows per row read, above {EXPANDS:g}; about {output:,.0f} in "
            f"all, {output / buckets:,.0f} per bucket)")
-    doubt = _jvm_doubt(spark, plan)
+    doubt = _session_jvm_doubt(spark)  # the tables' own doubt was asked above
     if doubt:
         return replace(plan, reason=f"{plan.reason}; {why}, which Spark's JVM join builds faster, but {doubt}")
     return replace(plan, strategy="jvm", reason=f"{plan.reason}; {why}: Spark joins the bucketed scans in the "
@@ -401,9 +402,11 @@ def _probe_room(spark: Any) -> tuple[int, int]:
 
 def _jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
     """Why the JVM cannot join ``plan``'s sides bucket by bucket (:func:`_jvm_side`), or None."""
-    doubt = _tables_jvm_doubt(spark, plan)
-    if doubt:
-        return doubt
+    return _tables_jvm_doubt(spark, plan) or _session_jvm_doubt(spark)
+
+
+def _session_jvm_doubt(spark: Any) -> str | None:
+    """Why this session cannot run a JVM bucket join at all (no jar, no extensions on its server), or None."""
     if is_connect(spark):
         if not has_extensions(spark):
             return f"the Spark Connect server has no bucketkit extensions ({SERVER_SETUP})"
@@ -427,9 +430,6 @@ def _tables_jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
                 f"to the other ({COMPATIBLE_TRANSFORMS} is off)")
     return None
 
-
-#: Spark's setting that joins bucket(8) with bucket(16) scans without a shuffle (io.bucketkit.table.BucketScan).
-COMPATIBLE_TRANSFORMS = "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled"
 
 
 def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from bucketkit.errors import JvmBuildError
 from bucketkit.javacheck import require_java
 from bucketkit.jvmbuild import jar_path
-from bucketkit.spark.sqlstatus import CATALOG_CLASS
+from bucketkit.spark.sqlstatus import CATALOG_CLASS, COMPATIBLE_TRANSFORMS
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,7 +38,7 @@ CATALOG_CONF = {
     "spark.sql.catalog.spark_catalog": CATALOG_CLASS,
     "spark.sql.sources.v2.bucketing.enabled": "true",
     "spark.sql.sources.v2.bucketing.pushPartValues.enabled": "true",
-    "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled": "true",
+    COMPATIBLE_TRANSFORMS: "true",
     # a join or GROUP BY on keys that include the bucket key ((k, d), (k, v)) uses the bucketing, as
     # Iceberg's storage-partitioned joins do
     "spark.sql.requireAllClusterKeysForCoPartition": "false",

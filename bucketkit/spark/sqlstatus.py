@@ -16,12 +16,15 @@ from bucketkit.errors import LayoutError, TableNotFoundError
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["SqlStatus", "sql_status", "catalog_off", "Held", "held", "CATALOG_CLASS"]
+__all__ = ["SqlStatus", "sql_status", "catalog_off", "Held", "held", "CATALOG_CLASS", "COMPATIBLE_TRANSFORMS"]
 
 _CATALOG = "spark.sql.catalog.spark_catalog"
 #: bucketkit's SQL catalog, the class ``spark.sql.catalog.spark_catalog`` names in its sessions.
 CATALOG_CLASS = "io.bucketkit.spark.BucketkitCatalog"
 _SWITCH = "spark.bucketkit.catalog.enabled"
+#: Spark's setting that joins bucket(8) with bucket(16) scans without a shuffle, reducing one grouping of buckets into
+#: tasks to another; the catalog's sessions set it (io.bucketkit.table.BucketScan groups buckets only where it is on).
+COMPATIBLE_TRANSFORMS = "spark.sql.sources.v2.bucketing.allowCompatibleTransforms.enabled"
 
 
 @dataclass(frozen=True)
