@@ -53,10 +53,10 @@ hot = {"k": [7] * n, "v": [float(i) for i in range(n)]}
 spark = get_session("capped", warehouse=base + "/wh", shuffle_partitions=2,
                     conf={"spark.executor.pyspark.memory": "600m", "spark.task.maxFailures": "1"})
 # the Python kernel's spill and its memory error are what this child tests: at 8 rows per key a side (4 output rows
-# per row read, 1.6M per bucket) the plan would have Spark's JVM join build the rows (docs/joins.md), and the hot key
-# (160 billion pairs) would run there as long as Spark's own join runs
+# per row read) the plan would have Spark's JVM join build the rows (docs/joins.md), and the hot key (160 billion
+# pairs) would run there as long as Spark's own join runs
 import bucketkit.spark.join
-bucketkit.spark.join.OUTPUT_PER_BUCKET = float("inf")
+bucketkit.spark.join.EXPANDS = float("inf")
 out = {}
 lt, _ = write_table(base + "/l", spread, cols, ["k"], 2)
 rt, _ = write_table(base + "/r", spread, cols, ["k"], 2)

@@ -94,18 +94,21 @@ def plan_join(left: TableRef, right: TableRef, on: str | Sequence[Any], how: str
 #: tasks hand every output row to Spark through Arrow (measured, 2M x 2M rows in 16 buckets, both sessions:
 #: 0.83 s against 1.89 s at 0.5, level at 2.5, 1.61 against 1.31 s at 4; benchmarks/bench_join.py --repeated-keys).
 EXPANDS = 2.0
-#: Output rows per bucket below which the JVM's tasks cost more than the rows save: it runs a task per bucket
-#: (a session the user built; get_session() groups small buckets), each with its own sort or hash map, where the
-#: kernel packs its groups into few tasks. Measured in a plain session, 4 output rows per row read: 16M output
-#: rows in 16 buckets 1.31 s JVM against 1.61 s kernel; in 64 buckets 3.04 s against 1.84 s; 8M in 64 buckets
-#: 2.34 s against 1.05 s; 2M in 64 buckets (10 per row) 1.23 s against 0.62 s.
+#: Output rows per bucket below which the JVM's tasks cost more than the rows save, in a session whose bucketed
+#: scans run a task per bucket (a session the user built: :func:`_groups_buckets`), each with its own sort or hash
+#: map, where the kernel packs its groups into few tasks. Measured in a plain session, 4 output rows per row read:
+#: 16M output rows in 16 buckets 1.31 s JVM against 1.61 s kernel; in 64 buckets 3.04 s against 1.84 s; 8M in 64
+#: buckets 2.34 s against 1.05 s; 2M in 64 buckets (10 per row) 1.23 s against 0.62 s. Where the scans group small
+#: buckets (get_session()) the JVM won at every size tried: 20k x 20k rows in 16 buckets, 8 rows per key a side,
+#: 256 ms against 343 ms (Spark's join 328 ms); 200k x 200k, 20 per key, 390 against 654 ms.
 OUTPUT_PER_BUCKET = 1_000_000
 
 
 def _expanding(spark: Any, plan: JoinPlan) -> JoinPlan:
-    """``plan`` joined in the JVM where its keys repeat enough that the join outputs more than
-    :data:`EXPANDS` rows per row read and :data:`OUTPUT_PER_BUCKET` rows per bucket (estimated on the largest
-    group: :func:`key_matches`, scaled to all groups by their bytes), else as it is."""
+    """``plan`` joined in the JVM where its keys repeat enough that the join outputs more than :data:`EXPANDS`
+    rows per row read and, where the session's scans run a task per bucket, :data:`OUTPUT_PER_BUCKET` rows per
+    bucket (estimated on the largest group: :func:`key_matches`, scaled to all groups by their bytes), else as it
+    is."""
     from pyarrow import ArrowException
 
     from bucketkit.joins.execute import key_matches
@@ -119,7 +122,7 @@ def _expanding(spark: Any, plan: JoinPlan) -> JoinPlan:
         return plan
     buckets = max(plan.left.spec.bucket_count, plan.right.spec.bucket_count)
     output = matches * (plan.left_bytes + plan.right_bytes) / max(1, plan.groups[0].bytes)
-    if matches <= EXPANDS * rows or output < OUTPUT_PER_BUCKET * buckets:
+    if matches <= EXPANDS * rows or (output < OUTPUT_PER_BUCKET * buckets and not _groups_buckets(spark)):
         return plan
     why = (f"the keys repeat: the largest bucket group's {rows:,.0f} rows make about {matches:,.0f} matches "
            f"({matches / max(rows, 1):.1f} output rows per row read, above {EXPANDS:g}; about {output:,.0f} in "
@@ -415,6 +418,13 @@ def _session_jvm_doubt(spark: Any) -> str | None:
     return None
 
 
+def _groups_buckets(spark: Any) -> bool:
+    """Whether the JVM's bucketed scans in ``spark`` group small buckets into few tasks, as the JVM decides it
+    (io.bucketkit.table.BucketScan.groupsBuckets); False where it cannot be asked (Spark Connect)."""
+    scan = jar_class(spark, "table.BucketScan")
+    return scan is not None and bool(scan.groupsBuckets(spark._jsparkSession))
+
+
 def _tables_jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
     """Why the JVM cannot join these two tables bucket by bucket whatever the session has, or None."""
     for side, table, snapshot in (("left", plan.left, plan.left_snapshot), ("right", plan.right, plan.right_snapshot)):
@@ -429,7 +439,6 @@ def _tables_jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
         return (f"the sides have {counts[0]} and {counts[1]} buckets, and this session does not let Spark reduce one "
                 f"to the other ({COMPATIBLE_TRANSFORMS} is off)")
     return None
-
 
 
 def _jvm_side(spark: Any, table: BucketedTable, filters: Any, as_of: Any) -> Any:

@@ -322,9 +322,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
    */
   private int groupCount(long bytes) {
     SparkSession spark = SparkSession.active();
-    org.apache.spark.sql.internal.SQLConf conf = spark.sessionState().conf();
-    if (!Boolean.parseBoolean(conf.getConfString(GROUP_BUCKETS, "true"))
-        || !Boolean.parseBoolean(conf.getConfString(COMPATIBLE_TRANSFORMS, "false"))) {
+    if (!groupsBuckets(spark)) {
       return table.buckets;
     }
     int minTasks = minTasks(spark, bytes);
@@ -334,6 +332,17 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
       }
     }
     return table.buckets;
+  }
+
+  /**
+   * Whether {@code spark}'s bucketed scans group buckets into tasks by size ({@link #groupCount}), or run one
+   * task per bucket. Python asks this too (bucketkit.spark.join: one task per bucket costs a join of few rows
+   * per bucket more than Python's tasks save).
+   */
+  public static boolean groupsBuckets(SparkSession spark) {
+    org.apache.spark.sql.internal.SQLConf conf = spark.sessionState().conf();
+    return Boolean.parseBoolean(conf.getConfString(GROUP_BUCKETS, "true"))
+        && Boolean.parseBoolean(conf.getConfString(COMPATIBLE_TRANSFORMS, "false"));
   }
 
   /**
