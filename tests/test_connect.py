@@ -35,12 +35,13 @@ from support import background  # the module conftest queues jobs in (not tests.
 pytestmark = pytest.mark.spark
 
 SRC = "SELECT CAST(id - 300 AS INT) AS k, CAST(id % 13 AS STRING) AS v, CAST(id % 3 AS STRING) AS d FROM range(900)"
+REPEATED = "SELECT CAST(id % 30 AS INT) AS k, id AS w FROM range(900)"  # 30 rows per key: 15 output rows per row read
 
 
 @pytest.fixture(scope="module")
 def tables(spark, tmp_path_factory):
     base = tmp_path_factory.mktemp("connect")
-    for name in ("cn_a", "cn_b", "cn_p", "cn_new", "cn_app", "cn_r", "cn_spark", "cn_plain", "cn_moved"):
+    for name in ("cn_a", "cn_b", "cn_p", "cn_new", "cn_app", "cn_r", "cn_spark", "cn_plain", "cn_moved", "cn_rep"):
         spark.sql(f"DROP TABLE IF EXISTS {name}")
     spark.sql("DROP DATABASE IF EXISTS cn_db CASCADE")
     src = spark.sql(SRC)
@@ -50,6 +51,7 @@ def tables(spark, tmp_path_factory):
     bucketkit.write(src.select("k", "v"), "k", 4, table="cn_app", bucketing_version=2)
     bucketkit.write(src.select("k", "v"), "k", 4, table="cn_r", bucketing_version=2)
     bucketkit.write(src.select("k", "v"), "k", 4, path=str(base / "dir_a"), bucketing_version=2)
+    bucketkit.write(spark.sql(REPEATED), "k", 4, table="cn_rep", bucketing_version=2)
     src.write.bucketBy(4, "k").format("parquet").saveAsTable("cn_spark")
     src.write.format("parquet").saveAsTable("cn_plain")
     bucketkit.write(src, "k", 4, table="cn_moved", partitioned_by=["d"], bucketing_version=2)
@@ -103,6 +105,9 @@ out["join"] = rows(bucketkit.join(s, "cn_a", "cn_b", "k", columns=["k", "v", "d"
 jp = bucketkit.plan_join("cn_a", "cn_b", "k", spark=s)
 out["plan_join"] = [jp.strategy, jp.bucketed]
 out["join_dir"] = rows(bucketkit.join(s, "cn_a", base + "/dir_a", "k", how="left").select("k"))
+rp = bucketkit.plan_join("cn_rep", "cn_rep", "k", spark=s)
+out["plan_repeated"] = [rp.strategy, rp.reason]
+out["join_repeated"] = bucketkit.join(s, "cn_rep", "cn_rep", "k").selectExpr("count(*)", "sum(k)").collect()[0][:]
 plain = s.sql("SELECT CAST(id * 7 - 300 AS INT) AS k, id AS w FROM range(200)")
 out["join_df"] = rows(bucketkit.join(s, "cn_a", plain, "k").select("k", "v", "w"))
 left = _jvm_side(s, jp.left, None, None)
@@ -185,6 +190,10 @@ def test_plans_are_the_classic_sessions(spark, tables, client):
     assert client["plan_scan"] == [sorted(plan.selected_buckets), plan.files_selected] and len(plan.selected_buckets) == 1
     classic = bucketkit.plan_join("cn_a", "cn_b", "k", spark=spark)
     assert client["plan_join"] == [classic.strategy, classic.bucketed] and classic.bucketed
+    # keys that repeat: the client reads the server's grouping of buckets from its settings, the classic session asks
+    # its JVM (bucketkit.spark.join._groups_buckets); one strategy
+    repeated = bucketkit.plan_join("cn_rep", "cn_rep", "k", spark=spark)
+    assert client["plan_repeated"][0] == repeated.strategy == "jvm", client["plan_repeated"]
 
 
 def test_joins_return_sparks_rows(spark, client):
@@ -196,6 +205,8 @@ def test_joins_return_sparks_rows(spark, client):
     assert client["room"] == list(_probe_room(spark))  # the workers' room, asked without RDDs (no cap here)
     assert "hashpartitioning" not in client["jvm_plan"] and "bucketkit cn_a" in client["jvm_plan"], client["jvm_plan"]
     assert listed(client["join_dir"]) == rows(spark.table("cn_a").select("k"))
+    golden_rep = spark.sql("SELECT count(*), sum(a.k) FROM cn_rep a JOIN cn_rep b ON a.k = b.k").collect()[0]
+    assert list(client["join_repeated"]) == list(golden_rep) and golden_rep[0] == 27_000
     plain = spark.sql("SELECT CAST(id * 7 - 300 AS INT) AS k, id AS w FROM range(200)")
     golden_df = rows(spark.table("cn_a").join(plain, "k").select("k", "v", "w"))
     assert listed(client["join_df"]) == golden_df and golden_df

@@ -98,6 +98,29 @@ def test_a_join_whose_keys_repeat_is_joined_in_the_jvm_by_bucket(spark, tmp_path
     assert unique.strategy == "bucketed", unique.reason
 
 
+_SETTING = st.sampled_from([None, "true", "false", "TRUE", "False"])
+
+
+@settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(group=st.one_of(_SETTING, st.sampled_from(["yes", " true", ""])), compatible=_SETTING)
+def test_a_connect_client_reads_the_grouping_of_buckets_as_the_jvm_decides_it(spark, group, compatible):
+    """A Spark Connect client cannot ask the server's JVM whether its scans group small buckets into tasks (which
+    lifts the join's size bound): it reads the two settings. Both answers, for the same settings, agree."""
+    from bucketkit.spark.driver import jar_class
+    from bucketkit.spark.join import GROUP_BUCKETS, settings_group_buckets
+    from bucketkit.spark.sqlstatus import COMPATIBLE_TRANSFORMS
+
+    before = {name: spark.conf.get(name, None) for name in (GROUP_BUCKETS, COMPATIBLE_TRANSFORMS)}
+    try:
+        for name, value in ((GROUP_BUCKETS, group), (COMPATIBLE_TRANSFORMS, compatible)):
+            spark.conf.unset(name) if value is None else spark.conf.set(name, value)
+        jvm = jar_class(spark, "table.BucketScan").groupsBuckets(spark._jsparkSession)
+        assert settings_group_buckets(spark.conf.get) == jvm, (group, compatible)
+    finally:
+        for name, value in before.items():
+            spark.conf.unset(name) if value is None else spark.conf.set(name, value)
+
+
 def test_pairs_and_columns_match_sparks_condition_join(spark, tmp_path):
     lrows, rrows = rows_of([1, 2, 2, None, 4], "l"), {"id": [2, 4, 4, 9], "w": ["a", "b", "c", "d"]}
     lt, _ = write_table(str(tmp_path / "l"), lrows, COLUMNS, ["k"], 2)

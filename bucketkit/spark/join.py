@@ -102,6 +102,8 @@ EXPANDS = 2.0
 #: buckets (get_session()) the JVM won at every size tried: 20k x 20k rows in 16 buckets, 8 rows per key a side,
 #: 256 ms against 343 ms (Spark's join 328 ms); 200k x 200k, 20 per key, 390 against 654 ms.
 OUTPUT_PER_BUCKET = 1_000_000
+#: bucketkit's setting for grouping a bucketed scan's small buckets into few tasks (docs/sql.md)
+GROUP_BUCKETS = "spark.bucketkit.groupBuckets"
 
 
 def _expanding(spark: Any, plan: JoinPlan) -> JoinPlan:
@@ -420,9 +422,20 @@ def _session_jvm_doubt(spark: Any) -> str | None:
 
 def _groups_buckets(spark: Any) -> bool:
     """Whether the JVM's bucketed scans in ``spark`` group small buckets into few tasks, as the JVM decides it
-    (io.bucketkit.table.BucketScan.groupsBuckets); False where it cannot be asked (Spark Connect)."""
+    (io.bucketkit.table.BucketScan.groupsBuckets). A Spark Connect client, which cannot call the server's JVM, reads
+    the two settings that rule it (:func:`settings_group_buckets`)."""
     scan = jar_class(spark, "table.BucketScan")
-    return scan is not None and bool(scan.groupsBuckets(spark._jsparkSession))
+    if scan is not None:
+        return bool(scan.groupsBuckets(spark._jsparkSession))
+    return is_connect(spark) and settings_group_buckets(spark.conf.get)
+
+
+def settings_group_buckets(get: Any) -> bool:
+    """BucketScan.groupsBuckets from a session's settings (``get(name, default)``): bucketkit's
+    ``spark.bucketkit.groupBuckets`` not off and Spark's :data:`COMPATIBLE_TRANSFORMS` on, each read as Java's
+    ``Boolean.parseBoolean`` reads it. Held equal to the JVM's answer by tests/test_join_spark.py."""
+    return (str(get(GROUP_BUCKETS, "true")).lower() == "true"
+            and str(get(COMPATIBLE_TRANSFORMS, "false")).lower() == "true")
 
 
 def _tables_jvm_doubt(spark: Any, plan: JoinPlan) -> str | None:
