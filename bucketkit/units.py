@@ -29,7 +29,7 @@ from typing import Any, Iterator, Mapping, Protocol, Sequence
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, VersionNotFoundError
+from bucketkit.errors import ConcurrentModificationError, CorruptTableError, InvalidArgumentError, VersionNotFoundError
 from bucketkit.io import (HIVE_DEFAULT_PARTITION, KEPT_VERSIONS, file_columns, footer_rows, open_data_file, read_file,
                           read_schema)
 
@@ -117,6 +117,9 @@ class ReadUnit:
         partition: the partition values of its directory, ``(name, raw string)`` pairs.
         rows: rows by the footers (-1: not read yet, or unreadable).
         source: how its rows are made from its files (:class:`UnitSource`); None: one plain data file.
+        checked: whether a reader that relies on the unit's bucket re-hashes its rows as it reads them: a plain
+            Hive-hashed file whose placement no bucketkit commit vouches for
+            (:class:`bucketkit.layout.manifest.Placement`).
     """
 
     path: str
@@ -125,6 +128,7 @@ class ReadUnit:
     partition: tuple[tuple[str, str], ...] = ()
     rows: int = -1
     source: Any = None
+    checked: bool = False
 
     @property
     def values(self) -> dict[str, str]:
@@ -246,3 +250,30 @@ def conform(data: pa.Table | pa.RecordBatch, target: pa.Schema, names: Sequence[
         column = column.cast(fld.type) if column.type != fld.type else column
         arrays.append(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
     return pa.Table.from_arrays(arrays, schema=target)
+
+
+def check_placement(batch: pa.RecordBatch, unit: ReadUnit, spec: Any, hint: str = "") -> pa.RecordBatch:
+    """``batch`` (rows of ``unit``, its columns named as the table's) as it is, once each row's bucket columns are
+    re-hashed by the table's bucket function (``spec``: its :class:`~bucketkit.layout.metadata.TableSpec`).
+
+    Raises :class:`CorruptTableError` at a row that belongs in a bucket other than the one the unit's file is named
+    for (what the SQL catalog's scan checks, io.bucketkit.read.FileBucketCheck; Trino's
+    ``hive.validate-bucketing``): a table whose files were never hashed as its metadata says fails, instead of a
+    pruned read or a join by bucket returning wrong rows. ``hint`` ends the message (how to skip the check)."""
+    import numpy as np
+
+    if not batch.num_rows:
+        return batch
+    function = spec.bucket_function()
+    columns = [batch.column(batch.schema.get_field_index(c)) for c in spec.bucketed_by]
+    found = function.bucket_ids(columns)
+    wrong = np.flatnonzero(found != unit.bucket)
+    if len(wrong):
+        i = int(wrong[0])
+        key = tuple(c[i].as_py() for c in columns)
+        raise CorruptTableError(
+            f"{unit.path}: a row with {', '.join(spec.bucketed_by)} = {key if len(key) > 1 else key[0]!r} is in "
+            f"bucket {unit.bucket}'s files, but {function} places it in bucket {int(found[i])}: the files were not "
+            f"written as the table's metadata says, so pruning and bucket joins would return wrong rows. Check it "
+            f"with `bucketkit validate`{hint}")
+    return batch

@@ -188,6 +188,27 @@ def test_merge_join_detects_unsorted_files(tmp_path):
         list(merge_join(plan.groups[0].left_files, plan.groups[0].right_files, ex))
 
 
+def test_a_file_holding_another_buckets_rows_fails_the_join_naming_it(tmp_path):
+    """A table no bucketkit commit recorded (no manifest: its placement is checked as it is read) joins by bucket
+    while every row is in its bucket's file; once bucket 1's file is renamed as a second file of bucket 0 (what a
+    writer that never hashed leaves), the join re-hashes the rows it reads and fails naming that file, instead of
+    pairing its rows with bucket 0 of the other side and missing their partners."""
+    lt, lf = write_table(str(tmp_path / "l"), rows_of(list(range(40)), "l"), COLUMNS, ["k"], 4)
+    rt, _ = write_table(str(tmp_path / "r"), rows_of(list(range(40)), "r"), COLUMNS, ["k"], 4)
+    plan = plan_join(lt, rt, "k")
+    assert plan.strategy == "bucketed" and all(u.checked for g in plan.groups for u in g.left_files), plan.reason
+    assert "placement: checked row by row: no _bucketkit_files.json" in plan.explain()
+    ex = build_exec(plan)
+    assert sum(b.num_rows for g in plan.groups for b in execute_group(ex, g)) == 40
+    moved = lf[1][0].path
+    os.rename(moved, os.path.join(os.path.dirname(moved), "000000_0_copy_1"))
+    plan = plan_join(lt, rt, "k")
+    ex = build_exec(plan)
+    with pytest.raises(CorruptTableError, match=r"000000_0_copy_1: a row with k = \d+ is in bucket 0's files, but "
+                                                r".* places it in bucket 1"):
+        [b for g in plan.groups for b in execute_group(ex, g)]
+
+
 def test_zero_byte_files_are_empty_buckets(tmp_path):
     lt, lf = write_table(str(tmp_path / "l"), rows_of([1], "l"), COLUMNS, ["k"], 8)
     assert sum(1 for fs in lf.values() for f in fs if f.size == 0) == 7

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
 import numpy as np
@@ -179,7 +179,7 @@ def build_exec(plan: JoinPlan, columns: Sequence[Any] | None = None, *, batch_ro
         spec = table.spec
         ptypes = tuple((n, arrow_type_of_hive(t)) for n, t in zip(spec.partitioned_by, spec.partition_types))
         return SideRead(table.filesystem, spec.file_format, schema, ptypes, tuple(needed), tuple(dnf or ()),
-                        str(table))
+                        str(table), spec)
 
     output = tuple((s, c) for _, s, c in selected)
     merge_key = None
@@ -404,7 +404,9 @@ def key_matches(plan: JoinPlan, group: BucketGroup, sample_rows: int = 16384) ->
     if len(plan.left_keys) != 1:
         raise InvalidArgumentError(f"key_matches: a join on one key pair, not {list(plan.left_keys)}")
     ex = build_exec(plan, [plan.left_keys[0]])  # any output column will do: each side reads its keys
-    sides = [(ex.left, ex.left_keys[0], group.left_files), (ex.right, ex.right_keys[0], group.right_files)]
+    # an estimate, not the join: rows are not re-hashed here (the join's own read checks them)
+    sides = [(replace(ex.left, placement=None), ex.left_keys[0], group.left_files),
+             (replace(ex.right, placement=None), ex.right_keys[0], group.right_files)]
     lrows, rrows = (ex.side_estimate(side, files)[0] for side, _, files in sides)
     (big, big_key, big_files), (small, small_key, small_files) = sides if lrows >= rrows else sides[::-1]
     limit = sample_rows if not big.filters else sys.maxsize

@@ -128,6 +128,8 @@ class JoinPlan:
         left_filters, right_filters: each side's filters as given (applied before the join).
         groups: the bucket groups, largest first (empty for ``"shuffle"``).
         left_pruning, right_pruning: what the scan planner selected on each side and why.
+        left_placement, right_placement: whether each side's rows are vouched for or re-hashed as they are read,
+            and why (:attr:`~bucketkit.joins.sides.SideFiles.placement`).
         merge: True when each group is joined by the streaming merge join (sorted buckets).
         merge_reason: why the merge join is or is not used.
         left_schema, right_schema: Arrow schema of each side (data then partition columns).
@@ -154,6 +156,8 @@ class JoinPlan:
     groups: tuple[BucketGroup, ...] = ()
     left_pruning: str = ""
     right_pruning: str = ""
+    left_placement: str = ""
+    right_placement: str = ""
     merge: bool = False
     merge_reason: str = ""
     left_schema: pa.Schema | None = field(default=None, compare=False)
@@ -211,6 +215,7 @@ class JoinPlan:
             "left": side(self.left), "right": side(self.right),
             "left_filters": _jsonable(self.left_filters), "right_filters": _jsonable(self.right_filters),
             "left_pruning": self.left_pruning, "right_pruning": self.right_pruning,
+            "left_placement": self.left_placement, "right_placement": self.right_placement,
             "merge": self.merge, "merge_reason": self.merge_reason, "left_snapshot": self.left_snapshot,
             "right_snapshot": self.right_snapshot, "plain_side": self.plain_side,
             "totals": {"groups": len(self.groups), "left_files": self.left_files, "right_files": self.right_files,
@@ -228,9 +233,10 @@ class JoinPlan:
         keys = ", ".join(lk if lk == rk else f"{lk}={rk}" for lk, rk in zip(self.left_keys, self.right_keys))
         lines = [f"JoinPlan: {self.how} join on ({keys}) of {self.left} and {self.right}",
                  f"  strategy: {self.strategy}", f"  reason:   {self.reason}"]
-        for name, table, pruning, filters, snapshot in (
-                ("left", self.left, self.left_pruning, self.left_filters, self.left_snapshot),
-                ("right", self.right, self.right_pruning, self.right_filters, self.right_snapshot)):
+        for name, table, pruning, filters, snapshot, placement in (
+                ("left", self.left, self.left_pruning, self.left_filters, self.left_snapshot, self.left_placement),
+                ("right", self.right, self.right_pruning, self.right_filters, self.right_snapshot,
+                 self.right_placement)):
             spec = table.spec
             by = ", ".join(f"{t} {c}" for c, t in zip(spec.bucketed_by, spec.bucket_types))
             if name == self.plain_side:
@@ -248,6 +254,8 @@ class JoinPlan:
                 lines.append(f"          pruning: {pruning}")
             if snapshot:
                 lines.append(f"          snapshot: {snapshot}")
+            if placement and self.bucketed:
+                lines.append(f"          placement: {placement}")
         if self.bucketed:
             lines.append(f"  groups: {len(self.groups)}, left {self.left_files} files / {format_bytes(self.left_bytes)}, "
                          f"right {self.right_files} files / {format_bytes(self.right_bytes)}, skew {self.skew:.2f}x "
@@ -434,6 +442,7 @@ def plan_join(
     reason = (f"both sides bucketed by ({_describe(lt)}) with {lt.spec.hashing}, "
               f"{n} and {m} buckets{ratio}")
     return JoinPlan("bucketed", reason, groups=groups, left_pruning=lside.reason, right_pruning=rside.reason,
+                    left_placement=lside.placement, right_placement=rside.placement,
                     merge=merge, merge_reason=merge_reason, left_residual=lside.residual,
                     right_residual=rside.residual, left_snapshot=lside.snapshot, right_snapshot=rside.snapshot,
                     **common)

@@ -20,7 +20,7 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import ConcurrentModificationError
 from bucketkit.pruning.filters import to_pyarrow
-from bucketkit.units import ReadUnit, conform
+from bucketkit.units import ReadUnit, check_placement, conform
 
 __all__ = ["SideRead"]
 
@@ -38,6 +38,10 @@ class SideRead:
         filters: normalised DNF filters (:func:`bucketkit.pruning.filters.normalize`), applied
             while reading, before the join (``()`` = none).
         table: the table's name or location, for error messages.
+        placement: the table's spec, by whose bucket function the rows of a
+            :attr:`~bucketkit.units.ReadUnit.checked` unit are re-hashed as they are read
+            (:func:`bucketkit.units.check_placement`: the join pairs buckets by the files' names, and a row in
+            another bucket's file would miss its partners); None: no unit is checked.
     """
 
     filesystem: pafs.FileSystem
@@ -47,6 +51,7 @@ class SideRead:
     columns: tuple[str, ...]
     filters: tuple = ()
     table: str = ""
+    placement: Any = None
 
     def expression(self) -> Any:
         return to_pyarrow(self.filters)
@@ -73,14 +78,17 @@ class SideRead:
 
         Raises:
             ConcurrentModificationError: the file vanished after the join was planned.
+            CorruptTableError: a row of a checked unit belongs in another bucket than its file's.
         """
         if f.size <= 0:
             return
         parts = dict(self.partition_types)
         data = pa.schema([fld for fld in self.schema if fld.name not in parts])  # the table's data columns
         filter_cols = {c for conj in self.filters for c, _, _ in conj}
+        check = self.placement if f.checked else None  # its rows re-hashed: its bucket columns read too
         wanted = list(dict.fromkeys([*(c for c in self.columns if c not in parts),
-                                     *(c for c in filter_cols if c not in parts)]))
+                                     *(c for c in filter_cols if c not in parts),
+                                     *(check.bucketed_by if check is not None else ())]))
         # each batch as: the wanted data columns (missing ones NULL) cast to the schema, then the
         # partition columns the side reads or filters on
         constants = [name for name in parts if name in self.columns or name in filter_cols]
@@ -92,6 +100,8 @@ class SideRead:
                 batch = table.to_batches()[0] if table.num_rows else pa.RecordBatch.from_pylist([], schema=target)
                 if expr is not None:
                     batch = _filter(batch, expr)
+                if check is not None:
+                    check_placement(batch, f, check)
                 yield batch.select(list(self.columns))
         except FileNotFoundError as exc:
             raise ConcurrentModificationError(

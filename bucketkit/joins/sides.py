@@ -35,6 +35,8 @@ class SideFiles:
             (``TableKind.describe``); empty otherwise.
         unsorted: why the side's units are not sorted files (its kind's name and ``TableKind.unsorted``),
             or None.
+        placement: whether the rows of its plain Hive-hashed files are vouched for or re-hashed as they are read,
+            and why (:class:`bucketkit.layout.manifest.Placement`, in words); empty where nothing is checked.
     """
 
     bucket_count: int
@@ -45,6 +47,7 @@ class SideFiles:
     unbucketed: str | None = None
     snapshot: str = ""
     unsorted: str | None = None
+    placement: str = ""
 
     def is_selected(self, bucket: int) -> bool:
         return self.selected is None or bucket in self.selected
@@ -106,4 +109,5 @@ def scan_side(table: BucketedTable, filters: Any, write_ids: str | None = None, 
     kind = scan.kind
     return SideFiles(table.spec.bucket_count, scan.selected_buckets, {b: tuple(f) for b, f in files.items()},
                      reason, scan.residual, scan.unbucketed, kind.describe(scan) if kind else "",
-                     f"{kind.name}: {kind.unsorted}" if kind and kind.unsorted else None)
+                     f"{kind.name}: {kind.unsorted}" if kind and kind.unsorted else None,
+                     "" if scan.placement is None else str(scan.placement))

@@ -300,8 +300,9 @@ class ScanPlan:
         one per data file, or for a plan of a kind (Hive ACID) what the kind makes of each snapshot."""
         if self.kind is not None:
             return self.kind.units(self)
-        return [ReadUnit(f, p.sizes.get(f, 1), b, tuple(p.values.items())) for p in self.partitions
-                for b in sorted(p.bucket_files) for f in p.bucket_files[b]]
+        checked = self.placement is not None  # Hive-hashed plain files read bucketed: vouched, or re-hashed
+        return [ReadUnit(f, p.sizes.get(f, 1), b, tuple(p.values.items()), checked=checked and not p.vouched and b >= 0)
+                for p in self.partitions for b in sorted(p.bucket_files) for f in p.bucket_files[b]]
 
     def row_id_refused(self) -> str | None:
         """Why the plan's rows have no identity to return (``row_id=True``), or None: a full-ACID table's

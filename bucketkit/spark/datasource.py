@@ -175,27 +175,13 @@ class BucketkitReader(DataSourceReader):
 
 
 def _checked(batches: Iterator, partition: UnitPartition) -> Iterator:
-    """``batches`` of one read unit, each row's bucket columns re-hashed and checked against the
-    bucket its file names (what the JVM's ``BucketReadCheck`` does for plain tables): a table whose
-    files were never hashed as its metadata says fails, instead of a pruned read or a join by bucket
-    returning wrong rows."""
-    import numpy as np
+    """``batches`` of one read unit, each row's bucket re-hashed and checked against the bucket its file names
+    (:func:`bucketkit.units.check_placement`, what the JVM's ``BucketReadCheck`` does for plain tables)."""
+    from bucketkit.units import check_placement
 
-    spec = partition.check
-    function = spec.bucket_function()
-    unit = partition.unit
     for batch in batches:
-        found = function.bucket_ids([batch.column(batch.schema.get_field_index(c)) for c in spec.bucketed_by])
-        wrong = np.flatnonzero(found != unit.bucket)
-        if len(wrong):
-            i = int(wrong[0])
-            key = tuple(batch.column(batch.schema.get_field_index(c))[i].as_py() for c in spec.bucketed_by)
-            raise CorruptTableError(
-                f"{unit.path}: a row with {', '.join(spec.bucketed_by)} = {key if len(key) > 1 else key[0]!r} is in "
-                f"bucket {unit.bucket}'s files, but {function} places it in bucket {int(found[i])}: the files were not "
-                f"written as the table's metadata says, so pruning and bucket joins would return wrong rows. Check it "
-                f"with `bucketkit validate`; SET spark.bucketkit.checkBuckets=false skips this check")
-        yield batch
+        yield check_placement(batch, partition.unit, partition.check,
+                              "; SET spark.bucketkit.checkBuckets=false skips this check")
 
 
 class BucketkitDataSource(DataSource):
