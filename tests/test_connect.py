@@ -190,8 +190,8 @@ def test_plans_are_the_classic_sessions(spark, tables, client):
     assert client["plan_scan"] == [sorted(plan.selected_buckets), plan.files_selected] and len(plan.selected_buckets) == 1
     classic = bucketkit.plan_join("cn_a", "cn_b", "k", spark=spark)
     assert client["plan_join"] == [classic.strategy, classic.bucketed] and classic.bucketed
-    # keys that repeat: the client reads the server's grouping of buckets from its settings, the classic session asks
-    # its JVM (bucketkit.spark.join._groups_buckets); one strategy
+    # keys that repeat: the client reads the server's grouping of buckets from its settings, the classic session
+    # asks its JVM (bucketkit.spark.join._groups_buckets); one strategy
     repeated = bucketkit.plan_join("cn_rep", "cn_rep", "k", spark=spark)
     assert client["plan_repeated"][0] == repeated.strategy == "jvm", client["plan_repeated"]
 

@@ -32,7 +32,7 @@ from typing import Any, Iterator
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from bucketkit.errors import CorruptTableError, InvalidArgumentError
+from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import resolve_filesystem, split_top_level
 from bucketkit.layout.metadata import TableSpec
 from bucketkit.spark.types import arrow_schema
