@@ -334,8 +334,9 @@ def hash_arrays(arrays: Any, hive_types: Any, version: int) -> np.ndarray:
         UnsupportedTypeError: a type cannot be bucketed on, or an array's Arrow type cannot hold it.
         InvalidArgumentError: lengths or counts differ.
     """
-    from bucketkit.hashing.vectorized import hash_columns
-
+    hash_columns = _vectorized()
+    if hash_columns is None:
+        return _row_by_row(arrays, hive_types, version)
     return hash_columns(arrays, _types_of(hive_types), check_version(version))
 
 
@@ -344,10 +345,43 @@ def bucket_ids(arrays: Any, hive_types: Any, version: int, bucket_count: int) ->
 
     Equal to ``bucket_numbers(hash_arrays(...), bucket_count)``, computed in one pass.
     """
-    from bucketkit.hashing.vectorized import hash_columns
-
     bucket_number(0, bucket_count)  # validates the count
+    hash_columns = _vectorized()
+    if hash_columns is None:
+        return ((_row_by_row(arrays, hive_types, version).astype(np.int64) & 0x7FFFFFFF) % bucket_count).astype(np.int32)
     return hash_columns(arrays, _types_of(hive_types), check_version(version), int(bucket_count))
+
+
+_VECTORIZED: list = []  # once looked up: the vectorised path's function, or None
+
+
+def _vectorized() -> Any:
+    """:func:`bucketkit.hashing.vectorized.hash_columns`, or None where its numba kernels cannot load: numba's LLVM
+    needs ~190 MiB of address space, which a Python worker under ``spark.executor.pyspark.memory`` may not have
+    (``libllvmlite.so`` then fails to load). There rows are hashed one by one (:func:`_row_by_row`)."""
+    if not _VECTORIZED:
+        try:
+            from bucketkit.hashing.vectorized import hash_columns
+        except (ImportError, OSError, MemoryError):
+            hash_columns = None
+        _VECTORIZED.append(hash_columns)
+    return _VECTORIZED[0]
+
+
+def _row_by_row(arrays: Any, hive_types: Any, version: int) -> np.ndarray:
+    """:func:`hash_arrays` by the scalar path, :func:`hive_hash` a row (slower; the same hashes: the vectorised
+    path is held equal to it by tests/test_hashing_vectorized.py)."""
+    import pyarrow as pa
+
+    if isinstance(arrays, (pa.Table, pa.RecordBatch)):
+        arrays = list(arrays.columns)
+    elif isinstance(arrays, (pa.Array, pa.ChunkedArray)):
+        arrays = [arrays]
+    types = _types_of(hive_types)
+    columns = [[dict(v) if isinstance(v, list) and t.name == "map" else v for v in
+                (a.to_pylist() if hasattr(a, "to_pylist") else list(a))] for a, t in zip(arrays, types)]
+    return np.fromiter((hive_hash(row, types, version) for row in zip(*columns)), np.int32,
+                       len(columns[0]) if columns else 0)
 
 
 
