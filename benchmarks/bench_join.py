@@ -20,6 +20,7 @@ rows read and the plan hands the join to Spark's JVM join of the bucketed scans.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import Any
 
@@ -210,7 +211,7 @@ def checked_join(spark: Any, scale: float = 1.0, session: str = "get_session()")
     vouched = write_pair(spark, root, BUCKETS, n)
     checked = {side: str(root / f"{side}-unrecorded") for side in vouched}
     for side, path in checked.items():
-        if not (root / f"{side}-unrecorded").exists():
+        if not os.path.exists(path):
             shutil.copytree(vouched[side], path, ignore=shutil.ignore_patterns(MANIFEST_FILE))
     cols = [("left", "d"), ("right", "d")]
 

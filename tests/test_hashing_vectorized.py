@@ -136,7 +136,7 @@ def test_rows_are_hashed_one_by_one_where_numba_cannot_load(monkeypatch):
     expected = {(t, v): (hive.hash_arrays([a], [t], v), hive.bucket_ids([a], [t], v, 7))
                 for t, a in columns.items() for v in (1, 2)}
     expected_pair = hive.bucket_ids([columns["bigint"], columns["string"]], ["bigint", "string"], 2, 12)
-    monkeypatch.setattr(hive, "_VECTORIZED", [None])
+    monkeypatch.setattr(hive, "_vectorized", lambda: None)
     for (t, v), (hashes, buckets) in expected.items():
         assert list(hive.hash_arrays([columns[t]], [t], v)) == list(hashes), (t, v)
         assert list(hive.bucket_ids([columns[t]], [t], v, 7)) == list(buckets), (t, v)

@@ -336,7 +336,7 @@ def hash_arrays(arrays: Any, hive_types: Any, version: int) -> np.ndarray:
     """
     hash_columns = _vectorized()
     if hash_columns is None:
-        return _row_by_row(arrays, hive_types, version)
+        return _row_by_row(arrays, hive_types, version, hive_hash)
     return hash_columns(arrays, _types_of(hive_types), check_version(version))
 
 
@@ -348,41 +348,44 @@ def bucket_ids(arrays: Any, hive_types: Any, version: int, bucket_count: int) ->
     bucket_number(0, bucket_count)  # validates the count
     hash_columns = _vectorized()
     if hash_columns is None:
-        return ((_row_by_row(arrays, hive_types, version).astype(np.int64) & 0x7FFFFFFF) % bucket_count).astype(np.int32)
+        return _row_by_row(arrays, hive_types, version,
+                           lambda row, types, v: bucket_number(hive_hash(row, types, v), bucket_count))
     return hash_columns(arrays, _types_of(hive_types), check_version(version), int(bucket_count))
 
 
-_VECTORIZED: list = []  # once looked up: the vectorised path's function, or None
-
-
+@functools.cache
 def _vectorized() -> Any:
     """:func:`bucketkit.hashing.vectorized.hash_columns`, or None where its numba kernels cannot load: numba's LLVM
     needs ~190 MiB of address space, which a Python worker under ``spark.executor.pyspark.memory`` may not have
-    (``libllvmlite.so`` then fails to load). There rows are hashed one by one (:func:`_row_by_row`)."""
-    if not _VECTORIZED:
-        try:
-            from bucketkit.hashing.vectorized import hash_columns
-        except (ImportError, OSError, MemoryError):
-            hash_columns = None
-        _VECTORIZED.append(hash_columns)
-    return _VECTORIZED[0]
+    (``libllvmlite.so`` then fails to load). There rows are hashed one by one (:func:`_row_by_row`). Looked up once."""
+    try:
+        from bucketkit.hashing.vectorized import hash_columns
+    except (ImportError, OSError, MemoryError):
+        return None
+    return hash_columns
 
 
-def _row_by_row(arrays: Any, hive_types: Any, version: int) -> np.ndarray:
-    """:func:`hash_arrays` by the scalar path, :func:`hive_hash` a row (slower; the same hashes: the vectorised
-    path is held equal to it by tests/test_hashing_vectorized.py)."""
+def _arrow_columns(arrays: Any) -> list[Any]:
+    """The bucket columns given to the vectorised functions as a list of Arrow arrays: a table's or batch's columns,
+    one array, or a sequence of arrays (or of values, made arrays). As ``vectorized._columns`` reads them; that
+    module sits above this one (tests/test_layers.py) and loads numba, so it cannot serve here."""
     import pyarrow as pa
 
     if isinstance(arrays, (pa.Table, pa.RecordBatch)):
-        arrays = list(arrays.columns)
-    elif isinstance(arrays, (pa.Array, pa.ChunkedArray)):
-        arrays = [arrays]
-    types = _types_of(hive_types)
-    columns = [[dict(v) if isinstance(v, list) and t.name == "map" else v for v in
-                (a.to_pylist() if hasattr(a, "to_pylist") else list(a))] for a, t in zip(arrays, types)]
-    return np.fromiter((hive_hash(row, types, version) for row in zip(*columns)), np.int32,
-                       len(columns[0]) if columns else 0)
+        return list(arrays.columns)
+    if isinstance(arrays, (pa.Array, pa.ChunkedArray)):
+        return [arrays]
+    return [a if isinstance(a, (pa.Array, pa.ChunkedArray)) else pa.array(a) for a in arrays]
 
+
+def _row_by_row(arrays: Any, hive_types: Any, version: int, per_row: Any) -> np.ndarray:
+    """``per_row(row, types, version)`` (:func:`hive_hash`, or a row's bucket) of every row of the columns, by the
+    scalar path (slower; the same hashes: tests/test_hashing_vectorized.py holds the two paths equal)."""
+    types = _types_of(hive_types)
+    columns = [[dict(v) if isinstance(v, list) and t.name == "map" else v for v in a.to_pylist()]
+               for a, t in zip(_arrow_columns(arrays), types)]
+    return np.fromiter((per_row(row, types, version) for row in zip(*columns)), np.int32,
+                       len(columns[0]) if columns else 0)
 
 
 # --------------------------------------------------------------------------- the value object
