@@ -112,33 +112,3 @@ def test_vector_bucket_numbers_equal_scalar(hashes, n):
     extremes = [0, -1, 2**31 - 1, -(2**31), n - 1, n, n + 1, -n, 2 * n - 1]
     values = np.array([v for v in hashes + extremes if -(2**31) <= v < 2**31], dtype=np.int32)
     assert bucket_numbers(values, n).tolist() == [bucket_number(int(v), n) for v in values]
-
-
-def test_rows_are_hashed_one_by_one_where_numba_cannot_load(monkeypatch):
-    """A Python worker under an address-space cap (spark.executor.pyspark.memory) may fail to load numba's LLVM
-    (``libllvmlite.so``): the vectorised functions then hash row by row by the scalar path, with the same result
-    (a join's read-time check in a capped worker needs them)."""
-    import datetime
-
-    import pyarrow as pa
-
-    from bucketkit.hashing import hive
-
-    columns = {
-        "bigint": pa.array([1, None, -7, 2 ** 40], pa.int64()),
-        "int": pa.array([0, 5, None, -1], pa.int32()),
-        "string": pa.array(["a", "", None, "été"]),
-        "date": pa.array([datetime.date(2020, 1, 1), None, datetime.date(1969, 12, 31), datetime.date(2000, 2, 29)]),
-        "boolean": pa.array([True, False, None, True]),
-        "double": pa.array([0.5, -0.0, None, 1e300]),
-        "array<int>": pa.array([[1, 2], [], None, [None, 3]], pa.list_(pa.int32())),
-    }
-    expected = {(t, v): (hive.hash_arrays([a], [t], v), hive.bucket_ids([a], [t], v, 7))
-                for t, a in columns.items() for v in (1, 2)}
-    expected_pair = hive.bucket_ids([columns["bigint"], columns["string"]], ["bigint", "string"], 2, 12)
-    monkeypatch.setattr(hive, "_vectorized", lambda: None)
-    for (t, v), (hashes, buckets) in expected.items():
-        assert list(hive.hash_arrays([columns[t]], [t], v)) == list(hashes), (t, v)
-        assert list(hive.bucket_ids([columns[t]], [t], v, 7)) == list(buckets), (t, v)
-    assert list(hive.bucket_ids([columns["bigint"], columns["string"]], ["bigint", "string"], 2, 12)) == \
-        list(expected_pair)

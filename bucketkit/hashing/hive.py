@@ -306,11 +306,12 @@ def bucket_number(hash_code: int, bucket_count: int) -> int:
 def bucket_numbers(hashes: np.ndarray, bucket_count: int) -> np.ndarray:
     """Vectorised :func:`bucket_number`: ``(hashes & 0x7fffffff) % bucket_count`` as int32.
 
-    Computed by ``kernels.combine_bucket``, the one array form of the expression (it is fused
-    there with the last column's ``31 * h + x`` step of :func:`bucket_ids`).
+    Computed by ``combine_bucket`` (numba's, or its numpy twin where numba cannot load), the one array form of
+    the expression (it is fused there with the last column's ``31 * h + x`` step of :func:`bucket_ids`).
     """
-    from bucketkit.hashing.kernels import combine_bucket
+    from bucketkit.hashing.npkernels import chosen
 
+    combine_bucket = chosen().combine_bucket
     bucket_number(0, bucket_count)  # validates the count
     hashes = np.ascontiguousarray(hashes, dtype=np.int32)
     return combine_bucket(hashes, hashes, int(bucket_count), True)
@@ -334,9 +335,8 @@ def hash_arrays(arrays: Any, hive_types: Any, version: int) -> np.ndarray:
         UnsupportedTypeError: a type cannot be bucketed on, or an array's Arrow type cannot hold it.
         InvalidArgumentError: lengths or counts differ.
     """
-    hash_columns = _vectorized()
-    if hash_columns is None:
-        return _row_by_row(arrays, hive_types, version, hive_hash)
+    from bucketkit.hashing.vectorized import hash_columns
+
     return hash_columns(arrays, _types_of(hive_types), check_version(version))
 
 
@@ -346,46 +346,9 @@ def bucket_ids(arrays: Any, hive_types: Any, version: int, bucket_count: int) ->
     Equal to ``bucket_numbers(hash_arrays(...), bucket_count)``, computed in one pass.
     """
     bucket_number(0, bucket_count)  # validates the count
-    hash_columns = _vectorized()
-    if hash_columns is None:
-        return _row_by_row(arrays, hive_types, version,
-                           lambda row, types, v: bucket_number(hive_hash(row, types, v), bucket_count))
+    from bucketkit.hashing.vectorized import hash_columns
+
     return hash_columns(arrays, _types_of(hive_types), check_version(version), int(bucket_count))
-
-
-@functools.cache
-def _vectorized() -> Any:
-    """:func:`bucketkit.hashing.vectorized.hash_columns`, or None where its numba kernels cannot load: numba's LLVM
-    needs ~190 MiB of address space, which a Python worker under ``spark.executor.pyspark.memory`` may not have
-    (``libllvmlite.so`` then fails to load). There rows are hashed one by one (:func:`_row_by_row`). Looked up once."""
-    try:
-        from bucketkit.hashing.vectorized import hash_columns
-    except (ImportError, OSError, MemoryError):
-        return None
-    return hash_columns
-
-
-def _arrow_columns(arrays: Any) -> list[Any]:
-    """The bucket columns given to the vectorised functions as a list of Arrow arrays: a table's or batch's columns,
-    one array, or a sequence of arrays (or of values, made arrays). As ``vectorized._columns`` reads them; that
-    module sits above this one (tests/test_layers.py) and loads numba, so it cannot serve here."""
-    import pyarrow as pa
-
-    if isinstance(arrays, (pa.Table, pa.RecordBatch)):
-        return list(arrays.columns)
-    if isinstance(arrays, (pa.Array, pa.ChunkedArray)):
-        return [arrays]
-    return [a if isinstance(a, (pa.Array, pa.ChunkedArray)) else pa.array(a) for a in arrays]
-
-
-def _row_by_row(arrays: Any, hive_types: Any, version: int, per_row: Any) -> np.ndarray:
-    """``per_row(row, types, version)`` (:func:`hive_hash`, or a row's bucket) of every row of the columns, by the
-    scalar path (slower; the same hashes: tests/test_hashing_vectorized.py holds the two paths equal)."""
-    types = _types_of(hive_types)
-    columns = [[dict(v) if isinstance(v, list) and t.name == "map" else v for v in a.to_pylist()]
-               for a, t in zip(_arrow_columns(arrays), types)]
-    return np.fromiter((per_row(row, types, version) for row in zip(*columns)), np.int32,
-                       len(columns[0]) if columns else 0)
 
 
 # --------------------------------------------------------------------------- the value object

@@ -235,8 +235,9 @@ def _column_hash(column: Any, t: HiveType, seeds: np.ndarray) -> np.ndarray:
     """One column's Spark hash per row, each row seeded with ``seeds`` (uint32 as int64)."""
     import pyarrow as pa
 
-    from bucketkit.hashing import kernels as k
+    from bucketkit.hashing import npkernels
 
+    k = npkernels.chosen()
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()

@@ -1,10 +1,12 @@
 """Vectorised Hive bucketing hashes over Arrow arrays: the twin of hashing's scalar path.
 
-Fixed-width types are hashed with numpy (v1) or a numba Murmur3 over the values' big-endian bytes
-(v2); strings with numba kernels over Arrow's offsets and data buffers; arrays and maps by hashing
+Fixed-width types are hashed with numpy (v1) or a Murmur3 kernel over the values' big-endian bytes
+(v2); strings with kernels over Arrow's offsets and data buffers; arrays and maps by hashing
 the child values once (recursively, vectorised) and reducing them per row with the offsets. NULLs
 hash to 0 through the validity bitmap. Every kernel reads Arrow buffers in place (slices honoured
-through ``array.offset``), so no Python object is created per value.
+through ``array.offset``), so no Python object is created per value. The kernels are numba's
+(:mod:`bucketkit.hashing.kernels`), or their numpy twins where numba cannot load
+(:func:`bucketkit.hashing.npkernels.chosen`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from bucketkit.hashing import kernels as k
+from bucketkit.hashing import npkernels
 from bucketkit.errors import InvalidArgumentError, UnsupportedTypeError
 from bucketkit.hivetypes import HiveType, arrow_type_of_hive
 
@@ -76,6 +78,7 @@ def _zero_nulls(arr: pa.Array, h: np.ndarray) -> np.ndarray:
 
 def _hash_array(arr: pa.Array, t: HiveType, version: int) -> np.ndarray:
     """int32 hashes of one (non-chunked) Arrow array as Hive type ``t``."""
+    k = npkernels.chosen()
     if pa.types.is_dictionary(arr.type):
         dictionary = _hash_array(arr.dictionary, t, version)
         indices = arr.indices.fill_null(0).to_numpy()
@@ -163,6 +166,7 @@ def hash_columns(arrays: Any, types: tuple[HiveType, ...], version: int, bucket_
     if len(set(lengths)) > 1:
         raise InvalidArgumentError(f"bucket column arrays differ in length: {lengths}")
     h = np.zeros(lengths[0] if lengths else 0, dtype=np.int32)
+    k = npkernels.chosen()
     for i, (column, t) in enumerate(zip(columns, types)):
         last = i == len(columns) - 1
         h = k.combine_bucket(h, _hash_column(column, t, version), bucket_count if last else 0, i == 0)

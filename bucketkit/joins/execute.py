@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bucketkit.errors import CorruptTableError, InvalidArgumentError
+from bucketkit.hashing.npkernels import numba_module
 from bucketkit.hivetypes import arrow_type_of_hive
 from bucketkit.joins.memory import Budget, address_space_cap, budget_error, row_width, task_budget, working_set
 from bucketkit.joins.plan import BucketGroup, JoinPlan
@@ -246,20 +247,15 @@ def _integer_type(t: pa.DataType) -> bool:
 
 
 def _kernels() -> Any:
-    """The numba kernels module, or None under an address-space cap where it is not loaded yet.
+    """The numba kernels module, or None under an address-space cap where it is not loaded yet
+    (:func:`bucketkit.hashing.npkernels.numba_module`, the one rule).
 
     numba's LLVM takes ~190 MiB of address space, a third of a 600 MiB
     ``spark.executor.pyspark.memory``; there the join keeps that room for data and Acero joins
     instead (measured as fast on grace-join parts: 3.0 vs 2.8 s for 5M x 5M rows). A library that
     fails to load under the cap is a reason to use Acero too, not an error.
     """
-    if "bucketkit.joins.kernels" not in sys.modules and address_space_cap() is not None:
-        return None
-    try:
-        import bucketkit.joins.kernels as kernels
-    except (ImportError, OSError, MemoryError):
-        return None
-    return kernels
+    return numba_module("bucketkit.joins.kernels")
 
 
 def _int64_keys(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
