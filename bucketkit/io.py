@@ -18,6 +18,7 @@ One home for what touches bytes and locations:
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import importlib
 import os
 import posixpath
@@ -30,13 +31,14 @@ from urllib.parse import quote
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from bucketkit.errors import CorruptTableError, InvalidArgumentError
+from bucketkit.errors import CorruptTableError, InvalidArgumentError, UnsupportedTypeError
 
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
            "hadoop_to_uri", "renames_directories", "has_directories", "ensure_dir", "for_each_request", "write_whole", "check_format",
            "DataFile", "open_data_file", "detect_format", "detect_data_file", "read_file", "read_schema", "footer_rows",
-           "empty_file", "positional_names", "file_columns"]
+           "empty_file", "positional_names", "file_columns", "GREGORIAN_START", "julian_to_gregorian_days",
+           "spark_calendar"]
 
 FileFormat = Literal["orc", "parquet"]
 FILE_FORMATS: tuple[str, ...] = get_args(FileFormat)
@@ -318,20 +320,28 @@ def check_format(file_format: str) -> str:
 class DataFile:
     """One open ORC or Parquet file: schema, footer row count, column reads and bounded batches.
 
+    Values are read as Spark's readers read them: an ORC file's dates before 1582-10-15 are rebased from the hybrid
+    Julian calendar Spark's writer (and Hive 2's) stores them in (:func:`julian_to_gregorian_days`), as are a
+    Parquet file's that Spark wrote in that calendar (before 3.0, or with its legacy rebase mode); Parquet's INT96
+    timestamps (Spark's default) are read in microseconds, Spark's unit, which holds years 1-9999.
+
     Use as a context manager (closes the file); built by :func:`open_data_file`.
     """
 
-    def __init__(self, source: Any, file_format: str) -> None:
+    def __init__(self, source: Any, file_format: str, path: str = "") -> None:
         self.file_format = check_format(file_format)
         self._source = source
+        self.path = path
         if file_format == "orc":
             import pyarrow.orc as orc
 
             self._reader: Any = orc.ORCFile(source)
+            self._julian = True  # Spark's ORC reader rebases every file's dates (its DaysWritable, OrcColumnVector)
         else:
             import pyarrow.parquet as pq
 
-            self._reader = pq.ParquetFile(source)
+            self._reader = pq.ParquetFile(source, coerce_int96_timestamp_unit="us")
+            self._julian = _legacy_parquet(self._reader.metadata.metadata or {})
 
     def __enter__(self) -> DataFile:
         return self
@@ -354,20 +364,120 @@ class DataFile:
 
     def read(self, columns: Sequence[str] | None = None) -> pa.Table:
         """The whole file, or only ``columns`` (in that order)."""
-        if columns is None:
-            return self._reader.read()
-        return self._reader.read(columns=list(columns)).select(list(columns))  # ORC reads in file order
+        with self._reading():
+            if columns is None:
+                return self._spark_values(self._reader.read())
+            return self._spark_values(self._reader.read(columns=list(columns)).select(list(columns)))  # ORC: file order
 
     def batches(self, columns: Sequence[str], batch_rows: int) -> Iterator[pa.RecordBatch]:
         """``columns`` (in that order) in file order, at most ``batch_rows`` rows a batch, one ORC stripe or Parquet
         row group in memory at a time, read on this thread."""
-        if self.file_format == "orc":
-            for i in range(self._reader.nstripes):
-                stripe = self._reader.read_stripe(i, columns=list(columns))
-                for offset in range(0, stripe.num_rows, batch_rows):
-                    yield stripe.slice(offset, batch_rows).select(list(columns))
-        else:
-            yield from self._reader.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False)
+        with self._reading():
+            if self.file_format == "orc":
+                for i in range(self._reader.nstripes):
+                    stripe = self._spark_values(self._reader.read_stripe(i, columns=list(columns)))
+                    for offset in range(0, stripe.num_rows, batch_rows):
+                        yield stripe.slice(offset, batch_rows).select(list(columns))
+            else:
+                for batch in self._reader.iter_batches(batch_size=batch_rows, columns=list(columns), use_threads=False):
+                    yield self._spark_values(batch)
+
+    def _spark_values(self, data: Any) -> Any:
+        return spark_calendar(data) if self._julian else data
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        """pyarrow's ORC reader holds timestamps in nanoseconds and fails on one outside 1677-2262: that failure
+        named as the file's, with where such values can be read."""
+        try:
+            yield
+        except pa.ArrowInvalid as exc:
+            if "out of range for nanosecond" not in str(exc):
+                raise
+            raise UnsupportedTypeError(
+                f"{self.path or 'an ORC file'}: holds a timestamp outside 1677-09-21..2262-04-11 ({exc}), which "
+                "pyarrow's ORC reader cannot read (it reads timestamps in nanoseconds): bucketkit's Python readers "
+                "(bucketkit.join's kernel, the bucketkit data source, validate) cannot read this file; Spark's own "
+                "reader can (bucketkit.scan, Spark SQL through bucketkit's catalog, or a join of the two scans)"
+            ) from None
+
+
+#: 1582-10-15, the Gregorian calendar's first day, in days since 1970-01-01. Spark's ORC writer (as Hive 2's, and Spark
+#: before 3.0 in Parquet) stores earlier dates as days of the hybrid calendar: Julian before that day.
+GREGORIAN_START = -141427
+
+
+def julian_to_gregorian_days(days: Any) -> Any:
+    """Days since 1970-01-01 in the hybrid Julian calendar -> the same local date's days in the proleptic Gregorian
+    calendar (Spark's ``RebaseDateTime.rebaseJulianToGregorianDays``; a date the Gregorian calendar lacks, such as
+    1500-02-29, becomes the day after the month's 28th, as Spark's does). Days from 1582-10-15 on are unchanged.
+    An ``int64`` numpy array in, the same out (tests hold it to Spark's function through the JVM)."""
+    import numpy as np
+
+    d = np.asarray(days, dtype=np.int64)
+    jdn = d + 2440588  # Julian day number
+    cycles = np.where(jdn < 0, -jdn // 1461 + 1, 0)  # the Julian calendar repeats every 4 years, 1,461 days
+    c = jdn + cycles * 1461 + 32082
+    years4 = (4 * c + 3) // 1461
+    e = c - 1461 * years4 // 4
+    m = (5 * e + 2) // 153
+    day = e - (153 * m + 2) // 5 + 1
+    month = m + 3 - 12 * (m // 10)
+    year = years4 - 4800 + m // 10 - 4 * cycles  # astronomical: 1 BC is year 0
+    y = year - (month <= 2)  # the proleptic Gregorian days of (year, month, 1): a 400-year era, then its day
+    era = y // 400
+    yoe = y - era * 400
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + (153 * ((month + 9) % 12) + 2) // 5
+    return np.where(d < GREGORIAN_START, era * 146097 + doe - 719468 + day - 1, d)
+
+
+def spark_calendar(data: Any) -> Any:
+    """A table or batch read from a file that stores dates in the hybrid Julian calendar, with its dates (at any
+    depth of lists and structs) before 1582-10-15 rebased as Spark's readers rebase them."""
+    columns = [_gregorian(c) for c in data.columns]
+    if all(a is b for a, b in zip(columns, data.columns)):
+        return data
+    return type(data).from_arrays(columns, schema=data.schema)
+
+
+def _gregorian(column: Any) -> Any:
+    import numpy as np
+    import pyarrow.compute as pc
+
+    t = column.type
+    if isinstance(column, pa.ChunkedArray):
+        chunks = [_gregorian(c) for c in column.chunks]
+        return column if all(a is b for a, b in zip(chunks, column.chunks)) else pa.chunked_array(chunks, t)
+    if pa.types.is_date32(t):
+        days = column.view(pa.int32())
+        low = pc.min(days).as_py()
+        if low is None or low >= GREGORIAN_START:
+            return column
+        rebased = julian_to_gregorian_days(days.fill_null(0).to_numpy()).astype(np.int32)
+        return pa.array(rebased, pa.int32(), mask=column.is_null().to_numpy(zero_copy_only=False)).view(t)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        if column.offset and column.null_count:
+            column = pa.concat_arrays([column])  # unsliced: a sliced list's validity cannot be rebuilt from offsets
+        values = _gregorian(column.values)
+        if values is column.values:
+            return column
+        cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
+        return cls.from_arrays(column.offsets, values, type=t, mask=column.is_null() if column.null_count else None)
+    if pa.types.is_struct(t):
+        fields = [_gregorian(column.field(i)) for i in range(t.num_fields)]
+        if all(a is b for a, b in zip(fields, (column.field(i) for i in range(t.num_fields)))):
+            return column
+        return pa.StructArray.from_arrays(fields, fields=list(t), mask=column.is_null() if column.null_count else None)
+    return column
+
+
+def _legacy_parquet(metadata: dict) -> bool:
+    """Whether Spark reads a Parquet file's dates as the hybrid Julian calendar's (``DataSourceUtils.
+    datetimeRebaseSpec``): written by Spark before 3.0, or with its legacy rebase mode. Files of other writers are
+    read as they are (Spark 4's default ``datetimeRebaseModeInRead``, CORRECTED)."""
+    version = metadata.get(b"org.apache.spark.version")
+    return version is not None and (version.decode("ascii", "replace") < "3.0.0"
+                                    or b"org.apache.spark.legacyDateTime" in metadata)
 
 
 def open_data_file(filesystem: pafs.FileSystem, path: str, file_format: str) -> DataFile:
@@ -401,7 +511,7 @@ def detect_data_file(filesystem: pafs.FileSystem, path: str) -> DataFile | None:
 
 def _data_file(source: Any, file_format: str, path: str) -> DataFile:
     try:
-        return DataFile(source, file_format)
+        return DataFile(source, file_format, path)
     except BaseException as exc:
         source.close()
         if isinstance(exc, (pa.ArrowException, OSError)) and not isinstance(exc, FileNotFoundError):

@@ -300,13 +300,21 @@ class _Tally:
         expected = self.function.bucket_ids(arrays)
         self.rows += len(rows)
         for i in np.flatnonzero(expected != bucket):
-            key = tuple(a[int(i)].as_py() for a in arrays)
+            key = tuple(_value(a, int(i)) for a in arrays)
             if row_ids is None:
                 self.misplaced.append(MisplacedRow(where, int(rows[i]), bucket, int(expected[i]), key))
                 continue
             rid = row_ids[int(rows[i])].as_py()
             self.misplaced.append(MisplacedRow(where, rid["rowid"], bucket, int(expected[i]), key,
                                                (rid["writeid"], rid["bucketid"], rid["rowid"])))
+
+
+def _value(column: Any, i: int) -> Any:
+    """Row ``i`` of ``column`` as Python; a date or timestamp beyond Python's years 1-9999 as Arrow's text of it."""
+    try:
+        return column[i].as_py()
+    except (OverflowError, ValueError):
+        return column.slice(i, 1).cast(pa.string())[0].as_py()
 
 
 def detect_file(fs: pafs.FileSystem, path: str) -> DataFile | None:

@@ -28,3 +28,19 @@ def test_spark_uri_is_read_back_by_hadoop_as_the_same_path(spark):
         assert (fs.type_name, inside) == ("local", path), uri.toString()
 
     check()
+
+
+def test_julian_dates_are_rebased_as_sparks_rebase_datetime_does(spark):
+    """io.julian_to_gregorian_days (how bucketkit's pyarrow reads see an ORC file's dates before 1582-10-15, which
+    Spark's writer stores in the hybrid Julian calendar) against Spark's own RebaseDateTime, through the JVM."""
+    rebase = spark.sparkContext._jvm.org.apache.spark.sql.catalyst.util.RebaseDateTime.rebaseJulianToGregorianDays
+    edges = [io.GREGORIAN_START + d for d in range(-12, 3)] + [-719164, -719163, -719162, -(2 ** 31), 2 ** 31 - 1, 0]
+
+    @settings(max_examples=400)
+    @given(st.lists(st.integers(-(2 ** 31), 2 ** 31 - 1) | st.integers(-800_000, io.GREGORIAN_START + 5),
+                    min_size=1, max_size=20))
+    def check(days):
+        assert io.julian_to_gregorian_days(days).tolist() == [rebase(d) for d in days]
+
+    check()
+    assert io.julian_to_gregorian_days(edges).tolist() == [rebase(d) for d in edges]
