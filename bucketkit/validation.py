@@ -28,7 +28,7 @@ from bucketkit.layout.discovery import infer_partition_keys
 from bucketkit.layout.metadata import TableSpec, check_table_dir, read_spec
 from bucketkit.layout.manifest import MANIFEST_FILE, listed_files, record_manifest
 from bucketkit.pruning.plan import PartitionScan, plan_scan
-from bucketkit.table import BucketedTable, open_table
+from bucketkit.table import BucketedTable, open_table, reference_kind
 from bucketkit.trust import spec_doubt
 from bucketkit.layout.versions import live_root, vanished
 from bucketkit.units import ReadUnit, TableKind
@@ -215,13 +215,28 @@ def _open(table: str | os.PathLike[str] | BucketedTable, filesystem: pafs.FileSy
         return table, "table"
     path = os.path.expanduser(os.fspath(table))
     fs, root = resolve_filesystem(path, filesystem)
-    check_table_dir(path, fs, root)  # a file or missing path is not "a table without metadata"
+    try:
+        check_table_dir(path, fs, root)  # a file or missing path is not "a table without metadata"
+    except TableNotFoundError as exc:
+        if isinstance(table, str) and filesystem is None and _catalog_name(table):
+            raise TableNotFoundError(
+                f"{exc}. {table!r} is spelled as a catalog table name; validate reads a table's files without "
+                f"Spark: pass its location (DESCRIBE FORMATTED {table}), or bucketkit.spark.catalog.resolve_table("
+                f"spark, {table!r}); a directory in the working directory is './{table}'") from None
+        raise
     try:
         read_spec(root, fs)
     except TableNotFoundError:
         keys = partitioned_by if partitioned_by is not None else infer_partition_keys(fs, root)
         return open_table(root, filesystem=fs, partitioned_by=keys, **spec_args), "arguments"
     return open_table(root, filesystem=fs, **spec_args), "bucketkit metadata"
+
+
+def _catalog_name(table: str) -> bool:
+    try:
+        return reference_kind(table) == "catalog"
+    except InvalidArgumentError:
+        return False
 
 
 def _row_picker(sample: float | None, every: int | None) -> Callable[[int], Any]:

@@ -170,6 +170,18 @@ def test_validate_finds_misplaced_rows(tmp_path, capsys):
     assert code == 1
 
 
+def test_validate_of_a_catalog_name_says_how_to_name_the_table(tmp_path, capsys, monkeypatch):
+    """README: a table is spelled the same way everywhere, 'db.t' a catalog table; validate reads files without
+    Spark, so it says so, and a directory of that name in the working directory is read as './db.t'."""
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "validate", "db.t", "--bucket-count", 4, "--bucketing-version", 1)
+    assert code == 2 and "spelled as a catalog table name" in err and "DESCRIBE FORMATTED db.t" in err
+    bucketed_table(tmp_path / "db.t", 4, range(10), metadata=False)
+    flags = ["--bucket-count", 4, "--bucketed-by", "k", "--bucket-types", "int", "--bucketing-version", 1]
+    code, out, _ = run(capsys, "validate", "./db.t", *flags)
+    assert code == 0 and "ok: every row" in out
+
+
 def test_validate_checks_an_acid_snapshot(tmp_path, capsys):
     from support.acid import misplaced_acid_table
 
