@@ -107,7 +107,9 @@ def test_a_table_bucketkit_wrote_is_read_without_the_check_and_a_changed_one_wit
 
 def test_a_lying_file_added_to_a_vouched_table_fails_the_pruned_read(spark, tmp_path):
     """A file of unhashed rows named as a bucket of a table bucketkit wrote: the manifest does not list it, so
-    the pruned read checks the partition's rows and fails naming the file (never a silent miss)."""
+    the pruned read checks the partition's rows and fails naming the file (never a silent miss), as PySpark's
+    SparkRuntimeException (a raw Py4JJavaError before), as the check bucketkit runs in Python raises it."""
+    from pyspark.errors import SparkRuntimeException
     from pyspark.sql import functions as F
 
     root = tmp_path / "t"
@@ -118,8 +120,8 @@ def test_a_lying_file_added_to_a_vouched_table_fails_the_pruned_read(spark, tmp_
     bucket = bucketkit.plan_scan(str(root), [("k", "=", 401)]).selected_buckets
     (b,) = bucket
     os.rename(raw / part, root / f"{b:06d}_0_copy_1")
-    with pytest.raises(Exception, match=r"bucketkit: \S+_copy_1 \(table .*, bucket \d of 4 by its name\) holds a "
-                                        r"row whose k belongs in bucket \d"):
+    with pytest.raises(SparkRuntimeException, match=r"bucketkit: \S+_copy_1 \(table .*, bucket \d of 4 by its name\) "
+                                                    r"holds a row whose k belongs in bucket \d"):
         bucketkit.scan(spark, str(root), filters=[("k", "=", 401)]).collect()
 
 

@@ -21,7 +21,8 @@ DATES = [dt.date(1, 1, 1), dt.date(1000, 3, 1), dt.date(1500, 3, 1), dt.date(158
 def dated(spark, tmp_path_factory):
     """``l_<format>`` (old dates in a key-less column k and in d) and ``r_<format>``, bucketed on i into 4."""
     base = tmp_path_factory.mktemp("old_dates")
-    left = spark.createDataFrame([(d, i, dt.date(1200, 1, 1 + i)) for i, d in enumerate(DATES)], "k date, i int, d date")
+    left = spark.createDataFrame([(d, i, dt.date(1200, 1, 1 + i)) for i, d in enumerate(DATES)],
+                                 "k date, i int, d date")
     right = spark.createDataFrame([(i, f"r{i}") for i in range(len(DATES))], "i int, s string")
     for fmt in ("orc", "parquet"):
         bucketkit.write(left, "i", 4, path=str(base / f"l_{fmt}"), file_format=fmt)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from pyspark.errors import SparkRuntimeException
 
 import bucketkit
 from support.sparkown import catalog_off, final_plan, scans
@@ -118,8 +119,8 @@ def test_a_sorted_by_that_lies_fails_the_join_naming_the_file_never_wrong_rows(s
     try:
         golden = spark_rows(spark, sql)
         assert golden[0].n > 1000
-        with pytest.raises(Exception, match=r"bucketkit: \S+ \(table \S+meta_unsorted_\w, which declares SORTED BY "
-                                            r"\(k\)\) is not sorted.*reportSortOrder=false"):
+        with pytest.raises(SparkRuntimeException, match=r"bucketkit: \S+ \(table \S+meta_unsorted_\w, which declares "
+                                                        r"SORTED BY \(k\)\) is not sorted.*reportSortOrder=false"):
             spark.sql(sql).collect()
         spark.conf.set("spark.bucketkit.reportSortOrder", "false")
         try:

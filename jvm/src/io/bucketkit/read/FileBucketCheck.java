@@ -80,7 +80,7 @@ public final class FileBucketCheck implements Serializable {
       expected = b == null ? -1 : b;
     }
     if (expected >= 0 && bucket != expected) {
-      throw new IllegalStateException("bucketkit: " + SparkPath.fromUrlString(path.toString()).toPath() + " (table "
+      throw ReadFailure.of("bucketkit: " + SparkPath.fromUrlString(path.toString()).toPath() + " (table "
           + table + ", bucket " + expected + " of " + buckets + " by its name) holds a row whose " + columns
           + " belongs in bucket " + bucket + " (Hive bucketing v" + version + "): the files are not placed as the "
           + "table's metadata says, so a pruned read would miss rows. Check it with `bucketkit validate`");

@@ -61,7 +61,7 @@ public final class SortedReadCheck implements Serializable {
   }
 
   private RuntimeException unsorted(String file, long row) {
-    return new IllegalStateException("bucketkit: " + file + " (table " + table + ", which declares SORTED BY ("
+    return ReadFailure.of("bucketkit: " + file + " (table " + table + ", which declares SORTED BY ("
         + columns + ")) is not sorted: row " + row + " sorts before the row above it. Spark would merge it as "
         + "sorted (a join, window or aggregate without a sort) and return wrong rows. Check the table with "
         + "`bucketkit validate`, rewrite it sorted (INSERT OVERWRITE through bucketkit's catalog), or read it "
