@@ -8,11 +8,19 @@ own ``hash()`` column on the same data, both forced with a ``noop`` write, in al
 the JVM column bucketkit uses when the session has its jar (``io.bucketkit.hashing.HiveBucketColumn``),
 and the two fallbacks without it (the Spark SQL expression of ``bucketkit.spark.hashexpr`` for
 integer keys, the scalar Arrow UDF otherwise).
+
+``--capped``: the same kernels in a child process under a 600 MiB address-space cap (a Python worker under
+``spark.executor.pyspark.memory=600m``), where numba is not loaded and the numpy twins hash
+(``bucketkit.hashing.npkernels``), against the numba kernels of this process on the same values (1M a case).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -88,6 +96,38 @@ def _spark_results(n: int) -> list[BenchResult]:
     return results
 
 
+CAP = 600 << 20
+
+
+def capped(scale: float = 1.0) -> list[BenchResult]:
+    """``bucket_ids`` on the numpy kernels (a child under a 600 MiB cap) against numba's (this process)."""
+    n = scaled(1_000_000, scale)
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([sys.executable, "-m", "benchmarks.bench_hashing", "--child-capped", out.name, "--scale",
+                        str(scale)], check=True)
+        theirs = json.load(open(out.name))
+    results = []
+    for r in _kernel_results(n):
+        child = theirs["results"][r.name]
+        results.append(BenchResult(f"{r.name} under a 600m cap ({theirs['kernels']})", child["wall_s"], r.ours_s,
+                                   "numba kernels, uncapped", notes=f"{n:,} values; rows/s per CPU-second",
+                                   extra={"rows": n, "rows_per_s": child["rows_per_s"],
+                                          "numba_rows_per_s": r.extra["rows_per_s"]}))
+    return results
+
+
+def _child_capped(out: str, scale: float) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (CAP, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    from bucketkit.hashing import npkernels
+
+    results = {r.name: {"wall_s": r.ours_s, "rows_per_s": r.extra["rows_per_s"]}
+               for r in _kernel_results(scaled(1_000_000, scale))}
+    with open(out, "w") as f:
+        json.dump({"kernels": npkernels.chosen().__name__.rsplit(".", 1)[1], "results": results}, f)
+
+
 def run(scale: float = 1.0) -> list[BenchResult]:
     """Kernel throughput on ``10M * scale`` values and the Spark bucket-id column on as many rows."""
     n = scaled(10_000_000, scale)
@@ -97,4 +137,10 @@ def run(scale: float = 1.0) -> list[BenchResult]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="1.0 = 10M values/rows per case")
-    print_results(run(parser.parse_args().scale))
+    parser.add_argument("--capped", action="store_true", help="the numpy kernels under a 600 MiB cap vs numba's")
+    parser.add_argument("--child-capped", metavar="OUT", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_capped:
+        _child_capped(args.child_capped, args.scale)
+    else:
+        print_results(capped(args.scale) if args.capped else run(args.scale))
