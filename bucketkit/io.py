@@ -434,10 +434,14 @@ def julian_to_gregorian_days(days: Any) -> Any:
 def spark_calendar(data: Any) -> Any:
     """A table or batch read from a file that stores dates in the hybrid Julian calendar, with its dates (at any
     depth of lists and structs) before 1582-10-15 rebased as Spark's readers rebase them."""
-    columns = [_gregorian(c) for c in data.columns]
-    if all(a is b for a, b in zip(columns, data.columns)):
+    if not any(_has_dates(t) for t in data.schema.types):
         return data
-    return type(data).from_arrays(columns, schema=data.schema)
+    return type(data).from_arrays([_gregorian(c) if _has_dates(c.type) else c for c in data.columns],
+                                  schema=data.schema)
+
+
+def _has_dates(t: pa.DataType) -> bool:
+    return pa.types.is_date32(t) or any(_has_dates(t.field(i).type) for i in range(t.num_fields))
 
 
 def _gregorian(column: Any) -> Any:
@@ -463,6 +467,11 @@ def _gregorian(column: Any) -> Any:
             return column
         cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
         return cls.from_arrays(column.offsets, values, type=t, mask=column.is_null() if column.null_count else None)
+    if pa.types.is_map(t):
+        if column.offset and column.null_count:
+            column = pa.concat_arrays([column])
+        return pa.MapArray.from_arrays(column.offsets, _gregorian(column.keys), _gregorian(column.items), type=t,
+                                       mask=column.is_null() if column.null_count else None)
     if pa.types.is_struct(t):
         fields = [_gregorian(column.field(i)) for i in range(t.num_fields)]
         if all(a is b for a, b in zip(fields, (column.field(i) for i in range(t.num_fields)))):

@@ -231,3 +231,34 @@ def test_the_s3_endpoint_of_a_uri_is_its_own_else_the_environments_as_pyarrow_re
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", "http://ceph.lake:7480")  # the S3 service's own comes first
     assert io.s3_endpoint("s3://lake/t") == "http://ceph.lake:7480"
     assert io.s3_endpoint("s3://k:s@lake/t?endpoint_override=127.0.0.1:9000&scheme=http") == "127.0.0.1:9000"
+
+
+DAYS = st.none() | st.integers(-800_000, 30_000)
+
+
+@given(st.lists(st.tuples(DAYS, st.none() | st.lists(DAYS, max_size=3), st.none() | st.lists(DAYS, max_size=3)),
+                min_size=1, max_size=12), st.integers(0, 12))
+def test_every_date_of_a_julian_file_is_rebased_at_any_depth(rows, start):
+    """io.spark_calendar (an ORC file's dates, read as Spark reads them) rebases each date of a top-level, list, struct
+    and map column by julian_to_gregorian_days (held to Spark's RebaseDateTime in test_io_spark.py), slices too."""
+    def arrow(rows):
+        return pa.table({
+            "d": pa.array([d for d, _, _ in rows], pa.int32()).view(pa.date32()),
+            "l": pa.array([lst for _, lst, _ in rows], pa.list_(pa.int32())).cast(pa.list_(pa.date32())),
+            "s": pa.StructArray.from_arrays([pa.array([d for d, _, _ in rows], pa.int32()).view(pa.date32())],
+                                            names=["x"]),
+            "m": pa.array([None if m is None else [(str(i), v) for i, v in enumerate(m)] for _, _, m in rows],
+                          pa.map_(pa.string(), pa.int32())).cast(pa.map_(pa.string(), pa.date32())),
+            "n": pa.array(range(len(rows)))})
+
+    def rebased(d):
+        return None if d is None else int(io.julian_to_gregorian_days([d])[0])
+
+    offset = min(start, len(rows) - 1)
+    table, rows = arrow(rows).slice(offset), rows[offset:]
+    got = io.spark_calendar(table).cast(pa.schema([
+        ("d", pa.int32()), ("l", pa.list_(pa.int32())), ("s", pa.struct([("x", pa.int32())])),
+        ("m", pa.map_(pa.string(), pa.int32())), ("n", pa.int64())])).to_pylist()
+    assert got == [{"d": rebased(d), "l": None if lst is None else [rebased(v) for v in lst], "s": {"x": rebased(d)},
+                    "m": None if m is None else [(str(i), rebased(v)) for i, v in enumerate(m)], "n": offset + k}
+                   for k, (d, lst, m) in enumerate(rows)]
