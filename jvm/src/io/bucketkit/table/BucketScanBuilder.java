@@ -9,7 +9,6 @@ import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.connector.read.SupportsPushDownV2Filters;
-import org.apache.spark.sql.internal.connector.PredicateUtils;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -67,9 +66,9 @@ final class BucketScanBuilder implements SupportsPushDownV2Filters, SupportsPush
           partitionFilters.add(bound);
         }
       } else if (ScanPredicates.onlyReferences(p, table.dataSchema)) {
-        scala.Option<Filter> v1 = PredicateUtils.toV1(p);
-        if (v1.isDefined()) {
-          dataFilters.add(ScanPredicates.forReader(v1.get()));
+        Filter f = ScanPredicates.readerFilter(p);
+        if (f != null) {
+          dataFilters.add(f);
         }
       }
     }

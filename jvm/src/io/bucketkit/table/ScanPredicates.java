@@ -358,6 +358,42 @@ final class ScanPredicates {
   }
 
   /**
+   * {@code p} as a data filter for the file reader, or null where any part of it has no V1 form: never one side of
+   * an {@code OR}. Spark's {@code PredicateUtils.toV1} converts an {@code OR} whose other side it cannot convert
+   * (an arithmetic or function operand, a boolean comparison) to the side it can, and a reader given
+   * {@code v + 1 > 3 OR s IS NULL} as {@code s IS NULL} skipped the row groups of rows the query keeps.
+   */
+  static org.apache.spark.sql.sources.Filter readerFilter(Predicate p) {
+    org.apache.spark.sql.sources.Filter f = whole(p);
+    return f == null ? null : forReader(f);
+  }
+
+  private static org.apache.spark.sql.sources.Filter whole(Predicate p) {
+    Expression[] c = p.children();
+    switch (p.name()) {
+      case "AND":
+      case "OR": {
+        org.apache.spark.sql.sources.Filter l = c[0] instanceof Predicate a ? whole(a) : null;
+        org.apache.spark.sql.sources.Filter r = c[1] instanceof Predicate b ? whole(b) : null;
+        if (l == null || r == null) {
+          return null;
+        }
+        return p.name().equals("AND") ? new org.apache.spark.sql.sources.And(l, r)
+            : new org.apache.spark.sql.sources.Or(l, r);
+      }
+      case "NOT": {
+        org.apache.spark.sql.sources.Filter child = c[0] instanceof Predicate a ? whole(a) : null;
+        return child == null ? null : new org.apache.spark.sql.sources.Not(child);
+      }
+      default: {
+        scala.Option<org.apache.spark.sql.sources.Filter> v1 =
+            org.apache.spark.sql.internal.connector.PredicateUtils.toV1(p);
+        return v1.isDefined() ? v1.get() : null;
+      }
+    }
+  }
+
+  /**
    * A data filter for the file reader (which skips stripes and row groups; the query still applies
    * the exact predicate): NULLs dropped from every {@code IN} list. ORC's reader cannot take a NULL in
    * an {@code IN} (it fails the task), and {@code k IN (1, NULL)} is true exactly where
