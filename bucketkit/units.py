@@ -33,7 +33,7 @@ from bucketkit.errors import ConcurrentModificationError, CorruptTableError, Inv
 from bucketkit.io import (HIVE_DEFAULT_PARTITION, KEPT_VERSIONS, file_columns, footer_rows, open_data_file, read_file,
                           read_schema)
 
-__all__ = ["ReadUnit", "UnitSource", "TableKind", "conform"]
+__all__ = ["ReadUnit", "UnitSource", "TableKind", "conform", "check_placement", "row_value"]
 
 
 class UnitSource(Protocol):
@@ -252,6 +252,15 @@ def conform(data: pa.Table | pa.RecordBatch, target: pa.Schema, names: Sequence[
     return pa.Table.from_arrays(arrays, schema=target)
 
 
+def row_value(column: pa.Array | pa.ChunkedArray, i: int) -> Any:
+    """Row ``i`` of ``column`` as Python, for a message; a date or timestamp beyond Python's years 1-9999 as Arrow's
+    text of it (``as_py`` raises there)."""
+    try:
+        return column[i].as_py()
+    except (OverflowError, ValueError):
+        return column.slice(i, 1).cast(pa.string())[0].as_py()
+
+
 def check_placement(batch: pa.RecordBatch, unit: ReadUnit, spec: Any, hint: str = "") -> pa.RecordBatch:
     """``batch`` (rows of ``unit``, its columns named as the table's) as it is, once each row's bucket columns are
     re-hashed by the table's bucket function (``spec``: its :class:`~bucketkit.layout.metadata.TableSpec`).
@@ -270,7 +279,7 @@ def check_placement(batch: pa.RecordBatch, unit: ReadUnit, spec: Any, hint: str 
     wrong = np.flatnonzero(found != unit.bucket)
     if len(wrong):
         i = int(wrong[0])
-        key = tuple(c[i].as_py() for c in columns)
+        key = tuple(row_value(c, i) for c in columns)
         raise CorruptTableError(
             f"{unit.path}: a row with {', '.join(spec.bucketed_by)} = {key if len(key) > 1 else key[0]!r} is in "
             f"bucket {unit.bucket}'s files, but {function} places it in bucket {int(found[i])}: the files were not "

@@ -31,7 +31,7 @@ from bucketkit.pruning.plan import PartitionScan, plan_scan
 from bucketkit.table import BucketedTable, open_table, reference_kind
 from bucketkit.trust import spec_doubt
 from bucketkit.layout.versions import live_root, vanished
-from bucketkit.units import ReadUnit, TableKind
+from bucketkit.units import ReadUnit, TableKind, row_value
 
 __all__ = ["validate", "ValidationResult", "MisplacedRow", "detect_file"]
 
@@ -315,21 +315,13 @@ class _Tally:
         expected = self.function.bucket_ids(arrays)
         self.rows += len(rows)
         for i in np.flatnonzero(expected != bucket):
-            key = tuple(_value(a, int(i)) for a in arrays)
+            key = tuple(row_value(a, int(i)) for a in arrays)
             if row_ids is None:
                 self.misplaced.append(MisplacedRow(where, int(rows[i]), bucket, int(expected[i]), key))
                 continue
             rid = row_ids[int(rows[i])].as_py()
             self.misplaced.append(MisplacedRow(where, rid["rowid"], bucket, int(expected[i]), key,
                                                (rid["writeid"], rid["bucketid"], rid["rowid"])))
-
-
-def _value(column: Any, i: int) -> Any:
-    """Row ``i`` of ``column`` as Python; a date or timestamp beyond Python's years 1-9999 as Arrow's text of it."""
-    try:
-        return column[i].as_py()
-    except (OverflowError, ValueError):
-        return column.slice(i, 1).cast(pa.string())[0].as_py()
 
 
 def detect_file(fs: pafs.FileSystem, path: str) -> DataFile | None:

@@ -84,3 +84,20 @@ def test_conform_gives_the_target_columns_typed_with_partition_constants_and_nul
     assert out.column("p").to_pylist() == [value] * rows
     batch = conform(data.to_batches()[0], target, ["k", "x"], ["p"], {"p": raw}) if rows else out
     assert batch.equals(out)
+
+
+def test_a_misplaced_row_whose_key_python_cannot_hold_is_named_in_the_error():
+    """A date before year 1 (Arrow holds it, Python's date does not): the check still fails naming the file and
+    the key, as Arrow writes it, never an OverflowError."""
+    from bucketkit.errors import CorruptTableError
+    from bucketkit.hashing.hive import BucketFunction
+    from bucketkit.layout.metadata import TableSpec
+    from bucketkit.units import check_placement
+
+    spec = TableSpec(bucketed_by=("k",), bucket_count=4, bucketing_version=2, bucket_types=("date",))
+    days = pa.array([-1000000], pa.int32()).view(pa.date32())
+    bucket = int(BucketFunction(2, ["date"], 4).bucket_ids([days])[0])
+    batch = pa.RecordBatch.from_arrays([days], names=["k"])
+    assert check_placement(batch, ReadUnit("/t/000000_0", 1, bucket), spec) is batch
+    with pytest.raises(CorruptTableError, match=r"/t/00000\d_0: a row with k = '-0768-02-04' is in bucket"):
+        check_placement(batch, ReadUnit("/t/000001_0", 1, (bucket + 1) % 4), spec)
