@@ -433,11 +433,13 @@ def julian_to_gregorian_days(days: Any) -> Any:
 
 def spark_calendar(data: Any) -> Any:
     """A table or batch read from a file that stores dates in the hybrid Julian calendar, with its dates (at any
-    depth of lists and structs) before 1582-10-15 rebased as Spark's readers rebase them."""
+    depth of lists, structs and maps) before 1582-10-15 rebased as Spark's readers rebase them."""
     if not any(_has_dates(t) for t in data.schema.types):
         return data
-    return type(data).from_arrays([_gregorian(c) if _has_dates(c.type) else c for c in data.columns],
-                                  schema=data.schema)
+    rebased = [_gregorian(c) if _has_dates(c.type) else None for c in data.columns]
+    if all(r is None for r in rebased):
+        return data
+    return type(data).from_arrays([c if r is None else r for c, r in zip(data.columns, rebased)], schema=data.schema)
 
 
 def _has_dates(t: pa.DataType) -> bool:
@@ -445,39 +447,46 @@ def _has_dates(t: pa.DataType) -> bool:
 
 
 def _gregorian(column: Any) -> Any:
+    """``column`` with its dates before 1582-10-15 rebased, or None where it has none (nothing to rebuild)."""
     import numpy as np
     import pyarrow.compute as pc
 
     t = column.type
     if isinstance(column, pa.ChunkedArray):
-        chunks = [_gregorian(c) for c in column.chunks]
-        return column if all(a is b for a, b in zip(chunks, column.chunks)) else pa.chunked_array(chunks, t)
+        chunks = column.chunks
+        rebased = [_gregorian(c) for c in chunks]
+        return None if all(r is None for r in rebased) else \
+            pa.chunked_array([c if r is None else r for c, r in zip(chunks, rebased)], t)
     if pa.types.is_date32(t):
         days = column.view(pa.int32())
         low = pc.min(days).as_py()
         if low is None or low >= GREGORIAN_START:
-            return column
+            return None
         rebased = julian_to_gregorian_days(days.fill_null(0).to_numpy()).astype(np.int32)
         return pa.array(rebased, pa.int32(), mask=column.is_null().to_numpy(zero_copy_only=False)).view(t)
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        if column.offset and column.null_count:
-            column = pa.concat_arrays([column])  # unsliced: a sliced list's validity cannot be rebuilt from offsets
-        values = _gregorian(column.values)
-        if values is column.values:
-            return column
-        cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
-        return cls.from_arrays(column.offsets, values, type=t, mask=column.is_null() if column.null_count else None)
-    if pa.types.is_map(t):
-        if column.offset and column.null_count:
-            column = pa.concat_arrays([column])
-        return pa.MapArray.from_arrays(column.offsets, _gregorian(column.keys), _gregorian(column.items), type=t,
-                                       mask=column.is_null() if column.null_count else None)
     if pa.types.is_struct(t):
-        fields = [_gregorian(column.field(i)) for i in range(t.num_fields)]
-        if all(a is b for a, b in zip(fields, (column.field(i) for i in range(t.num_fields)))):
-            return column
-        return pa.StructArray.from_arrays(fields, fields=list(t), mask=column.is_null() if column.null_count else None)
-    return column
+        fields = [column.field(i) for i in range(t.num_fields)]
+        rebased = [_gregorian(f) for f in fields]
+        if all(r is None for r in rebased):
+            return None
+        return pa.StructArray.from_arrays([f if r is None else r for f, r in zip(fields, rebased)], fields=list(t),
+                                          mask=column.is_null() if column.null_count else None)
+    if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t)):
+        return None
+    if column.offset and column.null_count:
+        column = pa.concat_arrays([column])  # unsliced: a sliced list's validity cannot be rebuilt from offsets
+    mask = column.is_null() if column.null_count else None
+    if pa.types.is_map(t):
+        keys, items = _gregorian(column.keys), _gregorian(column.items)
+        if keys is None and items is None:
+            return None
+        return pa.MapArray.from_arrays(column.offsets, column.keys if keys is None else keys,
+                                       column.items if items is None else items, type=t, mask=mask)
+    values = _gregorian(column.values)
+    if values is None:
+        return None
+    cls = pa.LargeListArray if pa.types.is_large_list(t) else pa.ListArray
+    return cls.from_arrays(column.offsets, values, type=t, mask=mask)
 
 
 def _legacy_parquet(metadata: dict) -> bool:

@@ -358,23 +358,23 @@ final class ScanPredicates {
   }
 
   /**
-   * {@code p} as a data filter for the file reader, or null where any part of it has no V1 form: never one side of
-   * an {@code OR}. Spark's {@code PredicateUtils.toV1} converts an {@code OR} whose other side it cannot convert
-   * (an arithmetic or function operand, a boolean comparison) to the side it can, and a reader given
-   * {@code v + 1 > 3 OR s IS NULL} as {@code s IS NULL} skipped the row groups of rows the query keeps.
+   * {@code p} as a data filter for the file reader (which skips stripes and row groups; the query still applies the
+   * exact predicate), or null where any part of it has no V1 form: never one side of an {@code OR}. Spark's
+   * {@code PredicateUtils.toV1} converts an {@code OR} whose other side it cannot convert (an arithmetic or function
+   * operand, a boolean comparison) to the side it can, and a reader given {@code v + 1 > 3 OR s IS NULL} as
+   * {@code s IS NULL} skipped the row groups of rows the query keeps. So {@code AND}, {@code OR} and {@code NOT} are
+   * converted here, each whole, and only the leaves by Spark; an {@code IN} leaf loses its NULLs (ORC's reader cannot
+   * take a NULL in an {@code IN}, it fails the task, and {@code k IN (1, NULL)} is true exactly where
+   * {@code k IN (1)} is; elsewhere it is NULL, never false, so no row the query keeps is skipped, under {@code NOT}
+   * too).
    */
   static org.apache.spark.sql.sources.Filter readerFilter(Predicate p) {
-    org.apache.spark.sql.sources.Filter f = whole(p);
-    return f == null ? null : forReader(f);
-  }
-
-  private static org.apache.spark.sql.sources.Filter whole(Predicate p) {
     Expression[] c = p.children();
     switch (p.name()) {
       case "AND":
       case "OR": {
-        org.apache.spark.sql.sources.Filter l = c[0] instanceof Predicate a ? whole(a) : null;
-        org.apache.spark.sql.sources.Filter r = c[1] instanceof Predicate b ? whole(b) : null;
+        org.apache.spark.sql.sources.Filter l = c[0] instanceof Predicate a ? readerFilter(a) : null;
+        org.apache.spark.sql.sources.Filter r = c[1] instanceof Predicate b ? readerFilter(b) : null;
         if (l == null || r == null) {
           return null;
         }
@@ -382,38 +382,21 @@ final class ScanPredicates {
             : new org.apache.spark.sql.sources.Or(l, r);
       }
       case "NOT": {
-        org.apache.spark.sql.sources.Filter child = c[0] instanceof Predicate a ? whole(a) : null;
+        org.apache.spark.sql.sources.Filter child = c[0] instanceof Predicate a ? readerFilter(a) : null;
         return child == null ? null : new org.apache.spark.sql.sources.Not(child);
       }
       default: {
         scala.Option<org.apache.spark.sql.sources.Filter> v1 =
             org.apache.spark.sql.internal.connector.PredicateUtils.toV1(p);
-        return v1.isDefined() ? v1.get() : null;
+        if (v1.isEmpty()) {
+          return null;
+        }
+        if (v1.get() instanceof org.apache.spark.sql.sources.In in) {
+          Object[] values = java.util.Arrays.stream(in.values()).filter(java.util.Objects::nonNull).toArray();
+          return values.length == in.values().length ? in : new org.apache.spark.sql.sources.In(in.attribute(), values);
+        }
+        return v1.get();
       }
     }
-  }
-
-  /**
-   * A data filter for the file reader (which skips stripes and row groups; the query still applies
-   * the exact predicate): NULLs dropped from every {@code IN} list. ORC's reader cannot take a NULL in
-   * an {@code IN} (it fails the task), and {@code k IN (1, NULL)} is true exactly where
-   * {@code k IN (1)} is; elsewhere it is NULL, never false, so no row the query keeps is skipped,
-   * under {@code NOT} too.
-   */
-  static org.apache.spark.sql.sources.Filter forReader(org.apache.spark.sql.sources.Filter f) {
-    if (f instanceof org.apache.spark.sql.sources.In in) {
-      Object[] values = java.util.Arrays.stream(in.values()).filter(java.util.Objects::nonNull).toArray();
-      return values.length == in.values().length ? f : new org.apache.spark.sql.sources.In(in.attribute(), values);
-    }
-    if (f instanceof org.apache.spark.sql.sources.And a) {
-      return new org.apache.spark.sql.sources.And(forReader(a.left()), forReader(a.right()));
-    }
-    if (f instanceof org.apache.spark.sql.sources.Or o) {
-      return new org.apache.spark.sql.sources.Or(forReader(o.left()), forReader(o.right()));
-    }
-    if (f instanceof org.apache.spark.sql.sources.Not n) {
-      return new org.apache.spark.sql.sources.Not(forReader(n.child()));
-    }
-    return f;
   }
 }
