@@ -392,6 +392,36 @@ def test_insert_overwrite_if_not_exists_skips_a_partition_that_exists_as_hive_do
     assert bucketkit.validate(load_table(spark, "sqli_ine")).ok
 
 
+def test_an_empty_static_partition_value_is_refused_as_sparks_hive_insert_refuses_it(spark, src, tmp_path):
+    """``PARTITION (p='')``: Spark's own Hive INSERT (the golden twin, catalog off) refuses it with INVALID_PARTITION_SPEC,
+    as Hive does, and so does the catalog, leaving the table as it was; NULL as a static value and '' or NULL from the
+    query into a dynamic partition go to the NULL partition in both. Failed before: the catalog's DSv2 insert put the
+    rows into the NULL partition, and INSERT OVERWRITE ... PARTITION (p='') replaced that partition's rows."""
+    create(spark, "sqli_empty", tmp_path, partitioned=True)
+    create(spark, "sqli_empty_spark", tmp_path, partitioned=True, version=1)
+    refused = ["INSERT INTO {t} PARTITION (p='') SELECT k, v FROM sqli_more",
+               "INSERT OVERWRITE TABLE {t} PARTITION (p='') SELECT k, v FROM sqli_more",
+               "INSERT OVERWRITE TABLE {t} PARTITION (p='') IF NOT EXISTS SELECT k, v FROM sqli_more"]
+    accepted = [f"INSERT INTO {{t}} SELECT k, v, p FROM {src}",
+                "INSERT INTO {t} PARTITION (p=NULL) SELECT k, v FROM sqli_more WHERE k % 2 = 0",
+                "INSERT INTO {t} PARTITION (p) SELECT k, v, IF(k % 3 = 0, '', NULL) FROM sqli_more"]
+    for statement in accepted[:1] + refused + accepted[1:]:
+        expected = None
+        try:
+            spark_insert(spark, statement.format(t="sqli_empty_spark"))
+        except Exception as e:  # noqa: BLE001 - Spark's own answer is the golden value, whatever its type
+            expected = e
+        if expected is None:
+            spark.sql(statement.format(t="sqli_empty"))
+        else:
+            assert "INVALID_PARTITION_SPEC" in str(expected) and "empty partition column value" in str(expected)
+            with pytest.raises(type(expected), match=r"INVALID_PARTITION_SPEC.*\[p=Some\(\)\]\) contains an empty"):
+                spark.sql(statement.format(t="sqli_empty"))
+    assert rows(spark, "SELECT * FROM sqli_empty") == rows(spark, "SELECT * FROM sqli_empty_spark")
+    assert rows(spark, "SELECT count(*) FROM sqli_empty WHERE p IS NULL")[0][0] > 150  # src's NULLs and the later rows
+    assert bucketkit.validate(load_table(spark, "sqli_empty")).ok
+
+
 ROW_LEVEL = ["DELETE FROM {t} WHERE v = 'v1'", "DELETE FROM {t}", "UPDATE {t} SET v = 'u' WHERE k = 7",
              "MERGE INTO {t} AS x USING (SELECT 7 AS k) s ON x.k = s.k WHEN MATCHED THEN DELETE",
              "MERGE INTO {t} x USING (SELECT {cols} FROM sqli_more) s ON x.k = s.k WHEN NOT MATCHED THEN INSERT *"]

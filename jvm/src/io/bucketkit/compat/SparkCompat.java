@@ -298,6 +298,12 @@ public final class SparkCompat {
         scala.collection.immutable.Map$.MODULE$.empty(), new org.apache.spark.QueryContext[0]));
   }
 
+  /** Spark's own {@code INVALID_PARTITION_SPEC} error, saying {@code details}, as its v1 commands throw it. */
+  public static RuntimeException invalidPartitionSpec(String details) {
+    return SparkCompat.<RuntimeException>unchecked(
+        org.apache.spark.sql.errors.QueryCompilationErrors.invalidPartitionSpecError(details));
+  }
+
   @SuppressWarnings("unchecked")
   private static <T extends Throwable> RuntimeException unchecked(Throwable t) throws T {
     throw (T) t;

@@ -152,7 +152,7 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
    * The session catalog's table {@code relation} names when the catalog is enabled and writes it (a Hive bucketed
    * table bucketkit's INSERT takes, as {@link #loadTable(Identifier, java.util.Set)} gives it), else null: another
    * catalog's table, a view, a name that does not parse, a table Spark's own writer takes. For the rules that must
-   * decide before Spark resolves a statement's target ({@link InsertIfNotExists}, {@link RowLevelRefusal}). A table
+   * decide before Spark resolves a statement's target ({@link InsertPartitionSpec}, {@link RowLevelRefusal}). A table
    * bucketkit refuses to INSERT into ({@link HiveBucketedTable#forWrite} throws) counts as written when
    * {@code refusedToo}, else its refusal is thrown.
    */

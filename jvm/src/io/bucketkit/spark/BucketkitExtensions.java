@@ -33,7 +33,8 @@ import scala.runtime.BoxedUnit;
  * {@link SparkWriteGuard} (no write Spark's own Hive writer would place wrongly, catalog on or off);
  * {@link ManagedDrop.OnDrop} (a DROP TABLE of a managed table located at a version inside it deletes the table directory);
  * {@link CreateAsSelect} ({@code USING hive ... CLUSTERED BY} accepted; a Hive bucketed CTAS written by bucketkit);
- * {@link InsertIfNotExists} and {@link RowLevelRefusal} (Hive's meaning of {@code IF NOT EXISTS}; a clear refusal of
+ * {@link InsertPartitionSpec} and {@link RowLevelRefusal} (an INSERT's static partition spec as Spark's
+ * Hive INSERT reads it: Hive's meaning of {@code IF NOT EXISTS}, an empty value refused; a clear refusal of
  * DELETE, UPDATE and MERGE); and
  * {@link DriverCalls}, the table functions through which the Python API asks the driver what it asks
  * over py4j in a classic session (a Spark Connect client has no py4j).
@@ -121,7 +122,7 @@ public final class BucketkitExtensions extends AbstractFunction1<SparkSessionExt
     extensions.injectHintResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
       @Override
       public Rule<LogicalPlan> apply(SparkSession session) {
-        return new InsertIfNotExists(session);  // before the batch whose DSv2 insert refuses IF NOT EXISTS
+        return new InsertPartitionSpec(session);  // before the batch that resolves the DSv2 insert
       }
     });
     extensions.injectHintResolutionRule(new AbstractFunction1<SparkSession, Rule<LogicalPlan>>() {
