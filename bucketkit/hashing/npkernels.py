@@ -41,7 +41,7 @@ def numba_module(name: str) -> ModuleType | None:
     it fails to load. numba's LLVM takes ~190 MiB of address space; near a cap it fails to load (``OSError``) or
     aborts the process (``std::bad_alloc``, measured at 500 MiB), and below it, it takes room the task's data needs.
     The one rule for bucketkit's numba kernels (the hashes here, the join's in :mod:`bucketkit.joins.execute`)."""
-    if name not in sys.modules and _address_space_capped():
+    if name not in sys.modules and address_space_cap() is not None:
         return None
     try:
         return importlib.import_module(name)
@@ -49,13 +49,16 @@ def numba_module(name: str) -> ModuleType | None:
         return None
 
 
-def _address_space_capped() -> bool:
+def address_space_cap() -> int | None:
+    """This process's ``RLIMIT_AS`` soft limit in bytes (Spark sets it on a Python worker from
+    ``spark.executor.pyspark.memory``), or None: uncapped, or no such limit on this platform."""
     try:
         import resource
 
-        return resource.getrlimit(resource.RLIMIT_AS)[0] not in (resource.RLIM_INFINITY, -1)
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
     except (ImportError, OSError, ValueError):
-        return False
+        return None
+    return None if soft in (resource.RLIM_INFINITY, -1) else soft
 
 
 #: Values (rows, bytes, list items) per pass: bounds the temporaries (a few arrays of this many 8-byte values) in a

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Sequence
 import pyarrow as pa
 
 from bucketkit.errors import InvalidArgumentError, JoinMemoryError
+from bucketkit.hashing.npkernels import address_space_cap
 from bucketkit.units import ReadUnit
 from bucketkit.layout.discovery import format_bytes
 
@@ -72,13 +73,8 @@ class Budget:
 
 def _address_space() -> tuple[int | None, int]:
     """``(RLIMIT_AS soft limit or None, current VmSize)`` of this process, in bytes."""
-    try:
-        import resource
-
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-    except (ImportError, OSError, ValueError):
-        return None, 0
-    if soft in (resource.RLIM_INFINITY, -1):
+    soft = address_space_cap()
+    if soft is None:
         return None, 0
     try:
         with open("/proc/self/status", encoding="ascii") as f:
@@ -86,11 +82,6 @@ def _address_space() -> tuple[int | None, int]:
     except (OSError, StopIteration):
         vm = 0
     return soft, vm
-
-
-def address_space_cap() -> int | None:
-    """This process's address-space limit in bytes (Spark's cap of a Python worker), None if unlimited."""
-    return _address_space()[0]
 
 
 def room_under_cap(taken_later: int = 0) -> tuple[int, int] | None:
