@@ -76,6 +76,29 @@ def test_as_of_in_scan_join_and_the_data_source(spark, tmp_path):
         bucketkit.scan(spark, left, as_of=0)
 
 
+def test_a_join_as_of_a_version_pairs_that_versions_buckets_not_the_live_ones(spark, tmp_path):
+    """The live table was overwritten with another bucket count and hash version since version 0: a join at version 0
+    pairs and hashes by version 0's spec (rows: Spark's own join of the DataFrames each version was written from).
+    Failed before (found by a hunt): the plan used the live spec, calling version 0's 4 v2 files 8 v1 buckets, and
+    the join returned 2 of 20 rows, silently."""
+    left, right, other = str(tmp_path / "l"), str(tmp_path / "r"), str(tmp_path / "o")
+    old, new = version(spark, 20, "old"), version(spark, 20, "new")
+    bucketkit.write(old, "k", 4, path=left, bucketing_version=2)
+    bucketkit.write(new, "k", 8, path=left, mode="overwrite", bucketing_version=1)
+    partners = spark.range(0, 24, 3).selectExpr("id AS k", "id * 10 AS w")
+    bucketkit.write(partners, "k", 8, path=right, bucketing_version=1)
+    bucketkit.write(partners, "k", 16, path=other, bucketing_version=2)
+    for side, how in ((right, "inner"), (other, "left"), (right, "full")):  # v2 x v1: shuffled; v2 4 x 16: bucketed
+        plan = bucketkit.plan_join(left, side, "k", how, left_as_of=0)
+        assert plan.left.spec.bucket_count == 4 and plan.left.spec.bucketing_version == 2
+        assert plan.bucketed == (side == other)
+        expected = rows(old.join(partners, "k", how))
+        assert rows(bucketkit.join(spark, left, side, "k", how, left_as_of=0)) == expected
+    # the live version, and both sides at their versions (the right side as of 0 against the left's live spec)
+    assert rows(bucketkit.join(spark, left, right, "k")) == rows(new.join(partners, "k"))
+    assert rows(bucketkit.join(spark, right, left, "k", right_as_of=0)) == rows(partners.join(old, "k"))
+
+
 def test_sql_planned_before_overwrites_reads_its_version_as_the_python_plan_does(spark, tmp_path):
     """Spark SQL through bucketkit's catalog: a query planned (its files listed) before INSERT OVERWRITEs
     returns the rows it was planned on; the JVM's verdict (kept version or in place) is the Python plan's."""

@@ -24,6 +24,7 @@ from bucketkit.joins.memory import estimate_memory
 from bucketkit.joins.sides import BucketGroup, SideFiles, scan_side
 from bucketkit.layout.discovery import format_bytes
 from bucketkit.layout.metadata import spelled_as
+from bucketkit.pruning.plan import table_as_of
 from bucketkit.table import BucketedTable, open_table
 from bucketkit.trust import floating_doubt, spec_doubt
 from bucketkit.units import ReadUnit
@@ -392,6 +393,9 @@ def plan_join(
         left_write_ids, right_write_ids: for a Hive ACID side, the snapshot to read: Hive's
             ValidWriteIdList string (``db.t:hwm:minOpen:open:aborted``); None: every write id in
             the directory names is committed.
+        left_as_of, right_as_of: time travel on a side (as :func:`~bucketkit.pruning.plan.plan_scan`'s ``as_of``):
+            that version's files, bucketed as that version was written (its spec), which a later overwrite or
+            ``rebucket`` may have changed; the plan's ``left``/``right`` are the tables as they were then.
 
     Returns:
         A :class:`JoinPlan`: ``"bucketed"`` with the bucket groups, or ``"shuffle"`` with the reason.
@@ -400,7 +404,8 @@ def plan_join(
         InvalidArgumentError: unknown join type, malformed ``on``, or a key that is not a column.
     """
     how = normalize_how(how)
-    lt, rt = open_table(left), open_table(right)
+    # each side as it was at the version read: its files are bucketed by that version's spec, not the live one's
+    lt, rt = table_as_of(open_table(left), left_as_of), table_as_of(open_table(right), right_as_of)
     lkeys, rkeys, using = normalize_on(on)
     lschema, rschema = side_schema(lt), side_schema(rt)
     lkeys = tuple(spelled_as(lkeys, lschema.names)) if lschema is not None else lkeys  # names are case-insensitive

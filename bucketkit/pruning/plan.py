@@ -40,7 +40,7 @@ from bucketkit.layout.metadata import read_spec
 from bucketkit.layout.versions import TablePaths, Version, find_version
 from bucketkit.acid.writeids import ValidWriteIdList
 
-__all__ = ["buckets_for", "partition_predicate", "plan_scan", "ScanPlan", "PartitionScan", "enumeration_bound",
+__all__ = ["buckets_for", "partition_predicate", "plan_scan", "table_as_of", "ScanPlan", "PartitionScan", "enumeration_bound",
            "normalize_filters"]
 
 normalize_filters = normalize  # its name before bucketkit.pruning.filters (in docs and __all__): kept for callers
@@ -388,8 +388,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     else:
         hudiplan.hudi_refused(table, query_type=query_type, begin=begin, end=end)
     if as_of is not None and hudi is None:
-        version = find_version(table.filesystem, TablePaths.at(table.filesystem, table.location), as_of, str(table))
-        table = _as_it_was(table, version)
+        table, version = _as_it_was(table, as_of)
     spec = table.spec
     # the columns partition directories are values of: a Hudi table's partition fields live in its files too
     pspec = spec if hudi is None else spec.with_(partitioned_by=hudi.fields, partition_types=tuple(
@@ -487,11 +486,23 @@ def partition_fields_of(table: BucketedTable) -> tuple[str, ...]:
     return partition_fields(dict(table.spec.properties)) if hudiplan.is_hudi_table(table) else table.spec.partitioned_by
 
 
-def _as_it_was(table: BucketedTable, version: Version) -> BucketedTable:
-    """``table`` with the spec its kept ``version`` was written with (a later overwrite may have changed it)."""
-    kept = TablePaths.at(table.filesystem, table.location).version(version.write_id)
-    try:
-        spec = read_spec(kept, table.filesystem)
-    except TableNotFoundError:
+def table_as_of(table: BucketedTable, as_of: Any) -> BucketedTable:
+    """``table`` as it was at ``as_of`` (a version number or a time, as :func:`plan_scan` takes it; None: as it is):
+    with the spec that version was written with, which a later overwrite or ``rebucket`` may have changed (another
+    bucket count, hash version, key). What decides how the version's files are bucketed (a join's pairing, pruning)
+    must read it from this table, not the live one. A Hudi table's ``as_of`` is an instant of its own timeline: the
+    table is returned as it is."""
+    if as_of is None or hudiplan.is_hudi_table(table):
         return table
-    return table if spec == table.spec else dataclasses.replace(table, spec=spec)
+    return _as_it_was(table, as_of)[0]
+
+
+def _as_it_was(table: BucketedTable, as_of: Any) -> tuple[BucketedTable, Version]:
+    """(``table`` with the spec its kept version ``as_of`` was written with, that version)."""
+    paths = TablePaths.at(table.filesystem, table.location)
+    version = find_version(table.filesystem, paths, as_of, str(table))
+    try:
+        spec = read_spec(paths.version(version.write_id), table.filesystem)
+    except TableNotFoundError:
+        return table, version
+    return (table if spec == table.spec else dataclasses.replace(table, spec=spec)), version
