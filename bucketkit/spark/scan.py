@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from bucketkit.acid import plan as acidplan
 
 from bucketkit.pruning import plan as pruning
-from bucketkit.errors import InvalidArgumentError, TableNotFoundError
+from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, TableNotFoundError
 from bucketkit.pruning.filters import TRUE, normalize
 from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning.plan import ScanPlan
@@ -179,9 +179,62 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             hold = held(spark, name) if plain else None
             if hold is not None:  # the catalog reads it bucketed: one reader, and GROUP BY / joins on it shuffle-free
                 return _read_through_sql(spark, hold.table, table.spec, filters, columns, hold.version)
-    plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of,
-                                           query_type=query_type, begin=begin, end=end)
-    return read_plan(spark, plan, predicates, row_id=row_id)
+    for attempt in range(_PLANS):
+        plan, predicates = plan_and_predicates(spark, table, path, filters, columns, spec_options, write_ids, as_of,
+                                               query_type=query_type, begin=begin, end=end)
+        try:
+            return read_plan(spark, plan, predicates, row_id=row_id)
+        except _FilesVanished:
+            if attempt == _PLANS - 1:
+                raise
+            # vacuum removed the kept version the plan read from between its listing and Spark's: plan again (a
+            # live read gets the version live now; as_of= the VersionNotFoundError naming the removal)
+    raise AssertionError("unreachable")
+
+
+#: How many times :func:`scan` plans a read whose version vacuum removed before Spark listed it.
+_PLANS = 3
+
+
+class _FilesVanished(ConcurrentModificationError):
+    """Spark's listing of a plan's files found fewer than the plan: something removed them in between."""
+
+
+def _load(reader: Any, plan: ScanPlan, paths: list[str]) -> DataFrame:
+    """``reader.load(paths)``, held to the plan's files: Spark's listing (at load) treats a path it is given that is
+    gone as empty (a directory: ``HadoopFSUtils`` ignores a missing root path), so a version vacuum removed between
+    the plan's listing and Spark's would read as an empty or partial table, silently. Fewer files listed than the
+    plan holds, or a given path gone, raise :class:`_FilesVanished`, naming what is gone (a kept version: as the
+    data source does, :class:`~bucketkit.errors.VersionNotFoundError`'s words). A file removed after this is
+    Spark's ``FAILED_READ_FILE.FILE_NOT_EXIST`` when the query runs: never a silent part."""
+    try:
+        df = reader.load(paths)
+    except Exception as e:  # noqa: BLE001 - a path gone (PATH_NOT_FOUND; basePath "not found") is this read's to say
+        gone = _vanished(plan)
+        if gone is None:
+            raise
+        raise gone from e
+    if len(plan.files) > _listed_count(df):  # Spark lists at least the plan's non-empty files unless some vanished
+        raise _vanished(plan) or _FilesVanished(
+            f"table {plan.table}: files of the plan were gone when Spark listed them: the table was overwritten "
+            "while it was read; run the read again")
+    return df
+
+
+def _listed_count(df: DataFrame) -> int:
+    """How many files Spark's listing of ``df``'s paths found (the JVM's count; a Connect client's list)."""
+    jdf = getattr(df, "_jdf", None)
+    return len(jdf.inputFiles()) if jdf is not None else len(df.inputFiles())
+
+
+def _vanished(plan: ScanPlan) -> _FilesVanished | None:
+    """The error for a plan whose kept version (the directory its files were listed in) is gone, or None."""
+    from bucketkit.layout.versions import exists
+
+    if plan.root and plan.root != plan.table.location and not exists(plan.table.filesystem, plan.root):
+        return _FilesVanished(f"table {plan.table}: the version this read was planned on ({plan.root}) was removed "
+                              "by vacuum or the retention period before Spark listed its files; plan the read again")
+    return None
 
 
 def _described(spark: Any, name: str) -> dict | None:
@@ -245,7 +298,7 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
         reader = spark.read.format(spec.file_format).schema(spark_ddl(bt))
         if spec.partitioned_by:
             reader = reader.option("basePath", spark_uri(bt.filesystem, plan.root or bt.location))
-        df = _rows_checked(spark, reader.load(_paths(plan)), plan, bt)
+        df = _rows_checked(spark, _load(reader, plan, _paths(plan)), plan, bt)
     if plan.residual:
         df = df.where(spark_filters.residual_predicate(plan.residual, spec))
     for predicate in predicates:
