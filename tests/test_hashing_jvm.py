@@ -179,7 +179,7 @@ def test_bucket_function_refuses_wrong_arguments(jvm):
     types = jvm.org.apache.spark.sql.types.DataTypes
     with pytest.raises(Exception, match=r"takes \(int numBuckets, column\)"):
         jvm.io.bucketkit.hashing.HiveBucketFunction(2).bind(struct_of(jvm, types.LongType))
-    with pytest.raises(Exception, match="cannot bucket on a Spark timestamp"):
+    with pytest.raises(Exception, match="cannot hash a Spark timestamp"):
         jvm.io.bucketkit.hashing.HiveBucketFunction.forName("hive_v2_bucket_8").bind(
             struct_of(jvm, types.TimestampType))
 
@@ -229,10 +229,11 @@ def test_edge_values_agree_everywhere(jvm, oracle, hive_type, version):
 @pytest.mark.parametrize("hive_type", ["decimal(10,2)", "char(3)", "timestamp", "binary", "struct<a:int>",
                                        "array<timestamp>"])
 def test_unbucketable_types_refused_by_both(jvm, hive_type):
-    """Hive/Trino cannot bucket on these (Trino reads such tables unbucketed): Python and Java agree."""
+    """bucketkit (as Trino) does not hash these for Hive bucketing (Hive does; such tables are read unbucketed): Python
+    and Java agree."""
     with pytest.raises(UnsupportedTypeError):
         check_bucketable("k", hive_type)
-    with pytest.raises(Exception, match="Hive/Trino cannot bucket on"):
+    with pytest.raises(Exception, match=r"bucketkit \(as Trino\) cannot hash"):
         jvm.io.bucketkit.hashing.HiveHash.Type.parse(hive_type)
 
 

@@ -105,7 +105,8 @@ def _bucketable(column: str, hive_type: str | HiveType) -> HiveType:
         elif t.name not in BUCKETABLE_PRIMITIVES:
             where = "" if t == parsed else f" (inside {parsed})"
             raise UnsupportedTypeError(
-                f"column {column!r} has Hive type {parsed}: Hive/Trino cannot bucket on {t.name}{where}; "
+                f"column {column!r} has Hive type {parsed}: bucketkit (as Trino) cannot hash {t.name}{where} for Hive "
+                f"bucketing (a table Hive bucketed on it is read unbucketed); "
                 f"bucketable types are {', '.join(sorted(BUCKETABLE_PRIMITIVES))}, array<...> and map<...> "
                 f"of them")
 

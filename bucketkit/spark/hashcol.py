@@ -160,7 +160,7 @@ def with_bucket_id(df: Any, columns: Sequence[str] | str, hive_types: Sequence[s
 
     Raises:
         InvalidArgumentError: unknown column, a name clash, or a bad version/count.
-        UnsupportedTypeError: a bucket column type Hive/Trino cannot bucket on.
+        UnsupportedTypeError: a bucket column type bucketkit (as Trino) cannot hash for Hive bucketing.
 
     Example:
         >>> df = with_bucket_id(spark.range(10), ["id"], ["bigint"], 2, 4)  # doctest: +SKIP

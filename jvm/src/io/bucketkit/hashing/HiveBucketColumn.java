@@ -46,7 +46,7 @@ public final class HiveBucketColumn {
    * @param version Hive bucketing version, 1 or 2
    * @param numBuckets the bucket count
    * @throws IllegalArgumentException a bad version or count, or not one type per key
-   * @throws UnsupportedOperationException a type Hive/Trino cannot bucket on
+   * @throws UnsupportedOperationException a type bucketkit (as Trino) cannot hash for Hive bucketing
    */
   public static Column of(Column[] keys, String[] hiveTypes, int version, int numBuckets) {
     Expression[] expressions = new Expression[keys.length];

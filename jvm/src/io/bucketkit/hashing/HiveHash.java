@@ -36,8 +36,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  * internal ones: Boolean, Byte, Short, Integer (int and date: days since 1970-01-01), Long, Float,
  * Double, UTF8String, ArrayData, MapData; {@code null} is NULL and hashes to 0. Bucketable types are
  * those of hashing.py: boolean, tinyint, smallint, int, bigint, float, double, string, varchar,
- * date, and array/map of them. Hive/Trino cannot bucket on timestamp, decimal, char, binary or
- * struct (Trino reads such tables unbucketed), so {@link Type#parse} refuses them.
+ * date, and array/map of them. bucketkit (as Trino) does not hash timestamp, decimal, char, binary or
+ * struct for Hive bucketing (Hive does; such tables are read unbucketed), so {@link Type#parse} refuses them.
  */
 public final class HiveHash {
   private HiveHash() {}
@@ -136,8 +136,8 @@ public final class HiveHash {
       if (t instanceof MapType) {
         return new Type("map", "", fromSpark(((MapType) t).keyType()), fromSpark(((MapType) t).valueType()));
       }
-      throw new UnsupportedOperationException("Hive/Trino cannot bucket on a Spark " + t.simpleString()
-          + " column; bucketable types are " + String.join(", ", PRIMITIVES) + ", array and map of them");
+      throw new UnsupportedOperationException("bucketkit (as Trino) cannot hash a Spark " + t.simpleString()
+          + " column for Hive bucketing (a table Hive bucketed on one is read unbucketed); bucketable types are " + String.join(", ", PRIMITIVES) + ", array and map of them");
     }
 
     /**
@@ -213,8 +213,8 @@ public final class HiveHash {
     }
 
     private static UnsupportedOperationException unsupported(String text, String head) {
-      return new UnsupportedOperationException("Hive type " + text + ": Hive/Trino cannot bucket on " + head
-          + "; bucketable types are " + String.join(", ", PRIMITIVES) + ", array<...> and map<...> of them");
+      return new UnsupportedOperationException("Hive type " + text + ": bucketkit (as Trino) cannot hash " + head
+          + " for Hive bucketing (a table Hive bucketed on it is read unbucketed); bucketable types are " + String.join(", ", PRIMITIVES) + ", array<...> and map<...> of them");
     }
 
     private static List<String> splitTopLevel(String inner, String text) {
