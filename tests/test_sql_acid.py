@@ -192,6 +192,36 @@ def test_partitioned_table_reads_only_the_partitions_asked(spark):
         spark.sql("DROP TABLE IF EXISTS acid_parts")
 
 
+def test_a_partition_kept_outside_the_table_is_refused_never_read_as_empty(spark, tmp_path):
+    """A partition the metastore keeps outside the table's directory (ADD PARTITION ... LOCATION): bucketkit's ACID
+    reader finds partitions under the table's directory only. SQL refused the read naming the partition, as the Python
+    API does; commands on the table still run. Failed before (found by hunt 4): SQL returned 0 rows, silently, and the
+    Python API's refusal pointed to SQL."""
+    from bucketkit.errors import LayoutError
+    from pyspark.errors import AnalysisException
+
+    spark.sql("DROP TABLE IF EXISTS acid_away")
+    root = managed_acid(spark, "acid_away", "k int, v string", "PARTITIONED BY (d string) CLUSTERED BY (k) INTO 4 BUCKETS",
+                        "'bucketing_version'='2'")
+    try:
+        _, live = bucketed_acid_table(root / "d=a")
+        bucketed_acid_table(tmp_path / "away")
+        spark.sql("ALTER TABLE acid_away ADD PARTITION (d='a')")
+        assert rows(spark.sql("SELECT k FROM acid_away")) == sorted((k,) for k in live)
+        spark.sql(f"ALTER TABLE acid_away ADD PARTITION (d='b') LOCATION '{tmp_path / 'away'}'")
+        refused = r"Hive ACID table .*acid_away: partition d=b is kept at .*away, outside the table's directory"
+        for query in ("SELECT count(*) FROM acid_away", "SELECT k FROM acid_away WHERE d = 'a'"):
+            with pytest.raises(AnalysisException, match=refused):
+                spark.sql(query).collect()
+        with pytest.raises(LayoutError, match=refused):
+            bucketkit.scan(spark, "acid_away")
+        assert "every read is refused" in str(bucketkit.sql_status(spark, "acid_away"))
+        spark.sql("ALTER TABLE acid_away DROP PARTITION (d='b')")  # a command runs; the table reads again
+        assert rows(spark.sql("SELECT count(*) FROM acid_away")) == [(len(live),)]
+    finally:
+        spark.sql("DROP TABLE IF EXISTS acid_away")
+
+
 @pytest.fixture
 def no_broadcast(spark):
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")

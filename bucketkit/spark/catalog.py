@@ -156,7 +156,7 @@ def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any
         raise TableNotFoundError(f"{exc}; for a directory of that name write './{ref}'") from None
 
 
-def _check_partition_locations(spark: Any, ct: Any, name: str) -> None:
+def _check_partition_locations(spark: Any, ct: Any, name: str, *, acid: bool = False) -> None:
     """Refuse a partitioned table the catalog keeps a partition of outside Hive's default place.
 
     bucketkit's readers and writers find a table's partitions as ``k=v`` directories under its location
@@ -168,11 +168,24 @@ def _check_partition_locations(spark: Any, ct: Any, name: str) -> None:
     Raises:
         LayoutError: a partition's location is not ``<table location>/<k=v path>``, naming both.
     """
-    _refuse_misplaced(name, misplaced_partition(spark, ct))
+    _refuse_misplaced(name, misplaced_partition(spark, ct), acid=acid)
 
 
-def _refuse_misplaced(name: str, misplaced: Any) -> None:
-    """Raise :func:`_check_partition_locations`'s error for :func:`misplaced_partition`'s answer, if any."""
+def _is_acid(description: Mapping[str, Any]) -> bool:
+    return transactional_kind(dict(description["properties"])) is not None
+
+
+def _refuse_misplaced(name: str, misplaced: Any, *, acid: bool = False) -> None:
+    """Raise :func:`_check_partition_locations`'s error for :func:`misplaced_partition`'s answer, if any (of a Hive
+    ACID table: the words Spark SQL refuses it with, ``CatalogPartitions.acidRefusal``: no reader of bucketkit's
+    finds that partition's snapshot)."""
+    if misplaced is not None and acid:
+        where, actual, expected, root = misplaced
+        raise LayoutError(
+            f"bucketkit: Hive ACID table {name}: partition {where} is kept at {actual}, outside the table's directory "
+            f"({expected} expected); bucketkit's ACID reader finds a snapshot's partitions as k=v directories under "
+            f"{root}, so it would miss its rows (and Spark's own reader reads no rows of a Hive ACID table). Move the "
+            f"partition's directory there and point the metastore at it (ALTER TABLE ... PARTITION (...) SET LOCATION)")
     if misplaced is not None:
         where, actual, expected, root = misplaced
         raise LayoutError(
@@ -226,7 +239,7 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
         if not table_exists(spark, name):
             raise TableNotFoundError(f"table {name!r} is not in the session catalog")
         d = json.loads(call(spark, "bucketkit_describe", name)[0])
-        _refuse_misplaced(name, d.pop("misplaced_partition"))
+        _refuse_misplaced(name, d.pop("misplaced_partition"), acid=_is_acid(d))
         return d
     calls = jar_class(spark, "spark.DriverCalls")
     if calls is not None:  # bucketkit's jar on the driver: the JVM's description in one py4j call, not ~200
@@ -236,7 +249,7 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
             if not table_exists(spark, name):
                 raise TableNotFoundError(f"table {name!r} is not in the session catalog") from None
             raise
-        _refuse_misplaced(name, d.pop("misplaced_partition"))
+        _refuse_misplaced(name, d.pop("misplaced_partition"), acid=_is_acid(d))
         return d
     return describe_with_py4j(spark, name)
 
@@ -247,13 +260,14 @@ def describe_with_py4j(spark: SparkSession, name: str) -> dict[str, Any]:
     if not table_exists(spark, name):
         raise TableNotFoundError(f"table {name!r} is not in the session catalog")
     ct = _catalog_table(spark, name)
-    _check_partition_locations(spark, ct, name)
+    properties = table_properties(spark, ct)
+    _check_partition_locations(spark, ct, name, acid=transactional_kind(properties) is not None)
     spec = ct.bucketSpec().get() if ct.bucketSpec().isDefined() else None
     return {
         "name": name,
         "provider": ct.provider().get() if ct.provider().isDefined() else None,
         "serde": ct.storage().serde().get() if ct.storage().serde().isDefined() else None,
-        "properties": table_properties(spark, ct),
+        "properties": properties,
         "schema": json.loads(ct.schema().json()),
         "partition_columns": _seq(ct.partitionColumnNames()),
         "bucket_columns": _seq(spec.bucketColumnNames()) if spec is not None else [],

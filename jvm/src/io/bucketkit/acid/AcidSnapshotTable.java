@@ -56,11 +56,14 @@ public final class AcidSnapshotTable implements SupportsRead {
   private final CatalogTable table;
   private final Map<String, String> options = new HashMap<>();
   private final HiveBucketedTable.AcidBucketing bucketing;
+  private final String unreadable;  // why no read of the table may run (its scan is refused), or null
 
-  private AcidSnapshotTable(CatalogTable table, Map<String, String> options, HiveBucketedTable.AcidBucketing bucketing) {
+  private AcidSnapshotTable(CatalogTable table, Map<String, String> options, HiveBucketedTable.AcidBucketing bucketing,
+                            String unreadable) {
     this.table = table;
     this.options.putAll(options);
     this.bucketing = bucketing;
+    this.unreadable = unreadable;
   }
 
   /** The snapshot read of ACID table {@code t}, or an error naming the table and what is missing. */
@@ -70,6 +73,14 @@ public final class AcidSnapshotTable implements SupportsRead {
   }
 
   public static AcidSnapshotTable load(SparkSession spark, CatalogTable t) {
+    return load(spark, t, null);
+  }
+
+  /**
+   * {@link #load(SparkSession, CatalogTable)}, whose reads are refused with {@code unreadable} when it is not null
+   * (a reason bucketkit's reader would miss rows of the snapshot; commands on the table still run).
+   */
+  public static AcidSnapshotTable load(SparkSession spark, CatalogTable t, String unreadable) {
     String name = t.identifier().unquotedString();
     if (!spark.sessionState().dataSourceManager().dataSourceExists(SOURCE)) {
       throw new IllegalStateException("bucketkit: Hive ACID table " + name + " is read by bucketkit's Python data "
@@ -88,7 +99,7 @@ public final class AcidSnapshotTable implements SupportsRead {
     }
     options.put("check_buckets", Boolean.toString(Boolean.parseBoolean(
         spark.sessionState().conf().getConfString(BucketReadCheck.ENABLED, "true"))));
-    return new AcidSnapshotTable(t, options, HiveBucketedTable.acidBucketing(t));
+    return new AcidSnapshotTable(t, options, HiveBucketedTable.acidBucketing(t), unreadable);
   }
 
   /**
@@ -160,6 +171,9 @@ public final class AcidSnapshotTable implements SupportsRead {
    */
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap query) {
+    if (unreadable != null) {
+      throw SparkCompat.analysisError(unreadable);
+    }
     Map<String, String> merged = new HashMap<>(options);
     merged.putAll(query.asCaseSensitiveMap());
     return new Builder(SparkCompat.pythonScanBuilder(SOURCE, table.schema(), new CaseInsensitiveStringMap(merged)));

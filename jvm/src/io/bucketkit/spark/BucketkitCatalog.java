@@ -56,7 +56,10 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
       return table;
     }
     if (HiveBucketedTable.isAcid(((V1Table) table).v1Table())) {  // Spark's own reader would return no rows
-      return AcidSnapshotTable.load(spark, ((V1Table) table).v1Table());
+      CatalogTable acid = ((V1Table) table).v1Table();
+      String[] misplaced = CatalogPartitions.misplaced(spark, acid);  // the Python ACID reader lists partitions
+      return AcidSnapshotTable.load(spark, acid, misplaced == null ? null  // under the table's directory: never a part
+          : CatalogPartitions.acidRefusal(acid.identifier().unquotedString(), misplaced));
     }
     try {
       HiveBucketedTable bucketed = HiveBucketedTable.load(spark, ((V1Table) table).v1Table());

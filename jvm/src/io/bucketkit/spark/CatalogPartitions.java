@@ -53,6 +53,19 @@ public final class CatalogPartitions {
     return null;
   }
 
+  /**
+   * Why Hive ACID table {@code name} is refused, {@code misplaced} being {@link #misplaced}'s answer: bucketkit's ACID
+   * reader (Python) finds a snapshot's partitions under the table's directory, so it would miss the rows of one kept
+   * elsewhere. {@code bucketkit.spark.catalog} says the same of the Python API's read.
+   */
+  public static String acidRefusal(String name, String[] misplaced) {
+    return "bucketkit: Hive ACID table " + name + ": partition " + misplaced[0] + " is kept at " + misplaced[1]
+        + ", outside the table's directory (" + misplaced[2] + " expected); bucketkit's ACID reader finds a "
+        + "snapshot's partitions as k=v directories under " + misplaced[3] + ", so it would miss its rows (and "
+        + "Spark's own reader reads no rows of a Hive ACID table). Move the partition's directory there and point "
+        + "the metastore at it (ALTER TABLE ... PARTITION (...) SET LOCATION)";
+  }
+
   private static String strip(String path) {
     int end = path.length();
     while (end > 0 && path.charAt(end - 1) == '/') {

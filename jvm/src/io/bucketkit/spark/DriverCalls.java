@@ -140,7 +140,9 @@ public final class DriverCalls {
     TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
     CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
     if (HiveBucketedTable.isAcid(t)) {
-      return AcidSnapshotTable.status(t);
+      String[] misplaced = CatalogPartitions.misplaced(spark, t);  // as BucketkitCatalog.loadTable decides
+      return misplaced == null ? AcidSnapshotTable.status(t) : new String[] {"unbucketed", "every read is refused: "
+          + CatalogPartitions.acidRefusal(t.identifier().unquotedString(), misplaced)};
     }
     HiveBucketedTable.Vouched v = HiveBucketedTable.vouch(spark, t);
     if (v.table() == null) {
