@@ -404,6 +404,32 @@ def unit_reader(table: BucketedTable, target: Any, row_id: bool = False) -> Any:
     return read
 
 
+def _typed_otherwise(table: BucketedTable, path: str, target: Any) -> bool:
+    """Whether a column of data file ``path`` has another type than the table's schema ``target`` gives it: a Hudi
+    table's partition field kept as a number in its files and typed string by Hudi's schema (a timestamp-based key
+    generator), which Spark's Parquet reader refuses (``PARQUET_COLUMN_DATA_TYPE_MISMATCH``) and bucketkit's unit
+    reader converts as hudi-rs reads it."""
+    from bucketkit.io import read_schema
+
+    found = read_schema(table.filesystem, path, table.spec.file_format)
+    want = {f.name.lower(): f.type for f in target}
+    return any(f.name.lower() in want and not _same_kind(f.type, want[f.name.lower()]) for f in found)
+
+
+def _same_kind(found: Any, want: Any) -> bool:
+    """Whether Spark reads a file column of Arrow type ``found`` as ``want`` (strings and timestamps by family:
+    large/view strings and timestamp units are one Spark type)."""
+    import pyarrow.types as pt
+
+    if pt.is_string(want) or pt.is_large_string(want):
+        return pt.is_string(found) or pt.is_large_string(found) or pt.is_string_view(found) or pt.is_dictionary(found)
+    if pt.is_timestamp(want):
+        return pt.is_timestamp(found) or pt.is_integer(found)  # INT96 / legacy units: Spark reads them
+    if pt.is_integer(want) or pt.is_floating(want) or pt.is_boolean(want) or pt.is_date(want):
+        return found == want or (pt.is_integer(found) and pt.is_integer(want) and found.bit_width <= want.bit_width)
+    return True  # nested and decimal columns: as Spark's reader decides
+
+
 def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row_id: bool = False) -> DataFrame:
     """The rows of a plan's units (a table kind's snapshot) as a DataFrame (filters are the caller's to apply;
     ``row_id`` is the caller's to have checked: :meth:`~bucketkit.pruning.plan.ScanPlan.row_id_refused`)."""
@@ -412,7 +438,8 @@ def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row
     units = plan.units()
     if not units:
         return spark.createDataFrame([], schema)
-    read = unit_reader(table, arrow_schema(schema), row_id)
+    target = arrow_schema(schema)
+    read = unit_reader(table, target, row_id)
     plain, merged = [], []  # units that are one file as written (a Hudi slice without log files), the others
     for u in units:
         path = None if row_id else u.plain_file
@@ -420,6 +447,8 @@ def read_units(spark: SparkSession, plan: ScanPlan, table: BucketedTable, *, row
             plain.append(path)
         else:
             merged.append(u)
+    if plain and _typed_otherwise(table, plain[0], target):  # Spark's reader would refuse the file's own types
+        plain, merged = [], units
     frames = []
     if plain:  # Spark's own reader
         frames.append(spark.read.format(table.spec.file_format).schema(spark_ddl(table))
