@@ -219,3 +219,30 @@ def test_visible_files_of_a_remote_store_are_the_local_disks(tmp_path_factory, t
     start = "a" if under and not (root / "a").is_file() else ""
     remote = pafs.PyFileSystem(LocalHandler())
     assert visible_files(remote, str(root), start) == visible_files(pafs.LocalFileSystem(), str(root), start)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="process start times are read from Linux's /proc")
+def test_a_writer_whose_pid_another_process_took_is_not_alive():
+    """A journal's writer on this host is alive while its pid names a process that started before the write. A
+    process that took the pid later (pids wrap: Linux's default pid_max is 32768) is another one: the dead writer's
+    journal is recovered, not left "in progress" (found when a suite's killed writer's pid was reused within the hour:
+    recover reported it in progress). Golden: the kernel's own start time of this process and of a child."""
+    import socket
+    import subprocess
+    import sys
+
+    from bucketkit.layout.versions import owner_alive, process_started
+
+    here = {"host": socket.gethostname(), "pid": os.getpid()}
+    assert owner_alive({**here, "started": time.time()}, 60.0)  # this process began before now
+    began = process_started(os.getpid())
+    assert began is not None and began <= time.time()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        journal = {**here, "pid": child.pid, "started": time.time() - 600}  # a write that began before the child
+        assert not owner_alive(journal, 60.0)
+        assert owner_alive({**journal, "started": time.time() + 1}, 60.0)
+    finally:
+        child.kill()
+        child.wait()
+    assert not owner_alive({**here, "pid": child.pid, "started": time.time()}, 60.0)  # gone

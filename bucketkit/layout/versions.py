@@ -371,7 +371,9 @@ def live_version(fs: pafs.FileSystem, root: str) -> str | None:
 def owner_alive(journal: dict[str, Any] | None, stale_after: float) -> bool:
     """Whether the writer that owns a journal may still be running.
 
-    Same host: its process exists. Another host: it started less than ``stale_after`` seconds ago.
+    Same host: its process exists, and is the writer: a process the pid names now that started after the write did
+    is another one (pids are reused: at Linux's default ``pid_max`` of 32768 a busy host wraps them within the hour,
+    and a dead writer's journal stayed "in progress"). Another host: it started less than ``stale_after`` seconds ago.
     """
     if not journal:
         return False
@@ -382,8 +384,21 @@ def owner_alive(journal: dict[str, Any] | None, stale_after: float) -> bool:
             return False
         except PermissionError:
             return True
-        return True
+        began = process_started(int(journal["pid"]))
+        return began is None or began <= float(journal.get("started", 0)) + 2.0  # /proc's btime: whole seconds
     return time.time() - float(journal.get("started", 0)) < stale_after
+
+
+def process_started(pid: int) -> float | None:
+    """When process ``pid`` started, in seconds since the epoch (Linux's ``/proc``), or None where unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            after_name = f.read().rsplit(b")", 1)[1].split()  # fields from the 3rd on: the name may hold spaces
+        with open("/proc/stat", "rb") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+        return boot + int(after_name[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime, in clock ticks
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
 
 
 def pending_writes(fs: pafs.FileSystem, paths: TablePaths) -> dict[str, set[str]]:
