@@ -204,8 +204,8 @@ def _load(reader: Any, plan: ScanPlan, paths: list[str]) -> DataFrame:
     """``reader.load(paths)``, held to the plan's files: Spark's listing (at load) treats a path it is given that is
     gone as empty (a directory: ``HadoopFSUtils`` ignores a missing root path), so a version vacuum removed between
     the plan's listing and Spark's would read as an empty or partial table, silently. Fewer files listed than the
-    plan holds, or a given path gone, raise :class:`_FilesVanished`, naming what is gone (a kept version: as the
-    data source does, :class:`~bucketkit.errors.VersionNotFoundError`'s words). A file removed after this is
+    plan holds, or a given path gone, raise :class:`_FilesVanished` (a
+    :class:`~bucketkit.errors.ConcurrentModificationError`) naming what is gone. A file removed after this is
     Spark's ``FAILED_READ_FILE.FILE_NOT_EXIST`` when the query runs: never a silent part."""
     try:
         df = reader.load(paths)
