@@ -30,6 +30,8 @@ def queue_background(names: set[str], tmp_path_factory) -> None:
     """The wheel's build and smoke runs, beside the suite (tests/support/background.py)."""
     if "test_the_wheel_works_installed_on_each_spark_release" in names:
         support_wheel.queue(tmp_path_factory)
+    if "test_a_running_session_without_the_catalog_is_refused_not_reused" in names:
+        background.start("no-catalog-session", _no_catalog_session, tmp_path_factory.mktemp("no-catalog"))
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +94,8 @@ def test_the_built_jar_records_its_spark():
     assert jvmbuild.jar_spark_version(jvmbuild.JAR) == importlib.metadata.version("pyspark")
 
 
-def test_a_running_session_without_the_catalog_is_refused_not_reused(tmp_path):
+def _no_catalog_session(tmp_path: Path) -> subprocess.CompletedProcess:
+    """A child process that starts a session without the catalog, then asks get_session for one with it."""
     script = textwrap.dedent(f"""
         import bucketkit
         from bucketkit.errors import JvmBuildError
@@ -106,5 +109,9 @@ def test_a_running_session_without_the_catalog_is_refused_not_reused(tmp_path):
             assert "started without bucketkit's catalog" in str(exc) and "spark.stop()" in str(exc), exc
             print("REFUSED")
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+
+
+def test_a_running_session_without_the_catalog_is_refused_not_reused(tmp_path_factory):
+    out = background.result("no-catalog-session", _no_catalog_session, tmp_path_factory.mktemp("no-catalog"))
     assert "REFUSED" in out.stdout, out.stdout[-2000:] + out.stderr[-4000:]
