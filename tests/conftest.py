@@ -8,6 +8,7 @@ suite in seconds without a JVM.
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,12 +24,13 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 # in 32 s, C1 only: 34 s in 29 s), CPU the suite's own session, on a 2-core runner, needs. The suite's own JVM
 # compiles as a user's does (the ``spark`` fixture starts it without this option).
 #
-# Every JVM of the suite collects garbage with the Parallel collector unless SPARK_SUBMIT_OPTS names one: G1's
-# concurrent threads cost a 2-core runner CPU the tests need (test_sql_catalog, test_sql_ddl and test_sql_shapes
-# alone, 168 tests: 299-302 s and 530-539 s of CPU with G1, 260 s and 458 s with the Parallel collector, 280 s with
-# the Serial one; C1 only in the suite's own JVM: 342 s). A test JVM's collector changes no result.
+# Every JVM of the suite collects garbage with the Parallel collector unless SPARK_SUBMIT_OPTS selects one (two make
+# the JVM refuse to start): G1's concurrent threads cost a 2-core runner CPU the tests need (test_sql_catalog,
+# test_sql_ddl and test_sql_shapes alone, 168 tests: 299-302 s and 530-539 s of CPU with G1, 260 s and 458 s with the
+# Parallel collector, 280 s with the Serial one; C1 only in the suite's own JVM: 342 s). A test JVM's collector
+# changes no result.
 _OWN_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS")  # what the caller's environment gave
-_COLLECTOR = "" if "GC" in (_OWN_SUBMIT_OPTS or "") else "-XX:+UseParallelGC"
+_COLLECTOR = "" if re.search(r"-XX:\+Use\w+GC\b", _OWN_SUBMIT_OPTS or "") else "-XX:+UseParallelGC"
 _SUITE_SUBMIT_OPTS = f"{_OWN_SUBMIT_OPTS or ''} {_COLLECTOR}".strip()  # what the suite's own JVM starts with
 os.environ["SPARK_SUBMIT_OPTS"] = f"{_SUITE_SUBMIT_OPTS} -XX:TieredStopAtLevel=1".strip()
 
