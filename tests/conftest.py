@@ -22,16 +22,24 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 # Connect and dbt servers: each a Spark driver of its own, spark-submit reads SPARK_SUBMIT_OPTS) live for seconds:
 # C2's compiles cost them ~40% of their CPU and pay back nothing (measured on tests/support/plain.py: 54 s of CPU
 # in 32 s, C1 only: 34 s in 29 s), CPU the suite's own session, on a 2-core runner, needs. The suite's own JVM
-# compiles as a user's does (the ``spark`` fixture starts it without this option).
+# compiles with both compilers (the ``spark`` fixture starts it without this option; C2 thresholds below).
 #
 # Every JVM of the suite collects garbage with the Parallel collector unless SPARK_SUBMIT_OPTS selects one (two make
 # the JVM refuse to start): G1's concurrent threads cost a 2-core runner CPU the tests need (test_sql_catalog,
 # test_sql_ddl and test_sql_shapes alone, 168 tests: 299-302 s and 530-539 s of CPU with G1, 260 s and 458 s with the
-# Parallel collector, 280 s with the Serial one; C1 only in the suite's own JVM: 342 s). A test JVM's collector
-# changes no result.
+# Parallel collector, 280 s with the Serial one). A test JVM's collector changes no result.
+#
+# The suite's own JVM compiles with C2 only what is hot ten times longer than the JVM's default thresholds: the suite
+# runs thousands of short queries, each with classes of generated code of its own, and C2 compiled them all: 62 s of
+# the JVM's ~165 s of CPU in test_sql_catalog + test_sql_ddl + test_sql_shapes (per-thread CPU from /proc). The same
+# three modules on one core (`taskset -c 0`, as the 2-core runner is when children share it): 198 s with the JVM's
+# thresholds, 162 s with these, 178 s with C1 only; test_packed_shuffle + test_join_spark + test_acid_scan (larger
+# data): 125 s, 107 s, 104 s. Thresholds change when code is compiled, never a result.
 _OWN_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS")  # what the caller's environment gave
 _COLLECTOR = "" if re.search(r"-XX:\+Use\w+GC\b", _OWN_SUBMIT_OPTS or "") else "-XX:+UseParallelGC"
-_SUITE_SUBMIT_OPTS = f"{_OWN_SUBMIT_OPTS or ''} {_COLLECTOR}".strip()  # what the suite's own JVM starts with
+_HOT = ("-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
+        "-XX:Tier4BackEdgeThreshold=400000")  # ten times the JVM's defaults (5000, 600, 15000, 40000)
+_SUITE_SUBMIT_OPTS = f"{_OWN_SUBMIT_OPTS or ''} {_COLLECTOR} {_HOT}".strip()  # what the suite's own JVM starts with
 os.environ["SPARK_SUBMIT_OPTS"] = f"{_SUITE_SUBMIT_OPTS} -XX:TieredStopAtLevel=1".strip()
 
 
