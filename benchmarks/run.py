@@ -143,13 +143,12 @@ def _machine_lines(info: dict) -> list[str]:
 
 
 def _topic_sections(text: str) -> dict[str, str]:
-    """Each topic's section (``### topic`` up to the next heading) of an existing RESULTS.md."""
+    """Every section (``### title`` up to the next heading) of an existing RESULTS.md, in its order: a topic's,
+    titled by the topic, and the notes written by hand between them (titled by their heading), which a run keeps
+    where they stand."""
     latest = text.split(f"\n{HISTORY_HEADING}", 1)[0]  # a RESULTS.md from before HISTORY.md ends with one
-    sections = {}
-    for match in re.finditer(r"^### (\w+)\n(.*?)(?=^##|\Z)", latest, flags=re.MULTILINE | re.DOTALL):
-        if match[1] in TOPICS:
-            sections[match[1]] = match[2].strip("\n")
-    return sections
+    return {match[1]: match[2].strip("\n")
+            for match in re.finditer(r"^### ([^\n]+)\n(.*?)(?=^##|\Z)", latest, flags=re.MULTILINE | re.DOTALL)}
 
 
 def render_latest(runs: Sequence[TopicRun], info: dict, command: str, scale: float,
@@ -172,14 +171,15 @@ def render_latest(runs: Sequence[TopicRun], info: dict, command: str, scale: flo
     if scale < 1:
         lines += [f"> Scale {scale:g} is a smoke run: sizes are too small for the figures to mean much.", ""]
     ran = {run.topic: run for run in runs}
-    for topic in TOPICS:
-        if topic not in ran:
-            previous = (earlier or {}).get(topic)
+    earlier = earlier or {}
+    for title in [*earlier, *(t for t in TOPICS if t not in earlier)]:  # the file's order; new topics last
+        if title not in ran:
+            previous = earlier.get(title)
             if previous:
-                note = "" if _CARRIED in previous else f"{_CARRIED}\n\n"
-                lines += [f"### {topic}", "", note + previous, ""]
+                note = "" if title not in TOPICS or _CARRIED in previous else f"{_CARRIED}\n\n"
+                lines += [f"### {title}", "", note + previous, ""]
             continue
-        run = ran[topic]
+        run = ran[title]
         commit = f", commit {info['commit']}" if info.get("commit") else ""
         lines += [f"### {run.topic}", "", f"_Measured {info['date']}{commit}, scale {scale:g}._", "",
                   f"Goal: {GOALS.get(run.topic, '-')}", ""]
