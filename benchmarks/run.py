@@ -221,7 +221,7 @@ def render_history_block(runs: Sequence[TopicRun], info: dict, command: str) -> 
 
 
 _ROW = re.compile(r"^\| (?!benchmark \||---)(.+?) \| (.+?) \| (.+?) \| (.+?) \| (.+?) \| (.*?) \| .*\|$")
-_MEASURED = re.compile(r"^_Measured (\S+?)(?:, commit (\S+?))?, scale")
+_MEASURED = re.compile(r"^_Measured (\S+?)(?:, commit (\S+?))?(?: \([^)]*\))?, scale")  # a hand-written (note) too
 
 
 def render_summary(latest: str) -> str:
@@ -234,7 +234,8 @@ def render_summary(latest: str) -> str:
         topic, body = match[1], match[2]
         when = next((m for m in map(_MEASURED.match, body.splitlines()) if m), None)
         stamp = f"{when[1][:10]} {when[2] or ''}".strip() if when else "-"
-        for row in filter(None, map(_ROW.match, body.splitlines())):
+        table = body.split("\n| benchmark |", 1)[-1].split("\n\n", 1)[0]  # the first: tables kept below are older
+        for row in filter(None, map(_ROW.match, table.splitlines())):
             name, ours, _, _, ratio, goal = (c.strip() for c in row.groups())
             lines.append(f"| {topic} | {name} | {ours} | {ratio} | {goal or '-'} | {stamp} |")
     return "\n".join(lines) + "\n"

@@ -38,3 +38,24 @@ def test_a_run_keeps_the_sections_written_by_hand_where_they_stand(tmp_path):
     assert "kept from an earlier run" not in text.split(hand)[0].split("### scan\n")[1]  # scan ran: its new figure
     assert "| scan | q | 250.0 ms | 0.25x" in text and "| sql | q | 500.0 ms | 0.50x" in text
     assert "joins whose keys repeat" not in text.split("## Summary", 1)[1].split("\n### ", 1)[0]
+
+
+def test_the_summary_dates_a_topic_whose_measured_line_carries_a_note_written_by_hand():
+    from benchmarks.run import render_summary
+
+    section = ("### scan\n\n_Measured 2026-11-28T09:49+00:00, commit 628200e+changes (nine rounds for the lookup), "
+               "scale 1._\n\n| benchmark | bucketkit | baseline | baseline time | ratio | goal | notes |\n"
+               "|---|---|---|---|---|---|---|\n| q | 1.00 s | Spark | 2.00 s | 0.50x | <= 1x met | n |\n")
+    assert "| scan | q | 1.00 s | 0.50x | <= 1x met | 2026-11-28 628200e+changes |" in render_summary(section)
+
+
+def test_the_summary_takes_a_topic_s_first_table_and_not_the_earlier_one_kept_below_it():
+    from benchmarks.run import render_summary
+
+    table = ("| benchmark | bucketkit | baseline | baseline time | ratio | goal | notes |\n|---|---|---|---|---|---|---|\n"
+             "| q | {t} | Spark | 2.00 s | {r} | - | n |\n")
+    section = ("### scan\n\n_Measured 2026-12-07T06:55:53+00:00, commit 1398810, scale 1._\n\n"
+               + table.format(t="1.00 s", r="0.50x") + "\nAn earlier run, kept by hand:\n\n"
+               + table.format(t="3.00 s", r="1.50x"))
+    summary = render_summary(section)
+    assert "| scan | q | 1.00 s | 0.50x |" in summary and "3.00 s" not in summary
