@@ -37,8 +37,9 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 # data): 125 s, 107 s, 104 s. Thresholds change when code is compiled, never a result.
 _OWN_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS")  # what the caller's environment gave
 _COLLECTOR = "" if re.search(r"-XX:\+Use\w+GC\b", _OWN_SUBMIT_OPTS or "") else "-XX:+UseParallelGC"
-_HOT = ("-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
-        "-XX:Tier4BackEdgeThreshold=400000")  # ten times the JVM's defaults (5000, 600, 15000, 40000)
+_HOT = "" if re.search(r"-XX:(Tier4|TieredStopAtLevel|-TieredCompilation)", _OWN_SUBMIT_OPTS or "") else (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
+    "-XX:Tier4BackEdgeThreshold=400000")  # ten times the JVM's defaults (5000, 600, 15000, 40000); a caller's own wins
 _SUITE_SUBMIT_OPTS = f"{_OWN_SUBMIT_OPTS or ''} {_COLLECTOR} {_HOT}".strip()  # what the suite's own JVM starts with
 os.environ["SPARK_SUBMIT_OPTS"] = f"{_SUITE_SUBMIT_OPTS} -XX:TieredStopAtLevel=1".strip()
 
