@@ -230,8 +230,9 @@ def render_summary(latest: str) -> str:
     lines = ["## Summary", "",
              "Every benchmark's latest figure; the sections below have the baselines, notes and extra figures.",
              "", "| topic | benchmark | bucketkit | ratio | goal | measured |", "|---|---|---|---|---|---|"]
-    for match in re.finditer(r"^### (\w+)\n(.*?)(?=^### |\Z)", latest, flags=re.MULTILINE | re.DOTALL):
-        topic, body = match[1], match[2]
+    for topic, body in _topic_sections(latest).items():
+        if topic not in TOPICS:  # a note written by hand
+            continue
         when = next((m for m in map(_MEASURED.match, body.splitlines()) if m), None)
         stamp = f"{when[1][:10]} {when[2] or ''}".strip() if when else "-"
         table = body.split("\n| benchmark |", 1)[-1].split("\n\n", 1)[0]  # the first: tables kept below are older
