@@ -34,12 +34,21 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 # the JVM's ~165 s of CPU in test_sql_catalog + test_sql_ddl + test_sql_shapes (per-thread CPU from /proc). The same
 # three modules on one core (`taskset -c 0`, as the 2-core runner is when children share it): 198 s with the JVM's
 # thresholds, 162 s with these, 178 s with C1 only; test_packed_shuffle + test_join_spark + test_acid_scan (larger
-# data): 125 s, 107 s, 104 s. Thresholds change when code is compiled, never a result.
+# data): 125 s, 107 s, 104 s. The JVM's Tier4 defaults: 5000, 600, 15000 and 40000. Thresholds change when code is
+# compiled, never a result.
 _OWN_SUBMIT_OPTS = os.environ.get("SPARK_SUBMIT_OPTS")  # what the caller's environment gave
-_COLLECTOR = "" if re.search(r"-XX:\+Use\w+GC\b", _OWN_SUBMIT_OPTS or "") else "-XX:+UseParallelGC"
-_HOT = "" if re.search(r"-XX:(Tier4|TieredStopAtLevel|-TieredCompilation)", _OWN_SUBMIT_OPTS or "") else (
-    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 -XX:Tier4CompileThreshold=150000 "
-    "-XX:Tier4BackEdgeThreshold=400000")  # ten times the JVM's defaults (5000, 600, 15000, 40000); a caller's own wins
+
+
+def _unless_given(pattern: str, options: str) -> str:
+    """``options``, unless the caller's SPARK_SUBMIT_OPTS already choose what they choose (the JVM takes an option's
+    last value, or refuses two collectors): a caller's own wins."""
+    return "" if re.search(pattern, _OWN_SUBMIT_OPTS or "") else options
+
+
+_COLLECTOR = _unless_given(r"-XX:\+Use\w+GC\b", "-XX:+UseParallelGC")
+_HOT = _unless_given(r"-XX:(Tier4|TieredStopAtLevel|-TieredCompilation)",
+                     "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=6000 "
+                     "-XX:Tier4CompileThreshold=150000 -XX:Tier4BackEdgeThreshold=400000")  # 10x the JVM's defaults
 _SUITE_SUBMIT_OPTS = f"{_OWN_SUBMIT_OPTS or ''} {_COLLECTOR} {_HOT}".strip()  # what the suite's own JVM starts with
 os.environ["SPARK_SUBMIT_OPTS"] = f"{_SUITE_SUBMIT_OPTS} -XX:TieredStopAtLevel=1".strip()
 
