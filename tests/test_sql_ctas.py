@@ -232,6 +232,82 @@ def test_a_replace_the_metastore_could_not_rename_leaves_the_old_table_as_it_was
     drop(spark, "rtas_caps")
 
 
+def _default_location(spark, name):
+    return os.path.join(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"), name)
+
+
+def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src):
+    """Six REPLACEs, alternating two tables (500 rows ORC v1 / 300 rows Parquet v2 with one more column), while a
+    second thread reads the table in a loop: every read returns one table's rows whole, none fails (with the old
+    table dropped before the new one was renamed, a read between them found no table, or the files purged under it).
+    """
+    import threading
+
+    drop(spark, "rtas_swap", "rtas_swap__bucketkit_replacing")
+    a = f"STORED AS ORC CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v FROM {src}"
+    b = (f"USING hive OPTIONS (fileFormat 'parquet') CLUSTERED BY (k) INTO 8 BUCKETS TBLPROPERTIES "
+         f"('bucketing_version'='2') AS SELECT k, v, dt FROM {src} WHERE k < 700 OR k IS NULL")
+    spark.sql("CREATE TABLE rtas_swap " + a)
+    whole = {500, spark.sql(f"SELECT count(*) FROM {src} WHERE k < 700 OR k IS NULL").first()[0]}
+    seen, failures, done = [], [], threading.Event()
+
+    def read():
+        while not done.is_set():
+            try:
+                seen.append(spark.sql("SELECT count(*) FROM rtas_swap").first()[0])
+            except Exception as e:  # noqa: BLE001 - any failure is the finding
+                failures.append(repr(e)[:300])
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(6):
+            spark.sql("CREATE OR REPLACE TABLE rtas_swap " + (b if i % 2 == 0 else a).replace("STORED AS ORC", "USING hive OPTIONS (fileFormat 'orc')"))
+    finally:
+        done.set()
+        reader.join()
+    assert failures == [] and len(seen) >= 6 and set(seen) <= whole, (failures[:3], set(seen))
+    assert spark_rows(spark, "SELECT * FROM rtas_swap") == spark_rows(spark, f"SELECT k, v FROM {src}")
+    home = location(spark, "rtas_swap").removeprefix("file:")
+    assert os.path.dirname(home) == _default_location(spark, "rtas_swap")  # inside the table's own directory
+    assert os.path.basename(home).startswith(".") and not _leftovers(spark, "rtas_swap")
+    checked = bucketkit.validate(load_table(spark, "rtas_swap"))
+    assert checked.ok and checked.rows_checked == 500
+
+
+def test_a_replace_whose_column_type_the_metastore_refuses_in_place_still_replaces(spark, src):
+    """Hive refuses changing v from STRING to INT in place (hive.metastore.disallow.incompatible.col.type.changes, as
+    an ALTER through Hive's client shows): that REPLACE drops the old table and renames the new one, rows Spark's."""
+    drop(spark, "rtas_retype", "rtas_retype_probe")
+    spark.sql(f"CREATE TABLE rtas_retype STORED AS ORC CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v FROM {src}")
+    spark.sql("CREATE OR REPLACE TABLE rtas_retype USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY (k) INTO 4 "
+              f"BUCKETS AS SELECT k, CAST(substr(v, 2) AS INT) AS v FROM {src}")
+    assert dict(spark.table("rtas_retype").dtypes) == {"k": "int", "v": "int"}
+    assert spark_rows(spark, "SELECT * FROM rtas_retype") == spark_rows(
+        spark, f"SELECT k, CAST(substr(v, 2) AS INT) AS v FROM {src}")
+    described = {r.col_name: r.data_type for r in spark.sql("DESCRIBE FORMATTED rtas_retype").collect()}
+    assert described["Type"] == "MANAGED" and not _leftovers(spark, "rtas_retype")
+    assert bucketkit.validate(load_table(spark, "rtas_retype")).ok
+    drop(spark, "rtas_retype")
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_a_replaced_table_dropped_frees_its_name_and_location(spark, src, partitioned):
+    """After REPLACE then DROP TABLE, nothing of the table is left in the warehouse, and CREATE TABLE of the name
+    (which Spark refuses where the default location holds files) works. Partitioned: the REPLACE swaps by rename."""
+    drop(spark, "rtas_gone")
+    part = "PARTITIONED BY (dt)" if partitioned else ""
+    spark.sql(f"CREATE TABLE rtas_gone STORED AS ORC {part} CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v, dt FROM {src}")
+    spark.sql(f"CREATE OR REPLACE TABLE rtas_gone USING hive OPTIONS (fileFormat 'orc') {part} CLUSTERED BY (k) "
+              f"INTO 8 BUCKETS AS SELECT k, v, dt FROM {src} WHERE k < 300")
+    assert spark_rows(spark, "SELECT * FROM rtas_gone") == spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 300")
+    drop(spark, "rtas_gone")
+    assert not os.path.exists(_default_location(spark, "rtas_gone"))
+    spark.sql("CREATE TABLE rtas_gone STORED AS ORC AS SELECT 1 AS a")
+    assert spark.table("rtas_gone").count() == 1
+    drop(spark, "rtas_gone")
+
+
 def test_ctas_column_types_are_sparks_own(spark):
     """VARCHAR/CHAR casts in the query: the table's columns are those Spark's own CTAS gives (catalog off)."""
     spark.sql("CREATE OR REPLACE TEMP VIEW ctas_typed_src AS SELECT CAST(id AS INT) AS k, "

@@ -220,15 +220,62 @@ public final class SparkCompat {
   public static void alterBucketing(SparkSession spark, String db, String name,
                              org.apache.spark.sql.catalyst.catalog.BucketSpec spec,
                              java.util.function.UnaryOperator<java.util.Map<String, String>> properties) {
-    org.apache.spark.sql.catalyst.catalog.ExternalCatalog external = spark.sharedState().externalCatalog().unwrapped();
-    if (!(external instanceof org.apache.spark.sql.hive.HiveExternalCatalog hive)) {
+    org.apache.spark.sql.hive.client.HiveClient client = hiveClient(spark);
+    if (client == null) {
       throw new UnsupportedOperationException("bucketkit: changing " + db + "." + name + "'s bucketing needs a Hive "
-          + "metastore (this session's catalog is " + external.getClass().getName() + ")");
+          + "metastore (this session's catalog is " + spark.sharedState().externalCatalog().unwrapped().getClass()
+          .getName() + ")");
     }
-    org.apache.spark.sql.catalyst.catalog.CatalogTable raw = hive.client().getTable(db, name);
+    org.apache.spark.sql.catalyst.catalog.CatalogTable raw = client.getTable(db, name);
     java.util.Map<String, String> props = properties.apply(CollectionConverters.asJava(raw.properties()));
-    hive.client().alterTable(withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
+    client.alterTable(withBucketing(raw, spec, scala.collection.immutable.Map$.MODULE$.from(
         CollectionConverters.asScala(props))));
+  }
+
+  /** The Hive client of {@code spark}'s metastore, or null when the session's catalog is not Hive's. */
+  public static org.apache.spark.sql.hive.client.HiveClient hiveClient(SparkSession spark) {
+    org.apache.spark.sql.catalyst.catalog.ExternalCatalog external = spark.sharedState().externalCatalog().unwrapped();
+    return external instanceof org.apache.spark.sql.hive.HiveExternalCatalog hive ? hive.client() : null;
+  }
+
+  /**
+   * Whether the Hive metastore will refuse table {@code next}'s columns in place of {@code now}'s, by its own rule
+   * ({@code MetaStoreUtils.throwExceptionIfIncompatibleColTypeChange}: a column whose type changes other than to a
+   * wider or string type, where {@code hive.metastore.disallow.incompatible.col.type.changes} is on), asked before the
+   * ALTER so that the metastore logs no error for a refusal the caller expects. False where Hive's rule cannot be
+   * reached (the ALTER then decides).
+   */
+  public static boolean refusesColumns(org.apache.spark.sql.hive.client.HiveClient client,
+                                       org.apache.spark.sql.catalyst.catalog.CatalogTable now,
+                                       org.apache.spark.sql.catalyst.catalog.CatalogTable next) {
+    if (!Boolean.parseBoolean(client.getConf("hive.metastore.disallow.incompatible.col.type.changes", "true"))) {
+      return false;
+    }
+    try {
+      java.lang.reflect.Method rule = org.apache.hadoop.hive.metastore.MetaStoreUtils.class.getDeclaredMethod(
+          "throwExceptionIfIncompatibleColTypeChange", java.util.List.class, java.util.List.class);
+      rule.setAccessible(true);  // package-private in Hive 2.3
+      rule.invoke(null, org.apache.spark.sql.hive.client.HiveClientImpl.toHiveTable(now, scala.Option.empty()).getCols(),
+          org.apache.spark.sql.hive.client.HiveClientImpl.toHiveTable(next, scala.Option.empty()).getCols());
+      return false;
+    } catch (java.lang.reflect.InvocationTargetException refused) {
+      return refused.getCause() instanceof org.apache.hadoop.hive.metastore.api.InvalidOperationException;
+    } catch (ReflectiveOperationException | RuntimeException unreachable) {
+      return false;
+    }
+  }
+
+  /**
+   * Store {@code raw} (a table as the Hive client gives it, with the properties Spark keeps there) as table
+   * {@code id}'s whole definition, of type {@code type}: schema, storage and location, bucketing, properties — one
+   * {@code alter_table} of the metastore, so each reader resolves the table as it was or as it is now. The session
+   * catalog's {@code alterTable} would keep the schema and bucket spec the table had.
+   */
+  public static void redefine(org.apache.spark.sql.hive.client.HiveClient client,
+                              org.apache.spark.sql.catalyst.catalog.CatalogTable raw,
+                              org.apache.spark.sql.catalyst.TableIdentifier id,
+                              org.apache.spark.sql.catalyst.catalog.CatalogTableType type) {
+    client.alterTable(SparkRelease.renamed(raw, id, type, raw.storage()));
   }
 
   /**

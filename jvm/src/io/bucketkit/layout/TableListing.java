@@ -41,6 +41,12 @@ public final class TableListing {
   public static final String KEPT_VERSIONS = ".bucketkit.versions";
   /** versions.POINTER: inside a table on a store without directory renames, the object naming its live version. */
   public static final String POINTER = ".bucketkit.live";
+  /**
+   * The name's prefix of the directory, inside a table's default location, that holds a table a REPLACE TABLE AS
+   * SELECT swapped in ({@code io.bucketkit.spark.CreateAsSelect}): the table is located there, so the old table's
+   * readers never list it, and the metastore switches from one to the other in one call.
+   */
+  public static final String REPLACED_PREFIX = ".bucketkit.table-";
   /** versions.SWITCHING: the journal state of a commit switching its next version into place. */
   public static final String SWITCHING = "switching";
   static final int ATTEMPTS = 20;  // layout._ATTEMPTS
@@ -62,7 +68,12 @@ public final class TableListing {
   }
 
   private static String journalPrefix(String tableDir) {
-    return "." + tableDir + ".bucketkit-";
+    return besidePrefix(tableDir) + "-";
+  }
+
+  /** What the names of every entry a commit keeps beside table directory {@code tableDir} start with (versions.TablePaths). */
+  public static String besidePrefix(String tableDir) {
+    return "." + tableDir + ".bucketkit";
   }
 
   /**

@@ -4,12 +4,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.bucketkit.compat.SparkCompat;
+import io.bucketkit.layout.TableListing;
 import io.bucketkit.table.HiveBucketedTable;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.catalyst.TableIdentifier;
 import org.apache.spark.sql.catalyst.catalog.BucketSpec;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.logical.CreateTableAsSelect;
@@ -25,6 +30,7 @@ import org.apache.spark.sql.execution.command.LeafRunnableCommand;
 import org.apache.spark.sql.execution.datasources.CreateTable;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.hive.ResolveHiveSerdeTable;
+import org.apache.spark.sql.hive.client.HiveClient;
 import org.apache.spark.sql.hive.execution.CreateHiveTableAsSelectCommand;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -53,8 +59,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * REPLACE TABLE AS SELECT for every session-catalog table of a non-v2 provider): {@code [CREATE OR] REPLACE TABLE ...
  * USING hive ... CLUSTERED BY ... AS SELECT} and {@code DataFrameWriterV2.replace()/createOrReplace()} of a Hive
  * bucketed table become that CTAS, marked; {@link Command} then writes the new table under a staging name first, and
- * only once its rows are committed drops the old table and renames the new one into its place. A query that fails
- * leaves the old table as it was (Spark's own non-atomic REPLACE drops it first).
+ * only once its rows are committed swaps it in: in one metastore call where both tables are unpartitioned, else by
+ * dropping the old table and renaming the new one into its place. A query that fails leaves the old table as it was
+ * (Spark's own non-atomic REPLACE drops it first).
  */
 public final class CreateAsSelect {
   private CreateAsSelect() {}
@@ -227,9 +234,14 @@ public final class CreateAsSelect {
     }
 
     /**
-     * The new table written whole under a staging name beside the old one, then the swap: the old table dropped,
-     * the new one renamed into its place. Readers see the old table until the swap, then (for the moment between
-     * the two metastore calls) no table, then the new one; a query that fails leaves the old table untouched.
+     * The new table written whole under a staging name, then swapped in. Where old and new table are unpartitioned
+     * (and the old one not transactional), the new one is written in a hidden directory inside the table's default
+     * location ({@link TableListing#REPLACED_PREFIX}), which the old table's readers never list, and the swap is one
+     * metastore call: the table's whole definition replaced by the new one's, located there. Readers see the old
+     * table, then the new one. Where the metastore refuses that call (a column whose type changes in a way Hive
+     * refuses in place), or a partitioned table needs its partitions swapped too, the old table is dropped (its files
+     * kept while they may hold the new table's) and the new one renamed into its place: readers see, for the moment
+     * between those two calls, no table. A query that fails leaves the old table untouched either way.
      */
     private void replaceExisting(SparkSession spark, SessionCatalog catalog, TableIdentifier id) {
       String name = id.quotedString();
@@ -239,7 +251,7 @@ public final class CreateAsSelect {
       } catch (org.apache.spark.sql.AnalysisException e) {  // dropped since tableExists: say so as Spark would
         throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: " + e.getMessage());
       }
-      if (old.tableType().equals(org.apache.spark.sql.catalyst.catalog.CatalogTableType.VIEW())) {
+      if (old.tableType().equals(CatalogTableType.VIEW())) {
         throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: " + name + " is a view");
       }
       TableIdentifier staging = TableIdentifier.apply(id.table() + "__bucketkit_replacing", id.database());
@@ -248,15 +260,158 @@ public final class CreateAsSelect {
             + " is left by a REPLACE of it that did not finish; it holds that REPLACE's rows: drop it (or rename it to "
             + name + "), then run the statement again");
       }
+      io.bucketkit.write.ManagedDrop.watch(spark);  // a later DROP of the table deletes what a REPLACE leaves
+      HiveClient client = SparkCompat.hiveClient(spark);
+      boolean inPlace = client != null && old.partitionColumnNames().isEmpty() && table.partitionColumnNames().isEmpty()
+          && !"true".equalsIgnoreCase(old.properties().getOrElse("transactional", () -> "false"));
+      if (!inPlace) {
+        replaceByRename(spark, catalog, id, staging);
+        return;
+      }
+      Path root = new Path(catalog.defaultTablePath(id));
+      Path home = new Path(root, TableListing.REPLACED_PREFIX + System.currentTimeMillis());
+      createAndInsert(spark, catalog, SparkCompat.relocated(
+          SparkCompat.renamed(table, staging, table.storage().properties()), home.toUri()), staging);
+      String db = id.database().get();
+      try {  // from here on, no DROP of the staging name deletes the new table's files
+        SparkCompat.redefine(client, client.getTable(db, staging.table()), staging, CatalogTableType.EXTERNAL());
+      } catch (Exception e) {  // Hive refuses every ALTER of a table whose CLUSTERED BY has capitals
+        dropAfter(catalog, staging, true, e);
+        throw refusedAlter(name, e);
+      }
+      TableIdentifier target = TableIdentifier.apply(id.table(), id.database());
+      uncache(spark, name);
+      CatalogTable next = client.getTable(db, staging.table());
+      try {
+        if (SparkCompat.refusesColumns(client, client.getTable(db, id.table()), next)) {
+          throw new IllegalArgumentException("the metastore changes no column's type to one it calls incompatible "
+              + "in place (hive.metastore.disallow.incompatible.col.type.changes)");
+        }
+        SparkCompat.redefine(client, next, target, CatalogTableType.MANAGED());
+        catalog.dropTable(staging, true, false);  // external: the files it names are the table's now
+      } catch (Exception refused) {  // Hive's checked exceptions, thrown through Scala, too
+        swapByRename(spark, catalog, client, old, staging, target, home, refused);
+      }
+      catalog.refreshTable(id);
+      deleteReplaced(spark, old, root, home);
+    }
+
+    /**
+     * The swap where the metastore refused to redefine the table in one call ({@code refused}): the old table made
+     * external (a DROP then keeps its files, under which the new table's lie) and dropped, the new one renamed into
+     * its place and made managed again.
+     */
+    private static void swapByRename(SparkSession spark, SessionCatalog catalog, HiveClient client, CatalogTable old,
+                                     TableIdentifier staging, TableIdentifier target, Path home, Exception refused) {
+      String name = target.quotedString();
+      String db = target.database().get();
+      try {
+        if (old.tableType().equals(CatalogTableType.MANAGED())) {
+          SparkCompat.redefine(client, client.getTable(db, target.table()), target, CatalogTableType.EXTERNAL());
+        }
+      } catch (Exception e) {
+        e.addSuppressed(refused);
+        dropAfter(catalog, staging, true, e);  // external: its files are deleted below
+        deleteQuietly(spark, home, e);
+        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the metastore refuses to "
+            + "replace the table's definition (" + refused.getMessage() + ") and to let its files outlive a DROP ("
+            + e.getMessage() + "); " + name + " is left as it was. DROP TABLE, then CREATE TABLE AS SELECT");
+      }
+      spark.sql("DROP TABLE " + name);  // as Spark's DROP: its cached data goes too
+      try {
+        catalog.renameTable(staging, target);
+        SparkCompat.redefine(client, client.getTable(db, target.table()), target, CatalogTableType.MANAGED());
+      } catch (Exception e) {  // Scala's AnalysisException too
+        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the old table is dropped and "
+            + "the new one, committed whole as " + staging.quotedString() + ", could not be renamed into its place ("
+            + e.getMessage() + "): ALTER TABLE " + staging.quotedString() + " RENAME TO " + name);
+      }
+    }
+
+    /**
+     * The files of the tables before the old one, once the new table replaced it: in the table's default location
+     * {@code root} (which the table owns: a later DROP deletes it whole, {@code ManagedDrop}), every entry but the new
+     * table's ({@code home}, and what its commits keep beside it) and the old table's. The old table's files stay
+     * until the next REPLACE or the DROP, so a query that resolved the old table before the swap reads it whole.
+     * An external old table keeps its files, as a DROP keeps them; a managed one located elsewhere loses its
+     * location now, as Spark's {@code DROP TABLE ... PURGE} deletes it.
+     */
+    private static void deleteReplaced(SparkSession spark, CatalogTable old, Path root, Path home) {
+      try {
+        FileSystem fs = root.getFileSystem(spark.sessionState().newHadoopConf());
+        Path in = fs.makeQualified(root);
+        boolean managed = old.tableType().equals(CatalogTableType.MANAGED()) && old.storage().locationUri().isDefined();
+        Path was = managed ? fs.makeQualified(new Path(old.storage().locationUri().get())) : null;
+        if (managed && !within(was, in)) {
+          if (!within(fs.makeQualified(home), was)) {
+            fs.delete(was, true);
+          }
+          was = null;
+        }
+        String oldEntry = was == null ? null : was.equals(in) ? "" : topEntry(was, in);
+        for (FileStatus s : fs.listStatus(in)) {
+          String entry = s.getPath().getName();
+          boolean kept = entry.equals(home.getName()) || entry.startsWith(TableListing.besidePrefix(home.getName()))
+              || oldEntry != null && (oldEntry.isEmpty() ? !entry.startsWith(".") && !entry.startsWith("_")
+                  : entry.equals(oldEntry) || entry.startsWith(TableListing.besidePrefix(oldEntry)));
+          if (!kept) {
+            fs.delete(s.getPath(), true);
+          }
+        }
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException("bucketkit: REPLACE TABLE " + old.identifier().quotedString()
+            + " AS SELECT: the new table is in place; the files of the tables it replaced, in " + root
+            + ", could not all be deleted", e);
+      }
+    }
+
+    /** The name of the entry of directory {@code dir} that {@code path}, below it, is or lies in. */
+    private static String topEntry(Path path, Path dir) {
+      String rest = path.toUri().getPath().substring(dir.toUri().getPath().replaceAll("/+$", "").length() + 1);
+      return rest.split("/", 2)[0];
+    }
+
+    /** Whether {@code path} is {@code dir} or below it (both qualified). */
+    private static boolean within(Path path, Path dir) {
+      String p = path.toUri().getPath();
+      String d = dir.toUri().getPath().replaceAll("/+$", "");
+      return p.equals(d) || p.startsWith(d + "/");
+    }
+
+    private static void deleteQuietly(SparkSession spark, Path dir, Throwable failure) {
+      try {
+        dir.getFileSystem(spark.sessionState().newHadoopConf()).delete(dir, true);
+      } catch (java.io.IOException | RuntimeException e) {
+        failure.addSuppressed(e);
+      }
+    }
+
+    /** Spark's cached data of table {@code name} dropped, as a DROP or Spark's own REPLACE drops it. */
+    private static void uncache(SparkSession spark, String name) {
+      if (spark.catalog().isCached(name)) {
+        spark.catalog().uncacheTable(name);
+      }
+    }
+
+    private static RuntimeException refusedAlter(String name, Exception e) {
+      return SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the metastore refuses to "
+          + "alter the new table (" + e.getMessage() + "), so it could not be renamed into the old one's place; "
+          + name + " is left as it was. Give the bucket columns lower-case names, or DROP TABLE, "
+          + "then CREATE TABLE AS SELECT");
+    }
+
+    /**
+     * REPLACE of a partitioned table (or where the session has no Hive metastore client): the new table written whole
+     * under a staging name beside the old one, the old one dropped, the new one renamed into its place.
+     */
+    private void replaceByRename(SparkSession spark, SessionCatalog catalog, TableIdentifier id, TableIdentifier staging) {
+      String name = id.quotedString();
       createAndInsert(spark, catalog, SparkCompat.renamed(table, staging, table.storage().properties()), staging);
       try {  // the rename below is an ALTER TABLE: one the metastore refuses must fail here, with the old table whole
         catalog.alterTable(catalog.getTableMetadata(staging));
       } catch (Exception e) {  // Hive refuses every ALTER of a table whose CLUSTERED BY has capitals
         dropAfter(catalog, staging, true, e);
-        throw SparkCompat.analysisError("bucketkit: REPLACE TABLE " + name + " AS SELECT: the metastore refuses to "
-            + "alter the new table (" + e.getMessage() + "), so it could not be renamed into the old one's place; "
-            + name + " is left as it was. Give the bucket columns lower-case names, or DROP TABLE, "
-            + "then CREATE TABLE AS SELECT");
+        throw refusedAlter(name, e);
       }
       spark.sql("DROP TABLE " + name + " PURGE");  // as Spark's DROP: its cached data goes too
       TableIdentifier target = TableIdentifier.apply(id.table(), id.database());

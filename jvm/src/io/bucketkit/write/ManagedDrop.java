@@ -28,8 +28,10 @@ import org.apache.spark.sql.execution.command.DropTableCommand;
  * with the kept versions, the pointer and the records, and a table created again under the same name
  * would find its default location taken. This listener, on the session's external catalog (every DROP
  * passes there: SQL, the catalog API, a Thrift or Connect session of the same driver), notes such a
- * table before the drop and deletes its table directory after the drop succeeded. An external table
- * keeps its files, as Hive and Spark keep them.
+ * table before the drop and deletes its table directory after the drop succeeded. A table a REPLACE
+ * swapped in ({@code io.bucketkit.spark.CreateAsSelect}) is located in a directory inside its default
+ * location, beside the files of the table it replaced: its DROP deletes that default location whole. An
+ * external table keeps its files, as Hive and Spark keep them.
  */
 public final class ManagedDrop implements ExternalCatalogEventListener {
   /** The catalogs watched in this JVM: one listener each. */
@@ -98,7 +100,10 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     }
   }
 
-  /** The table directory of a managed table located at one of its versions kept inside it, else null. */
+  /**
+   * The table directory of a managed table located at one of its versions kept inside it, or at the directory a
+   * REPLACE built it in inside its default location ({@code io.bucketkit.spark.CreateAsSelect}); else null.
+   */
   private Path publishedRoot(String database, String name) {
     CatalogTable table;
     try {
@@ -110,6 +115,13 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
       return null;
     }
     Path location = new Path(table.storage().locationUri().get());
+    if (location.getName().startsWith(TableListing.REPLACED_PREFIX)) {
+      // the table's default location, all of it the table's; not for the REPLACE's own staging table, built there too
+      Path home = location.getParent();
+      Path db = new Path(catalog.getDatabase(database).locationUri());
+      return home != null && home.getName().equals(name) && db.toUri().getPath().replaceAll("/+$", "")
+          .equals(home.getParent().toUri().getPath()) ? home : null;
+    }
     Path root = TableListing.tableRoot(location);
     return root.equals(location) ? null : root;
   }

@@ -57,7 +57,13 @@ public final class SparkRelease {
   /** {@code t} under another name with another storage, every other field as it was. */
   static CatalogTable renamed(CatalogTable t, org.apache.spark.sql.catalyst.TableIdentifier id,
                               CatalogStorageFormat storage) {
-    return t.copy(id, t.copy$default$2(), storage, t.copy$default$4(), t.copy$default$5(), t.copy$default$6(),
+    return renamed(t, id, t.tableType(), storage);
+  }
+
+  /** {@code t} under another name, of another type (managed, external), with another storage; every other field as it was. */
+  static CatalogTable renamed(CatalogTable t, org.apache.spark.sql.catalyst.TableIdentifier id,
+                              org.apache.spark.sql.catalyst.catalog.CatalogTableType type, CatalogStorageFormat storage) {
+    return t.copy(id, type, storage, t.copy$default$4(), t.copy$default$5(), t.copy$default$6(),
         t.copy$default$7(), t.copy$default$8(), t.copy$default$9(), t.copy$default$10(), t.copy$default$11(),
         t.copy$default$12(), t.copy$default$13(), t.copy$default$14(), t.copy$default$15(), t.copy$default$16(),
         t.copy$default$17(), t.copy$default$18(), t.copy$default$19(), t.copy$default$20(), t.copy$default$21(),
