@@ -149,6 +149,36 @@ def test_bucketkit_write_to_the_table_publishes_its_version_too(spark, table):
         assert rows(spark.table("pointer_t")) == as_counter({"p=3": TWO["p=3"]})
 
 
+def test_a_write_by_path_moves_the_metastore_table_published_there(spark, table):
+    """Once a write by table= (or a SQL INSERT) published the table in the metastore, its pointer names that table,
+    and a write by path into the table's directory moves it too: Spark's own reader (the metastore's locations, as
+    Hive and Trino read) returns the path write's rows. Before, the path write left the metastore on the version
+    before it, with no word said."""
+    df = spark.createDataFrame([(k, tag, p[2:]) for p, items in TWO.items() for k, tag in items],
+                               "k long, tag string, p string")
+    bucketkit.write(df.limit(0), "k", 4, table="pointer_t", partitioned_by=["p"], mode="append", bucketing_version=2,
+                    file_format="parquet")  # published: the metastore at the live version
+    first = published_at(spark, table)
+    write(spark, table, TWO)  # by path
+    assert published_at(spark, table) != first
+    with catalog_off(spark):
+        assert rows(spark.table("pointer_t")) == as_counter(ONE) + as_counter(TWO)
+    assert [r[0] for r in spark.sql("SHOW PARTITIONS pointer_t").collect()] == ["p=1", "p=2", "p=3"]
+
+
+def test_a_write_by_path_warns_when_the_published_table_is_not_in_this_metastore(spark, table):
+    """The pointer names a metastore table this session does not have at the table's versions (dropped, or another
+    metastore's): the path write commits, and a warning names the table whose readers still read the old version."""
+    from bucketkit.errors import InsideLayoutWarning
+
+    bucketkit.write(spark.range(0).selectExpr("id AS k", "'x' AS tag", "'1' AS p"), "k", 4, table="pointer_t",
+                    partitioned_by=["p"], mode="append", bucketing_version=2, file_format="parquet")
+    spark.sql("DROP TABLE pointer_t")  # external: the files stay, the pointer still names it
+    with pytest.warns(InsideLayoutWarning, match=r"pointer_t.*still.*read the version before"):
+        write(spark, table, TWO)
+    assert rows(bucketkit.scan(spark, str(table))) == as_counter(ONE) + as_counter(TWO)
+
+
 def test_the_session_setting_commits_inside_the_table_on_any_store(spark):
     """``spark.bucketkit.commit.layout=inside``: a SQL INSERT into a managed table and a bucketkit.write into it
     commit inside the table on this disk too (nothing beside it in the warehouse), the metastore moved to each

@@ -68,6 +68,13 @@ def _quote_name(name: str) -> str:
     return ".".join(quoted(p) for p in name_parts(name))
 
 
+def qualified_name(spark: Any, name: str) -> str:
+    """``t`` -> ```db`.`t``` (the session's current database), ``db.t`` -> ```db`.`t```: a name that names the same
+    table in every session of the metastore."""
+    parts = name_parts(name)
+    return ".".join(quoted(p) for p in ([spark.catalog.currentDatabase()] if len(parts) == 1 else []) + parts)
+
+
 def _literal(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 

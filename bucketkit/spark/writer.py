@@ -33,10 +33,11 @@ import pyarrow.fs as pafs
 
 from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layout_setting
 from bucketkit.writing.recovery import recover
-from bucketkit.errors import BucketkitError, CommitError, InvalidArgumentError
+from bucketkit.errors import BucketkitError, CommitError, InsideLayoutWarning, InvalidArgumentError
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec, spelled_as, spelled_keys
 from bucketkit.layout.partitions import parse_partition_path, partition_path
+from bucketkit.layout.versions import table_root
 from bucketkit.spark import catalog
 from bucketkit.spark.driver import check_s3_endpoint, default_parallelism, has_extensions, jar_class, refusal
 from bucketkit.spark.hashcol import bucket_id_column, jvm_column_class
@@ -198,16 +199,47 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
     spec, order = reconcile(spec, target, options)
     if layout is None:
         layout = layout_setting(spark.conf.get(LAYOUT_CONF, None))
-    tx = Transaction(target.root, spec, mode=options.commit_mode, filesystem=target.filesystem,
-                     extra={"catalog": table}, layout=layout)
+    named = {"catalog": table, "metastore": catalog.qualified_name(spark, table)} if table is not None else {}
+    tx = Transaction(target.root, spec, mode=options.commit_mode, filesystem=target.filesystem, extra=named,
+                     layout=layout)
     staging = tx.begin()
     with aborting(tx):
         write_staged(df.select(*(column(c).alias(c) for c in order)) if order else df, spec,  # the table's names
                      spark_uri(target.filesystem, posixpath.join(staging, STAGED_DATA), location=target.location),
                      compression=codec, num_tasks=options.num_tasks)
         fault_point("after_task_writes")
-    done = None if table is None else functools.partial(_update_catalog, spark, target, spec, options, tx)
+    done = (functools.partial(_update_catalog, spark, target, spec, options, tx) if table is not None
+            else functools.partial(_publish_by_path, spark, target, tx))
     return finalize(tx, options, target, recovered=recovered, on_committed=done)
+
+
+def _publish_by_path(spark: Any, target: WriteTarget, tx: Transaction, partitions: list[dict[str, str]]) -> None:
+    """A write by path into a table whose versions are published inside it, and whose pointer names the metastore
+    table located at its live version (a write by ``table=`` or a SQL INSERT published it there): that table moves
+    to the new version too, as a write by ``table=`` moves it, so Hive, Trino and Spark's own reader of it do not
+    stay on the version before. Where this session's catalog has no such table located at one of this table's
+    versions (another metastore's, or one dropped or moved since), a warning says who still reads the old version."""
+    name = tx.metastore_table if tx.inside else None
+    if name is None:
+        return
+    published = spark_uri(tx.fs, tx.published, location=target.location)
+    try:
+        here = catalog.table_exists(spark, name) and table_root(
+            resolve_filesystem(catalog.table_location(spark, name))[1]) == target.root.rstrip("/")
+        if here:
+            catalog.publish(spark, name, published)
+    except BucketkitError:
+        raise
+    except Exception as exc:  # py4j's and Connect's errors alike
+        raise CommitError(f"{target.location}: write {tx.write_id} is committed (bucketkit.scan of {target.root} reads "
+                          f"it), but the metastore table {name}, located at this table's previous version, could not be "
+                          f"moved to it ({refusal(exc)}); Hive, Trino and Spark's own reader of {name} see the previous "
+                          "version until a bucketkit write publishes a later one") from exc
+    if not here:
+        warnings.warn(f"{target.location}: this table's versions were published to the metastore table {name}, which "
+                      "this session's catalog has not located at them: if another metastore has it, its readers still "
+                      f"read the version before write {tx.write_id}; write by table= in a session of that metastore",
+                      InsideLayoutWarning, stacklevel=4)
 
 
 def _table_defaults(existing: TableSpec | None, columns: Sequence[str]) -> dict[str, Any]:

@@ -205,6 +205,7 @@ class Transaction:
         self._auto = layout == "auto"
         self._use(TablePaths.at(self.fs, self.root) if self._auto else TablePaths(self.root, layout == "inside"))
         self._retiring: list[str] = []  # inside: files at the table directory's top the commit took in
+        self._published_to: str | None = None  # inside: the metastore table the live version is published to
         self._base: str | None = None  # inside: the write id of the version the next one is built on
         self.extra = dict(extra or {})
         self._spec_text: str | None = None
@@ -260,6 +261,12 @@ class Transaction:
                    {"write_id": self.write_id, "state": state, "host": socket.gethostname(), "pid": os.getpid(),
                     "started": self._started, "mode": self.mode, "extra": self.extra, **more})
 
+    @property
+    def metastore_table(self) -> str | None:
+        """Inside: the metastore table located at this table's live version (a write by ``table=`` or a SQL INSERT
+        names it; its pointer keeps the name), which every commit must move there, a write by path too; else None."""
+        return self.extra.get("metastore") or self.extra.get("catalog") or self._published_to
+
     def _pointer(self) -> dict[str, Any] | None:
         """The table's pointer (inside), opened without first asking whether it is there: on an object store each
         question is a request. (Readers ask first, ``versions.live_pointer``: most tables they read have none.)"""
@@ -271,6 +278,7 @@ class Transaction:
         a table another engine wrote, or its files written since); they become ``_retiring``."""
         pointer = self._pointer() if self.inside else None
         self._base = pointer["write_id"] if pointer else None  # the version this one is built on
+        self._published_to = pointer.get("table") if pointer else None
         live = self.paths.version(pointer["write_id"]) if pointer else self.root
         sources = {rel: posixpath.join(live, rel) for rel in visible_files(self.fs, live)}
         if live == self.root:
@@ -461,7 +469,9 @@ class Transaction:
                 fault_point("before_switch")
                 if self.inside:  # the commit point: one object written whole names the new version
                     self._still_based()
-                    write_json(self.fs, self.paths.pointer, {"write_id": self.write_id, "retiring": self._retiring})
+                    named = {"table": self.metastore_table} if self.metastore_table else {}
+                    write_json(self.fs, self.paths.pointer,
+                               {"write_id": self.write_id, "retiring": self._retiring, **named})
                     how = "pointer"
                 else:
                     how = switch(self.fs, self.root, self.next, self.paths.aside(self.write_id), how=self.how,
