@@ -308,6 +308,24 @@ def test_a_replaced_table_dropped_frees_its_name_and_location(spark, src, partit
     drop(spark, "rtas_gone")
 
 
+def test_a_replaced_table_renamed_moves_its_directory_with_its_name(spark, src):
+    """The metastore moves a managed table's files on RENAME only where it is located at its default path; a replaced
+    table is located inside it, so bucketkit moves that directory with the name. The old name is then free (CREATE
+    TABLE of it works: Spark refuses a taken default location), and a DROP under the new name leaves nothing."""
+    drop(spark, "rtas_moved", "rtas_moved2")
+    spark.sql(f"CREATE TABLE rtas_moved STORED AS ORC CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v FROM {src}")
+    spark.sql("CREATE OR REPLACE TABLE rtas_moved USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY (k) INTO 8 "
+              f"BUCKETS AS SELECT k, v FROM {src} WHERE k < 300")
+    spark.sql("ALTER TABLE rtas_moved RENAME TO rtas_moved2")
+    assert location(spark, "rtas_moved2").removeprefix("file:").startswith(_default_location(spark, "rtas_moved2") + "/")
+    assert not os.path.exists(_default_location(spark, "rtas_moved"))
+    assert spark_rows(spark, "SELECT * FROM rtas_moved2") == spark_rows(spark, f"SELECT k, v FROM {src} WHERE k < 300")
+    assert bucketkit.validate(load_table(spark, "rtas_moved2")).ok
+    spark.sql("CREATE TABLE rtas_moved STORED AS ORC AS SELECT 1 AS a")
+    drop(spark, "rtas_moved", "rtas_moved2")
+    assert not os.path.exists(_default_location(spark, "rtas_moved2"))
+
+
 def test_ctas_column_types_are_sparks_own(spark):
     """VARCHAR/CHAR casts in the query: the table's columns are those Spark's own CTAS gives (catalog off)."""
     spark.sql("CREATE OR REPLACE TEMP VIEW ctas_typed_src AS SELECT CAST(id AS INT) AS k, "

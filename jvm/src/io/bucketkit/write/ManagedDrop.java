@@ -16,9 +16,12 @@ import org.apache.spark.sql.catalyst.catalog.DropTablePreEvent;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogEvent;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogEventListener;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogWithListener;
+import org.apache.spark.sql.catalyst.catalog.RenameTableEvent;
 import org.apache.spark.sql.catalyst.plans.logical.DropTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.RenameTable;
 import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.command.AlterTableRenameCommand;
 import org.apache.spark.sql.execution.command.DropTableCommand;
 
 /**
@@ -30,8 +33,9 @@ import org.apache.spark.sql.execution.command.DropTableCommand;
  * passes there: SQL, the catalog API, a Thrift or Connect session of the same driver), notes such a
  * table before the drop and deletes its table directory after the drop succeeded. A table a REPLACE
  * swapped in ({@code io.bucketkit.spark.CreateAsSelect}) is located in a directory inside its default
- * location, beside the files of the table it replaced: its DROP deletes that default location whole. An
- * external table keeps its files, as Hive and Spark keep them.
+ * location, beside the files of the table it replaced: its DROP deletes that default location whole, and
+ * its RENAME moves that directory with the name ({@link #followRename}). An external table keeps its files,
+ * as Hive and Spark keep them.
  */
 public final class ManagedDrop implements ExternalCatalogEventListener {
   /** The catalogs watched in this JVM: one listener each. */
@@ -58,7 +62,7 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
 
   /**
    * The check rule ({@code BucketkitExtensions}) that starts the watch when a session analyses a
-   * {@code DROP TABLE}: before it runs, and without creating the external catalog earlier than Spark does.
+   * {@code DROP TABLE} or {@code ALTER TABLE ... RENAME}: before it runs, and without creating the external catalog earlier than Spark does.
    * A commit that publishes in the metastore ({@link MetastorePublish}) starts it too.
    */
   public static final class OnDrop extends scala.runtime.AbstractFunction1<LogicalPlan, scala.runtime.BoxedUnit> {
@@ -70,7 +74,8 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
 
     @Override
     public scala.runtime.BoxedUnit apply(LogicalPlan plan) {
-      if (plan instanceof DropTable || plan instanceof DropTableCommand && !((DropTableCommand) plan).isView()) {
+      if (plan instanceof DropTable || plan instanceof DropTableCommand && !((DropTableCommand) plan).isView()
+          || plan instanceof RenameTable || plan instanceof AlterTableRenameCommand r && !r.isView()) {
         watch(spark);
       }
       return scala.runtime.BoxedUnit.UNIT;
@@ -87,6 +92,8 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
       } else {
         dropping.remove(key);  // an earlier DROP of this name that failed noted a directory: not this table's
       }
+    } else if (event instanceof RenameTableEvent renamed) {
+      followRename(renamed.database(), renamed.name(), renamed.newName());
     } else if (event instanceof DropTableEvent done) {
       Path root = dropping.remove(done.database() + "." + done.name());
       if (root != null) {
@@ -98,6 +105,57 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
         }
       }
     }
+  }
+
+  /**
+   * After {@code ALTER TABLE old RENAME TO name}: a managed table a REPLACE located inside its default location
+   * ({@code <database>/<old>/.bucketkit.table-<time>}) moves with its name, as the metastore moves a managed table
+   * located at its default path: that directory becomes {@code <database>/<name>}, and the table is located there.
+   * Else the old name's directory would keep the table's files, and a table created under the old name would find
+   * its default location taken. Where the new name's directory exists, the metastore refuses the same move of its
+   * own tables; this leaves the table where it is.
+   */
+  private void followRename(String database, String old, String name) {
+    CatalogTable table;
+    try {
+      table = catalog.getTable(database, name);
+    } catch (Exception e) {
+      return;
+    }
+    if (!table.tableType().equals(CatalogTableType.MANAGED()) || table.storage().locationUri().isEmpty()) {
+      return;
+    }
+    Path location = new Path(table.storage().locationUri().get());
+    Path dir = replacedIn(database, old, location);
+    if (dir == null) {
+      return;
+    }
+    Path moved = new Path(dir.getParent(), name);
+    try {
+      org.apache.hadoop.fs.FileSystem fs = dir.getFileSystem(conf);
+      if (fs.exists(moved) || !fs.rename(dir, moved)) {
+        return;
+      }
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("bucketkit: table " + database + "." + old + " was renamed to " + name
+          + "; its directory " + dir + " could not be moved to " + moved, e);
+    }
+    catalog.alterTable(io.bucketkit.compat.SparkCompat.relocated(table, new Path(moved, location.getName()).toUri()));
+  }
+
+  /**
+   * The default location of table {@code name} where {@code location} is the directory a REPLACE built a table in
+   * there ({@code <database>/<name>/.bucketkit.table-<time>}), all of it the table's; else null (the REPLACE's own
+   * staging table, built there too, is not located in its own name's directory).
+   */
+  private Path replacedIn(String database, String name, Path location) {
+    Path dir = location.getParent();
+    if (!location.getName().startsWith(TableListing.REPLACED_PREFIX) || dir == null || dir.getParent() == null
+        || !dir.getName().equals(name)) {
+      return null;
+    }
+    Path db = new Path(catalog.getDatabase(database).locationUri());
+    return db.toUri().getPath().replaceAll("/+$", "").equals(dir.getParent().toUri().getPath()) ? dir : null;
   }
 
   /**
@@ -116,11 +174,7 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     }
     Path location = new Path(table.storage().locationUri().get());
     if (location.getName().startsWith(TableListing.REPLACED_PREFIX)) {
-      // the table's default location, all of it the table's; not for the REPLACE's own staging table, built there too
-      Path home = location.getParent();
-      Path db = new Path(catalog.getDatabase(database).locationUri());
-      return home != null && home.getName().equals(name) && db.toUri().getPath().replaceAll("/+$", "")
-          .equals(home.getParent().toUri().getPath()) ? home : null;
+      return replacedIn(database, name, location);
     }
     Path root = TableListing.tableRoot(location);
     return root.equals(location) ? null : root;
