@@ -236,16 +236,18 @@ def _default_location(spark, name):
     return os.path.join(spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:"), name)
 
 
-def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src):
-    """Six REPLACEs, alternating two tables (500 rows ORC v1 / 300 rows Parquet v2 with one more column), while a
-    second thread reads the table in a loop: every read returns one table's rows whole, none fails (with the old
-    table dropped before the new one was renamed, a read between them found no table, or the files purged under it).
-    """
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src, partitioned):
+    """Six REPLACEs, alternating two tables (500 rows ORC v1 / fewer rows Parquet v2), while a second thread reads
+    the table in a loop: every read returns one table's rows whole. Unpartitioned, none fails (with the old table
+    dropped before the new one was renamed, a read between them found no table, or the files purged under it).
+    Partitioned (dropped, then renamed), a read may find no table for that moment, never a table's files gone."""
     import threading
 
     drop(spark, "rtas_swap", "rtas_swap__bucketkit_replacing")
-    a = f"STORED AS ORC CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v FROM {src}"
-    b = (f"USING hive OPTIONS (fileFormat 'parquet') CLUSTERED BY (k) INTO 8 BUCKETS TBLPROPERTIES "
+    part = "PARTITIONED BY (dt)" if partitioned else ""
+    a = f"USING hive OPTIONS (fileFormat 'orc') {part} CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v, dt FROM {src}"
+    b = (f"USING hive OPTIONS (fileFormat 'parquet') {part} CLUSTERED BY (k) INTO 8 BUCKETS TBLPROPERTIES "
          f"('bucketing_version'='2') AS SELECT k, v, dt FROM {src} WHERE k < 700 OR k IS NULL")
     spark.sql("CREATE TABLE rtas_swap " + a)
     whole = {500, spark.sql(f"SELECT count(*) FROM {src} WHERE k < 700 OR k IS NULL").first()[0]}
@@ -256,23 +258,26 @@ def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src):
             try:
                 seen.append(spark.sql("SELECT count(*) FROM rtas_swap").first()[0])
             except Exception as e:  # noqa: BLE001 - any failure is the finding
-                failures.append(repr(e)[:300])
+                failures.append(f"{type(e).__name__}: {e}"[:300])
 
     reader = threading.Thread(target=read)
     reader.start()
     try:
         for i in range(6):
-            spark.sql("CREATE OR REPLACE TABLE rtas_swap " + (b if i % 2 == 0 else a).replace("STORED AS ORC", "USING hive OPTIONS (fileFormat 'orc')"))
+            spark.sql("CREATE OR REPLACE TABLE rtas_swap " + (b if i % 2 == 0 else a))
     finally:
         done.set()
         reader.join()
-    assert failures == [] and len(seen) >= 6 and set(seen) <= whole, (failures[:3], set(seen))
-    assert spark_rows(spark, "SELECT * FROM rtas_swap") == spark_rows(spark, f"SELECT k, v FROM {src}")
+    allowed = ("TABLE_OR_VIEW_NOT_FOUND",) if partitioned else ()
+    assert [f for f in failures if not any(a in f for a in allowed)] == [], failures[:3]
+    assert len(seen) >= 6 and set(seen) <= whole, set(seen)
+    assert spark_rows(spark, "SELECT * FROM rtas_swap") == spark_rows(spark, f"SELECT k, v, dt FROM {src}")
     home = location(spark, "rtas_swap").removeprefix("file:")
     assert os.path.dirname(home) == _default_location(spark, "rtas_swap")  # inside the table's own directory
     assert os.path.basename(home).startswith(".") and not _leftovers(spark, "rtas_swap")
     checked = bucketkit.validate(load_table(spark, "rtas_swap"))
     assert checked.ok and checked.rows_checked == 500
+    drop(spark, "rtas_swap")
 
 
 def test_a_replace_whose_column_type_the_metastore_refuses_in_place_still_replaces(spark, src):

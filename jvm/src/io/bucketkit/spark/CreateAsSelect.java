@@ -234,14 +234,15 @@ public final class CreateAsSelect {
     }
 
     /**
-     * The new table written whole under a staging name, then swapped in. Where old and new table are unpartitioned
-     * (and the old one not transactional), the new one is written in a hidden directory inside the table's default
-     * location ({@link TableListing#REPLACED_PREFIX}), which the old table's readers never list, and the swap is one
-     * metastore call: the table's whole definition replaced by the new one's, located there. Readers see the old
-     * table, then the new one. Where the metastore refuses that call (a column whose type changes in a way Hive
-     * refuses in place), or a partitioned table needs its partitions swapped too, the old table is dropped (its files
-     * kept while they may hold the new table's) and the new one renamed into its place: readers see, for the moment
-     * between those two calls, no table. A query that fails leaves the old table untouched either way.
+     * The new table written whole under a staging name, in a hidden directory inside the table's default location
+     * ({@link TableListing#REPLACED_PREFIX}), which the old table's readers never list; then swapped in. Where old and
+     * new table are unpartitioned, the swap is one metastore call: the table's whole definition replaced by the new
+     * one's, located there; readers see the old table, then the new one. Where the metastore refuses that call (a
+     * column whose type changes in a way Hive refuses in place), or a partitioned table needs its partitions swapped
+     * too, the old table is dropped (its files kept: they hold the new table's) and the new one renamed into its
+     * place: readers see, for the moment between those two calls, no table. Either way the old table's files stay
+     * until the next REPLACE or the DROP, for the queries that resolved it before the swap. A query that fails leaves
+     * the old table untouched. (No Hive client, or a transactional old table: {@link #replaceByRename}.)
      */
     private void replaceExisting(SparkSession spark, SessionCatalog catalog, TableIdentifier id) {
       String name = id.quotedString();
@@ -262,10 +263,8 @@ public final class CreateAsSelect {
       }
       io.bucketkit.write.ManagedDrop.watch(spark);  // a later DROP of the table deletes what a REPLACE leaves
       HiveClient client = SparkCompat.hiveClient(spark);
-      boolean inPlace = client != null && old.partitionColumnNames().isEmpty() && table.partitionColumnNames().isEmpty()
-          && !"true".equalsIgnoreCase(old.properties().getOrElse("transactional", () -> "false"));
-      if (!inPlace) {
-        replaceByRename(spark, catalog, id, staging);
+      if (client == null || "true".equalsIgnoreCase(old.properties().getOrElse("transactional", () -> "false"))) {
+        replaceByRename(spark, catalog, id, staging);  // Hive refuses to make a transactional table external
         return;
       }
       Path root = new Path(catalog.defaultTablePath(id));
@@ -281,15 +280,23 @@ public final class CreateAsSelect {
       }
       TableIdentifier target = TableIdentifier.apply(id.table(), id.database());
       uncache(spark, name);
-      CatalogTable next = client.getTable(db, staging.table());
-      try {
-        if (SparkCompat.refusesColumns(client, client.getTable(db, id.table()), next)) {
-          throw new IllegalArgumentException("the metastore changes no column's type to one it calls incompatible "
-              + "in place (hive.metastore.disallow.incompatible.col.type.changes)");
+      Exception refused = null;
+      if (old.partitionColumnNames().isEmpty() && table.partitionColumnNames().isEmpty()) {
+        CatalogTable next = client.getTable(db, staging.table());
+        try {
+          if (SparkCompat.refusesColumns(client, client.getTable(db, id.table()), next)) {
+            throw new IllegalArgumentException("the metastore changes no column's type to one it calls incompatible "
+                + "in place (hive.metastore.disallow.incompatible.col.type.changes)");
+          }
+          SparkCompat.redefine(client, next, target, CatalogTableType.MANAGED());
+          catalog.dropTable(staging, true, false);  // external: the files it names are the table's now
+        } catch (Exception e) {  // Hive's checked exceptions, thrown through Scala, too
+          refused = e;
         }
-        SparkCompat.redefine(client, next, target, CatalogTableType.MANAGED());
-        catalog.dropTable(staging, true, false);  // external: the files it names are the table's now
-      } catch (Exception refused) {  // Hive's checked exceptions, thrown through Scala, too
+      } else {  // a partitioned table's partitions are no part of its definition: one call cannot swap them
+        refused = new IllegalArgumentException("a partitioned table's partitions cannot be swapped with its definition");
+      }
+      if (refused != null) {
         swapByRename(spark, catalog, client, old, staging, target, home, refused);
       }
       catalog.refreshTable(id);
@@ -297,7 +304,7 @@ public final class CreateAsSelect {
     }
 
     /**
-     * The swap where the metastore refused to redefine the table in one call ({@code refused}): the old table made
+     * The swap where one metastore call cannot redefine the table ({@code refused} says why): the old table made
      * external (a DROP then keeps its files, under which the new table's lie) and dropped, the new one renamed into
      * its place and made managed again.
      */
@@ -401,8 +408,9 @@ public final class CreateAsSelect {
     }
 
     /**
-     * REPLACE of a partitioned table (or where the session has no Hive metastore client): the new table written whole
-     * under a staging name beside the old one, the old one dropped, the new one renamed into its place.
+     * REPLACE of a transactional table (which Hive does not let become external), or where the session has no Hive
+     * metastore client: the new table written whole under a staging name beside the old one, the old one dropped
+     * with its files, the new one renamed into its place.
      */
     private void replaceByRename(SparkSession spark, SessionCatalog catalog, TableIdentifier id, TableIdentifier staging) {
       String name = id.quotedString();
