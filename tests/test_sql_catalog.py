@@ -357,6 +357,20 @@ def test_configure_builder_adds_the_jar_beside_other_jars_and_the_catalog():
     assert "spark.sql.catalog.spark_catalog" not in only_jar and "spark.sql.extensions" not in only_jar and only_jar["spark.jars"] == str(jar_path())
 
 
+def test_get_session_returning_the_running_session_leaves_no_temporary_directory(spark, monkeypatch, tmp_path):
+    """get_session() without warehouse= makes a temporary directory for a new session's warehouse; when getOrCreate
+    returns the session already running (its own warehouse), that directory is removed again, not left empty."""
+    import glob
+    import tempfile
+
+    from bucketkit.spark.session import get_session
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert get_session("bucketkit-tests", shuffle_partitions=4) is not None  # the suite's session, still running
+    assert spark.conf.get("spark.sql.warehouse.dir") != str(tmp_path)
+    assert glob.glob(str(tmp_path / "bucketkit-spark-*")) == []
+
+
 def test_a_local_directory_lists_as_hadoop_lists_it_through_a_hive_sessions_file_system(spark, tmp_path):
     """A Hive session serves file: paths with Hive's ProxyLocalFileSystem; the catalog reads such a
     directory through java.nio (one stat per file, not Hadoop's three). The listing must be Hadoop's:

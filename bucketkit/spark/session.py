@@ -10,6 +10,7 @@ directory.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -169,8 +170,10 @@ def get_session(
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
+    made = None
     if warehouse is None:
-        warehouse = os.path.join(tempfile.mkdtemp(prefix="bucketkit-spark-"), "warehouse")
+        made = tempfile.mkdtemp(prefix="bucketkit-spark-")
+        warehouse = os.path.join(made, "warehouse")
     derby_home = os.path.dirname(os.path.abspath(warehouse))
     log_config = Path(__file__).with_name("log4j2.properties")
     builder = (
@@ -197,6 +200,9 @@ def get_session(
     if hive:
         builder = builder.enableHiveSupport()
     spark = builder.getOrCreate()
+    used = str(spark.conf.get("spark.sql.warehouse.dir", "")).removeprefix("file://").removeprefix("file:")
+    if made is not None and os.path.normpath(used) != os.path.abspath(warehouse):
+        shutil.rmtree(made, ignore_errors=True)  # getOrCreate returned a running session, with a warehouse of its own
     spark.sparkContext.setLogLevel(log_level)
     if catalog:
         _require_catalog(spark)
