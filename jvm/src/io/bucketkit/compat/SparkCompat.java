@@ -252,14 +252,16 @@ public final class SparkCompat {
       return false;
     }
     try {
-      java.lang.reflect.Method rule = org.apache.hadoop.hive.metastore.MetaStoreUtils.class.getDeclaredMethod(
+      // by name: the jars some Spark releases compile against lack Thrift, which Hive's metastore classes extend
+      java.lang.reflect.Method rule = Class.forName("org.apache.hadoop.hive.metastore.MetaStoreUtils").getDeclaredMethod(
           "throwExceptionIfIncompatibleColTypeChange", java.util.List.class, java.util.List.class);
       rule.setAccessible(true);  // package-private in Hive 2.3
       rule.invoke(null, org.apache.spark.sql.hive.client.HiveClientImpl.toHiveTable(now, scala.Option.empty()).getCols(),
           org.apache.spark.sql.hive.client.HiveClientImpl.toHiveTable(next, scala.Option.empty()).getCols());
       return false;
     } catch (java.lang.reflect.InvocationTargetException refused) {
-      return refused.getCause() instanceof org.apache.hadoop.hive.metastore.api.InvalidOperationException;
+      return refused.getCause() != null && refused.getCause().getClass().getName()
+          .equals("org.apache.hadoop.hive.metastore.api.InvalidOperationException");
     } catch (ReflectiveOperationException | RuntimeException unreachable) {
       return false;
     }

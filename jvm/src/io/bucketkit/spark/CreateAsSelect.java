@@ -289,9 +289,11 @@ public final class CreateAsSelect {
                 + "in place (hive.metastore.disallow.incompatible.col.type.changes)");
           }
           SparkCompat.redefine(client, next, target, CatalogTableType.MANAGED());
-          catalog.dropTable(staging, true, false);  // external: the files it names are the table's now
         } catch (Exception e) {  // Hive's checked exceptions, thrown through Scala, too
           refused = e;
+        }
+        if (refused == null) {
+          catalog.dropTable(staging, true, false);  // external: the files it names are the table's now
         }
       } else {  // a partitioned table's partitions are no part of its definition: one call cannot swap them
         refused = new IllegalArgumentException("a partitioned table's partitions cannot be swapped with its definition");
