@@ -331,6 +331,24 @@ def test_a_replaced_table_renamed_moves_its_directory_with_its_name(spark, src):
     assert not os.path.exists(_default_location(spark, "rtas_moved2"))
 
 
+def test_a_dropped_managed_table_takes_its_kept_versions_with_it(spark, src):
+    """A managed table bucketkit's INSERT wrote keeps its versions beside its directory, in the warehouse
+    (.<table>.bucketkit.versions, the lock); its DROP deletes them with its files, as the metastore deletes a managed
+    table's files: the database directory lists no entry of it afterwards (issue 48). An external table keeps them."""
+    warehouse = spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")
+
+    def beside(name):
+        return sorted(e for e in os.listdir(warehouse) if e.startswith(f".{name}.bucketkit"))
+
+    drop(spark, "ctas_kept")
+    spark.sql("CREATE TABLE ctas_kept STORED AS ORC CLUSTERED BY (k) INTO 4 BUCKETS TBLPROPERTIES "
+              f"('bucketing_version'='2') AS SELECT k, v FROM {src}")
+    spark.sql(f"INSERT OVERWRITE TABLE ctas_kept SELECT k, v FROM {src} WHERE k < 100")
+    assert ".ctas_kept.bucketkit.versions" in beside("ctas_kept")
+    drop(spark, "ctas_kept")
+    assert beside("ctas_kept") == [] and not os.path.exists(_default_location(spark, "ctas_kept"))
+
+
 def test_ctas_column_types_are_sparks_own(spark):
     """VARCHAR/CHAR casts in the query: the table's columns are those Spark's own CTAS gives (catalog off)."""
     spark.sql("CREATE OR REPLACE TEMP VIEW ctas_typed_src AS SELECT CAST(id AS INT) AS k, "

@@ -8,6 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import io.bucketkit.layout.TableListing;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
+import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
@@ -29,9 +31,11 @@ import org.apache.spark.sql.execution.command.DropTableCommand;
  * metastore locates the table at its live version, {@code <table>/.bucketkit.versions/<write id>}, and
  * deletes only that directory, as it deletes a managed table's location. The table directory would stay,
  * with the kept versions, the pointer and the records, and a table created again under the same name
- * would find its default location taken. This listener, on the session's external catalog (every DROP
+ * would find its default location taken; a table whose commits switch its directory keeps its history beside it
+ * ({@code .<table>.bucketkit.versions}), which the metastore knows nothing of. This listener, on the session's external catalog (every DROP
  * passes there: SQL, the catalog API, a Thrift or Connect session of the same driver), notes such a
- * table before the drop and deletes its table directory after the drop succeeded. A table a REPLACE
+ * managed table before the drop and deletes its table directory and what its commits kept beside it after the
+ * drop succeeded. A table a REPLACE
  * swapped in ({@code io.bucketkit.spark.CreateAsSelect}) is located in a directory inside its default
  * location, beside the files of the table it replaced: its DROP deletes that default location whole, and
  * its RENAME moves that directory with the name ({@link #followRename}). An external table keeps its files,
@@ -85,7 +89,7 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   @Override
   public void onEvent(ExternalCatalogEvent event) {
     if (event instanceof DropTablePreEvent pre) {
-      Path root = publishedRoot(pre.database(), pre.name());
+      Path root = ownedRoot(pre.database(), pre.name());
       String key = pre.database() + "." + pre.name();
       if (root != null) {
         dropping.put(key, root);
@@ -98,7 +102,9 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
       Path root = dropping.remove(done.database() + "." + done.name());
       if (root != null) {
         try {
-          root.getFileSystem(conf).delete(root, true);
+          FileSystem fs = root.getFileSystem(conf);
+          fs.delete(root, true);  // where the metastore deleted only a version, or nothing of it (a REPLACE's)
+          deleteBeside(fs, root);
         } catch (java.io.IOException e) {
           throw new java.io.UncheckedIOException("bucketkit: table " + done.database() + "." + done.name()
               + " was dropped; its directory " + root + " (kept versions) could not be deleted", e);
@@ -159,10 +165,11 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   }
 
   /**
-   * The table directory of a managed table located at one of its versions kept inside it, or at the directory a
-   * REPLACE built it in inside its default location ({@code io.bucketkit.spark.CreateAsSelect}); else null.
+   * The table directory of a managed table: its location, or, where it is located at one of its versions kept
+   * inside it, that table directory, or, where a REPLACE built it inside its default location
+   * ({@code io.bucketkit.spark.CreateAsSelect}), that default location; null for an external table.
    */
-  private Path publishedRoot(String database, String name) {
+  private Path ownedRoot(String database, String name) {
     CatalogTable table;
     try {
       table = catalog.getTable(database, name);
@@ -174,9 +181,34 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     }
     Path location = new Path(table.storage().locationUri().get());
     if (location.getName().startsWith(TableListing.REPLACED_PREFIX)) {
-      return replacedIn(database, name, location);
+      Path replaced = replacedIn(database, name, location);
+      return replaced != null ? replaced : location;
     }
-    Path root = TableListing.tableRoot(location);
-    return root.equals(location) ? null : root;
+    return TableListing.tableRoot(location);
+  }
+
+  /**
+   * What bucketkit's commits kept beside table directory {@code root}, in its parent ({@code .<name>.bucketkit.versions},
+   * the lock, the journals of a local disk's or HDFS's commits): the table's history, which its DROP deletes with
+   * its files, as the metastore deletes a managed table's files; else the database directory would list them for
+   * good.
+   */
+  private static void deleteBeside(FileSystem fs, Path root) throws java.io.IOException {
+    Path parent = root.getParent();
+    if (parent == null) {
+      return;
+    }
+    String beside = TableListing.besidePrefix(root.getName());
+    FileStatus[] entries;
+    try {
+      entries = fs.listStatus(parent);
+    } catch (java.io.FileNotFoundException gone) {
+      return;
+    }
+    for (FileStatus entry : entries) {
+      if (entry.getPath().getName().startsWith(beside)) {
+        fs.delete(entry.getPath(), true);
+      }
+    }
   }
 }
