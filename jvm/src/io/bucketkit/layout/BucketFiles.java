@@ -292,10 +292,8 @@ public final class BucketFiles {
         out.clear();  // a file, which Hadoop lists as itself
       }
     }
-    FileStatus[] statuses;
-    try {
-      statuses = fs.listStatus(dir);
-    } catch (java.io.FileNotFoundException e) {
+    FileStatus[] statuses = TableListing.entries(fs, dir);
+    if (statuses == null) {
       return null;
     }
     for (FileStatus s : statuses) {

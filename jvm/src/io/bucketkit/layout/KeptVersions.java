@@ -123,10 +123,8 @@ public final class KeptVersions {
   /** Every committed version the store records, oldest first (versions.history). */
   public static List<Version> history(FileSystem fs, Path root) throws IOException {
     List<Version> out = new ArrayList<>();
-    FileStatus[] records;
-    try {
-      records = fs.listStatus(store(fs, root));
-    } catch (java.io.FileNotFoundException e) {
+    FileStatus[] records = TableListing.entries(fs, store(fs, root));
+    if (records == null) {
       return out;
     }
     for (FileStatus s : records) {

@@ -155,10 +155,8 @@ public final class TableListing {
 
   /** versions.visible_files: relative paths of the visible files below {@code dir}, hidden names skipped at every level. */
   private static void visibleFiles(FileSystem fs, Path dir, String rel, List<String> out) throws IOException {
-    FileStatus[] children;
-    try {
-      children = fs.listStatus(dir);
-    } catch (java.io.FileNotFoundException e) {
+    FileStatus[] children = entries(fs, dir);
+    if (children == null) {
       return;
     }
     for (FileStatus s : children) {
@@ -230,17 +228,31 @@ public final class TableListing {
     }
   }
 
-  /** The path of a journal beside {@code root} whose state is {@code switching}, or null. */
-  static String switching(FileSystem fs, Path root) throws IOException {
-    Path parent = root.getParent();
-    String prefix = journalPrefix(root.getName());
-    FileStatus[] siblings;
+  /** The entries of directory {@code dir}, or null where it does not exist (not yet written, or deleted meanwhile). */
+  public static FileStatus[] entries(FileSystem fs, Path dir) throws IOException {
     try {
-      siblings = parent == null ? new FileStatus[0] : fs.listStatus(parent);
+      return fs.listStatus(dir);
     } catch (java.io.FileNotFoundException e) {
       return null;
     }
-    for (FileStatus s : siblings) {
+  }
+
+  /** What commits keep beside table directory {@code root}: its parent's entries named {@link #besidePrefix}. */
+  public static List<FileStatus> besideEntries(FileSystem fs, Path root) throws IOException {
+    FileStatus[] siblings = root.getParent() == null ? null : entries(fs, root.getParent());
+    List<FileStatus> out = new ArrayList<>();
+    for (FileStatus s : siblings == null ? new FileStatus[0] : siblings) {
+      if (s.getPath().getName().startsWith(besidePrefix(root.getName()))) {
+        out.add(s);
+      }
+    }
+    return out;
+  }
+
+  /** The path of a journal beside {@code root} whose state is {@code switching}, or null. */
+  static String switching(FileSystem fs, Path root) throws IOException {
+    String prefix = journalPrefix(root.getName());
+    for (FileStatus s : besideEntries(fs, root)) {
       String name = s.getPath().getName();
       if (!name.startsWith(prefix) || !name.endsWith(".json") || s.isDirectory()) {
         continue;

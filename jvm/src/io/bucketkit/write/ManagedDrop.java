@@ -194,21 +194,8 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
    * good.
    */
   private static void deleteBeside(FileSystem fs, Path root) throws java.io.IOException {
-    Path parent = root.getParent();
-    if (parent == null) {
-      return;
-    }
-    String beside = TableListing.besidePrefix(root.getName());
-    FileStatus[] entries;
-    try {
-      entries = fs.listStatus(parent);
-    } catch (java.io.FileNotFoundException gone) {
-      return;
-    }
-    for (FileStatus entry : entries) {
-      if (entry.getPath().getName().startsWith(beside)) {
-        fs.delete(entry.getPath(), true);
-      }
+    for (FileStatus entry : TableListing.besideEntries(fs, root)) {
+      fs.delete(entry.getPath(), true);
     }
   }
 }
