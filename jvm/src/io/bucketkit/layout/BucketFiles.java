@@ -148,7 +148,8 @@ public final class BucketFiles {
     return SPARK_HIVE_INSERT.matcher(name).matches();
   }
 
-  static boolean isHidden(String name) {
+  /** A name Hive, Trino and Spark skip in a listing: {@code _} or {@code .} first (io.is_hidden). */
+  public static boolean isHidden(String name) {
     return name.startsWith("_") || name.startsWith(".");
   }
 

@@ -109,7 +109,7 @@ public final class FileManifest {
   }
 
   /** {@code dir} relative to {@code root} ("" for the root itself), or null when it is not under it. */
-  static String relative(FileSystem fs, Path root, String dir) {
+  public static String relative(FileSystem fs, Path root, String dir) {
     String top = fs.makeQualified(root).toUri().getPath().replaceAll("/+$", "");
     String at = fs.makeQualified(new Path(dir)).toUri().getPath().replaceAll("/+$", "");
     return at.equals(top) ? "" : at.startsWith(top + "/") ? at.substring(top.length() + 1) : null;

@@ -4,8 +4,11 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.bucketkit.compat.SparkCompat;
+import io.bucketkit.layout.BucketFiles;
+import io.bucketkit.layout.FileManifest;
 import io.bucketkit.layout.TableListing;
 import io.bucketkit.table.HiveBucketedTable;
+import io.bucketkit.table.TableVerdict;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
@@ -263,7 +266,7 @@ public final class CreateAsSelect {
       }
       io.bucketkit.write.ManagedDrop.watch(spark);  // a later DROP of the table deletes what a REPLACE leaves
       HiveClient client = SparkCompat.hiveClient(spark);
-      if (client == null || "true".equalsIgnoreCase(old.properties().getOrElse("transactional", () -> "false"))) {
+      if (client == null || TableVerdict.isAcid(CollectionConverters.asJava(old.properties()))) {
         replaceByRename(spark, catalog, id, staging);  // Hive refuses to make a transactional table external
         return;
       }
@@ -350,18 +353,16 @@ public final class CreateAsSelect {
         FileSystem fs = root.getFileSystem(spark.sessionState().newHadoopConf());
         Path in = fs.makeQualified(root);
         boolean managed = old.tableType().equals(CatalogTableType.MANAGED()) && old.storage().locationUri().isDefined();
-        Path was = managed ? fs.makeQualified(new Path(old.storage().locationUri().get())) : null;
-        if (managed && !within(was, in)) {
-          if (!within(fs.makeQualified(home), was)) {
-            fs.delete(was, true);
-          }
-          was = null;
+        Path was = managed ? new Path(old.storage().locationUri().get()) : null;
+        String wasIn = managed ? FileManifest.relative(fs, in, was.toString()) : null;  // null: elsewhere
+        if (managed && wasIn == null && FileManifest.relative(fs, was, home.toString()) == null) {
+          fs.delete(was, true);
         }
-        String oldEntry = was == null ? null : was.equals(in) ? "" : topEntry(was, in);
+        String oldEntry = wasIn == null ? null : wasIn.split("/", 2)[0];  // "": the old table was the directory itself
         for (FileStatus s : fs.listStatus(in)) {
           String entry = s.getPath().getName();
           boolean kept = entry.equals(home.getName()) || entry.startsWith(TableListing.besidePrefix(home.getName()))
-              || oldEntry != null && (oldEntry.isEmpty() ? !entry.startsWith(".") && !entry.startsWith("_")
+              || oldEntry != null && (oldEntry.isEmpty() ? !BucketFiles.isHidden(entry)
                   : entry.equals(oldEntry) || entry.startsWith(TableListing.besidePrefix(oldEntry)));
           if (!kept) {
             fs.delete(s.getPath(), true);
@@ -372,19 +373,6 @@ public final class CreateAsSelect {
             + " AS SELECT: the new table is in place; the files of the tables it replaced, in " + root
             + ", could not all be deleted", e);
       }
-    }
-
-    /** The name of the entry of directory {@code dir} that {@code path}, below it, is or lies in. */
-    private static String topEntry(Path path, Path dir) {
-      String rest = path.toUri().getPath().substring(dir.toUri().getPath().replaceAll("/+$", "").length() + 1);
-      return rest.split("/", 2)[0];
-    }
-
-    /** Whether {@code path} is {@code dir} or below it (both qualified). */
-    private static boolean within(Path path, Path dir) {
-      String p = path.toUri().getPath();
-      String d = dir.toUri().getPath().replaceAll("/+$", "");
-      return p.equals(d) || p.startsWith(d + "/");
     }
 
     private static void deleteQuietly(SparkSession spark, Path dir, Throwable failure) {

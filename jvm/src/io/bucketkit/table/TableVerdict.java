@@ -106,7 +106,7 @@ public record TableVerdict(String kind, int version, String format, String reaso
   }
 
   /** Hive's {@code AcidUtils.isTransactionalTable}. */
-  static boolean isAcid(Map<String, String> properties) {
+  public static boolean isAcid(Map<String, String> properties) {
     String value = properties.get("transactional");
     if (value == null) {
       value = properties.get("TRANSACTIONAL");
