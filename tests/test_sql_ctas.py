@@ -280,6 +280,92 @@ def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src, pa
     drop(spark, "rtas_swap")
 
 
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_a_query_that_resolved_a_table_reads_it_whole_after_two_replaces(spark, src, partitioned):
+    """A DataFrame analyzed on the table, then two REPLACEs, then run: it reads the table it resolved, whole (Spark's
+    rows, catalog off); partitioned, the live one (as Spark looks partitions up when the query runs). The tables a REPLACE replaced stay for the retention period (7 days by default), not only
+    until the next REPLACE: with one generation kept, the second REPLACE deleted the files under the reader
+    (FAILED_READ_FILE, which the concurrent reader test met once in a full run)."""
+    drop(spark, "rtas_held", "rtas_held__bucketkit_replacing")
+    part = "PARTITIONED BY (dt)" if partitioned else ""
+    ddl = f"USING hive OPTIONS (fileFormat 'orc') {part} CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v, dt FROM {src}"
+    spark.sql("CREATE TABLE rtas_held " + ddl + " WHERE k < 300")
+    held = spark.table("rtas_held")
+    for bound in (500, 700):
+        spark.sql(f"CREATE OR REPLACE TABLE rtas_held {ddl} WHERE k < {bound}")
+    read = sorted(map(tuple, held.collect()), key=repr)
+    old = spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 300")
+    # a partitioned table's partitions are looked up by name when the query runs (Spark's CatalogFileIndex), so its
+    # DataFrame reads the live table then, whole; an unpartitioned one reads the files it resolved
+    assert read == (spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 700") if partitioned else old)
+    assert spark_rows(spark, "SELECT * FROM rtas_held") == spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 700")
+    drop(spark, "rtas_held")
+    assert not os.path.exists(_default_location(spark, "rtas_held"))
+
+
+def test_a_replace_deletes_the_tables_replaced_longer_ago_than_the_retention(spark):
+    """io.bucketkit.layout.TableListing.expiredTables, the rule each REPLACE deletes by: a table in the default
+    location (first one: its plain entries; later ones: .bucketkit.table-<millis> and what commits keep beside it) is
+    deleted once the table after it was built at least the retention period ago; the live table and the one it
+    replaced never are, nor an entry whose time does not parse."""
+    listing = spark._jvm.io.bucketkit.layout.TableListing
+    entries = ["000000_0", "dt=1", ".hive-staging_x", ".bucketkit.table-1000", "..bucketkit.table-1000.bucketkit.versions",
+               ".bucketkit.table-2000", ".bucketkit.table-3000", "..bucketkit.table-3000.bucketkit.lock",
+               ".bucketkit.table-x"]
+
+    def expired(home, old, now, retain):
+        return sorted(listing.expiredTables(entries, home, old, now, retain))
+
+    first = ["000000_0", ".hive-staging_x", "dt=1"]
+    gen1 = [".bucketkit.table-1000", "..bucketkit.table-1000.bucketkit.versions"]
+    assert expired(".bucketkit.table-3000", ".bucketkit.table-2000", 3000, 0) == sorted(first + gen1)
+    assert expired(".bucketkit.table-3000", ".bucketkit.table-2000", 3000, 2001) == []  # replaced 2000, 1000 ago
+    assert expired(".bucketkit.table-3000", ".bucketkit.table-2000", 3000, 2000) == sorted(first)
+    assert expired(".bucketkit.table-3000", ".bucketkit.table-2000", 10**6, 1999) == sorted(first + gen1)
+    assert expired(".bucketkit.table-3000", "", 10**6, 0) == sorted(gen1 + [".bucketkit.table-2000"])  # old: the location
+    assert expired(".bucketkit.table-3000", None, 10**6, 0) == sorted(first + gen1 + [".bucketkit.table-2000"])
+
+
+def test_the_retention_period_is_read_alike_by_python_and_the_jvm(spark):
+    """One rule for BUCKETKIT_RETENTION: Python's versions.retention (commits, vacuum) and the JVM's
+    KeptVersions.retention (the tables a REPLACE keeps) accept the same values, as the same seconds, and refuse the
+    same ones."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bucketkit.errors import InvalidArgumentError
+    from bucketkit.layout.versions import retention
+
+    kept = spark._jvm.io.bucketkit.layout.KeptVersions
+
+    def python(raw):
+        os.environ["BUCKETKIT_RETENTION"] = raw
+        try:
+            return retention()
+        except InvalidArgumentError:
+            return "refused"
+        finally:
+            del os.environ["BUCKETKIT_RETENTION"]
+
+    def jvm(raw):
+        try:
+            return kept.retention(raw)
+        except Exception as e:  # noqa: BLE001 - py4j's wrapper of IllegalArgumentException
+            assert "expected seconds >= 0" in str(e)
+            return "refused"
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(st.text(alphabet="0123456789.-+e _x", max_size=8), st.text(max_size=6),
+                     st.floats(min_value=0, max_value=1e9).map(str), st.integers(0, 10**12).map(str)))
+    def same(raw):
+        if "\x00" in raw or not raw.isprintable():  # what an environment variable holds
+            return
+        assert python(raw) == jvm(raw), raw
+
+    assert kept.retention(None) == 7 * 24 * 3600.0
+    same()
+
+
 def test_a_replace_whose_column_type_the_metastore_refuses_in_place_still_replaces(spark, src):
     """Hive refuses changing v from STRING to INT in place (hive.metastore.disallow.incompatible.col.type.changes, as
     an ALTER through Hive's client shows): that REPLACE drops the old table and renames the new one, rows Spark's."""

@@ -40,6 +40,7 @@ import datetime as _dt
 import json
 import os
 import posixpath
+import re
 import socket
 import time
 from dataclasses import asdict, dataclass
@@ -63,6 +64,7 @@ SWITCHING = "switching"  # journal state: the next version is complete and is be
 #: Seconds a version stays readable after a later one replaced it, by default (Delta's default, 7
 #: days): reads planned on it and time travel to it work until then.
 RETENTION = 7 * 24 * 3600.0
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 
 
 def retention() -> float:
@@ -70,13 +72,11 @@ def retention() -> float:
     raw = os.environ.get("BUCKETKIT_RETENTION")
     if raw is None:
         return RETENTION
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if value < 0:
+    # digits, optionally with a fraction: the JVM's KeptVersions.retention reads the same variable (a REPLACE TABLE
+    # keeps the tables it replaced for this long) by the same rule, which a differential test holds equal
+    if not _SECONDS.fullmatch(raw):
         raise InvalidArgumentError(f"BUCKETKIT_RETENTION={raw!r}: expected seconds >= 0")
-    return value
+    return float(raw)
 
 
 @dataclass(frozen=True)

@@ -192,6 +192,31 @@ public final class KeptVersions {
     return new Found(found.number(), found.writeId(), dir.toString());
   }
 
+  /** versions.RETENTION: seconds a version stays readable after a later one replaced it, by default (7 days). */
+  public static final double RETENTION = 7 * 24 * 3600.0;
+  private static final java.util.regex.Pattern SECONDS = java.util.regex.Pattern.compile("[0-9]+(\\.[0-9]*)?|\\.[0-9]+");
+
+  /**
+   * versions.retention: the retention period in seconds, {@code raw} (the value of {@code BUCKETKIT_RETENTION}) if
+   * not null, else {@link #RETENTION}; the same rule as Python's, which a differential test holds equal.
+   *
+   * @throws IllegalArgumentException {@code raw} is not seconds &gt;= 0 (digits, optionally with a fraction)
+   */
+  public static double retention(String raw) {
+    if (raw == null) {
+      return RETENTION;
+    }
+    if (!SECONDS.matcher(raw).matches()) {
+      throw new IllegalArgumentException("BUCKETKIT_RETENTION='" + raw + "': expected seconds >= 0");
+    }
+    return Double.parseDouble(raw);
+  }
+
+  /** The retention period in the driver's environment ({@code BUCKETKIT_RETENTION}, which commits read too). */
+  public static double retention() {
+    return retention(System.getenv("BUCKETKIT_RETENTION"));
+  }
+
   /** Python-callable, for tests: the write id {@link #find} names, or "error: <message>". */
   public static String findForTest(String root, String version, long micros, boolean byTime) throws IOException {
     try {

@@ -62,6 +62,57 @@ public final class TableListing {
     T list(String marker) throws IOException;
   }
 
+  /**
+   * Which of the entries (names) of a table's default location, where each REPLACE TABLE AS SELECT builds the new
+   * table in a directory {@link #REPLACED_PREFIX}{@code <millis>}, hold tables that were replaced at least
+   * {@code retainMillis} before {@code nowMillis}: those a query that resolved one before its replacement no longer
+   * reads (bucketkit's retention period, as for versions). An entry belongs to the table built at the time its name
+   * holds, with what commits keep beside that directory; every other entry to the table created there first. A table
+   * was replaced when the next one was built. The live table ({@code home}) and the one it replaced ({@code old}:
+   * an entry's name; {@code ""} the location itself; null none here) are never among them; an entry whose time does
+   * not parse is kept.
+   */
+  public static List<String> expiredTables(List<String> entries, String home, String old, long nowMillis,
+                                           long retainMillis) {
+    java.util.TreeSet<Long> built = new java.util.TreeSet<>();
+    for (String entry : entries) {
+      Long at = builtAt(entry);
+      if (at != null && at >= 0) {
+        built.add(at);
+      }
+    }
+    Long homeAt = builtAt(home);
+    Long oldAt = old == null ? null : old.isEmpty() ? Long.valueOf(-1) : builtAt(old);
+    List<String> expired = new ArrayList<>();
+    for (String entry : entries) {
+      Long at = builtAt(entry);
+      Long replaced = at == null ? null : built.higher(at);
+      if (at != null && !at.equals(homeAt) && !at.equals(oldAt) && replaced != null
+          && nowMillis - replaced >= retainMillis) {
+        expired.add(entry);
+      }
+    }
+    return expired;
+  }
+
+  /** When the table entry {@code name} belongs to was built: -1 the first one, null a time that does not parse. */
+  private static Long builtAt(String name) {
+    String rest = name.startsWith(REPLACED_PREFIX) ? name.substring(REPLACED_PREFIX.length())
+        : name.startsWith("." + REPLACED_PREFIX) ? name.substring(REPLACED_PREFIX.length() + 1) : null;
+    if (rest == null) {
+      return -1L;
+    }
+    int end = 0;
+    while (end < rest.length() && Character.isDigit(rest.charAt(end)) && rest.charAt(end) < 128) {
+      end++;
+    }
+    try {
+      return end == 0 || end > 18 ? null : Long.valueOf(rest.substring(0, end));
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
   /** versions.TablePaths(root).journal(writeId)'s name: {@code .<table dir>.bucketkit-<write id>.json}. */
   public static String journalName(String tableDir, String writeId) {
     return journalPrefix(tableDir) + writeId + ".json";

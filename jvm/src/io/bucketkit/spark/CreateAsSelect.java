@@ -6,6 +6,7 @@ import java.util.List;
 import io.bucketkit.compat.SparkCompat;
 import io.bucketkit.layout.BucketFiles;
 import io.bucketkit.layout.FileManifest;
+import io.bucketkit.layout.KeptVersions;
 import io.bucketkit.layout.TableListing;
 import io.bucketkit.table.HiveBucketedTable;
 import io.bucketkit.table.TableVerdict;
@@ -244,8 +245,8 @@ public final class CreateAsSelect {
      * column whose type changes in a way Hive refuses in place), or a partitioned table needs its partitions swapped
      * too, the old table is dropped (its files kept: they hold the new table's) and the new one renamed into its
      * place: readers see, for the moment between those two calls, no table. Either way the old table's files stay
-     * until the next REPLACE or the DROP, for the queries that resolved it before the swap. A query that fails leaves
-     * the old table untouched. (No Hive client, or a transactional old table: {@link #replaceByRename}.)
+     * for the retention period (or until the DROP), for the queries that resolved it before the swap. A query that
+     * fails leaves the old table untouched. (No Hive client, or a transactional old table: {@link #replaceByRename}.)
      */
     private void replaceExisting(SparkSession spark, SessionCatalog catalog, TableIdentifier id) {
       String name = id.quotedString();
@@ -341,10 +342,12 @@ public final class CreateAsSelect {
     }
 
     /**
-     * The files of the tables before the old one, once the new table replaced it: in the table's default location
-     * {@code root} (which the table owns: a later DROP deletes it whole, {@code ManagedDrop}), every entry but the new
-     * table's ({@code home}, and what its commits keep beside it) and the old table's. The old table's files stay
-     * until the next REPLACE or the DROP, so a query that resolved the old table before the swap reads it whole.
+     * The files of the tables before the old one that were replaced longer ago than the retention period
+     * ({@code BUCKETKIT_RETENTION}, 7 days by default, as for versions), once the new table replaced the old one: in
+     * the table's default location {@code root} (which the table owns: a later DROP deletes it whole,
+     * {@code ManagedDrop}), {@link TableListing#expiredTables}. The old table's files, and those of every table
+     * replaced within the retention period, stay (or until the DROP), so a query that resolved one of them before its
+     * replacement reads it whole, however many REPLACEs run meanwhile.
      * An external old table keeps its files, as a DROP keeps them; a managed one located elsewhere loses its
      * location now, as Spark's {@code DROP TABLE ... PURGE} deletes it.
      */
@@ -359,14 +362,14 @@ public final class CreateAsSelect {
           fs.delete(was, true);
         }
         String oldEntry = wasIn == null ? null : wasIn.split("/", 2)[0];  // "": the old table was the directory itself
+        List<String> entries = new ArrayList<>();
         for (FileStatus s : fs.listStatus(in)) {
-          String entry = s.getPath().getName();
-          boolean kept = entry.equals(home.getName()) || entry.startsWith(TableListing.besidePrefix(home.getName()))
-              || oldEntry != null && (oldEntry.isEmpty() ? !BucketFiles.isHidden(entry)
-                  : entry.equals(oldEntry) || entry.startsWith(TableListing.besidePrefix(oldEntry)));
-          if (!kept) {
-            fs.delete(s.getPath(), true);
-          }
+          entries.add(s.getPath().getName());
+        }
+        long retain = (long) Math.min(KeptVersions.retention() * 1000, Long.MAX_VALUE / 2);
+        for (String entry : TableListing.expiredTables(entries, home.getName(), oldEntry, System.currentTimeMillis(),
+            retain)) {
+          fs.delete(new Path(in, entry), true);
         }
       } catch (java.io.IOException e) {
         throw new java.io.UncheckedIOException("bucketkit: REPLACE TABLE " + old.identifier().quotedString()
