@@ -455,7 +455,8 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
 
     result = vacuum(args.path, retain=args.retain, dry_run=args.dry_run)
     _emit(args, {"path": args.path, "removed": [v.to_dict() for v in result.removed],
-                 "freed_bytes": result.freed_bytes, "kept": [v.to_dict() for v in result.kept], "dry_run": args.dry_run},
+                 "freed_bytes": result.freed_bytes, "kept": [v.to_dict() for v in result.kept],
+                 "removed_tables": list(result.removed_tables), "dry_run": args.dry_run},
           ("would remove: " if args.dry_run else "") + str(result))
     return EXIT_OK
 

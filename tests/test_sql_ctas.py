@@ -326,6 +326,56 @@ def test_a_replace_deletes_the_tables_replaced_longer_ago_than_the_retention(spa
     assert expired(".bucketkit.table-3000", None, 10**6, 0) == sorted(first + gen1 + [".bucketkit.table-2000"])
 
 
+def test_which_replaced_tables_expire_is_decided_alike_by_python_and_the_jvm(spark):
+    """One rule for the tables a REPLACE keeps: Python's versions.expired_tables (vacuum) and the JVM's
+    TableListing.expiredTables (each REPLACE) name the same entries, on generated default locations."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bucketkit.layout.versions import REPLACED_PREFIX, expired_tables
+
+    listing = spark._jvm.io.bucketkit.layout.TableListing
+    assert listing.REPLACED_PREFIX == REPLACED_PREFIX
+    millis = st.one_of(st.integers(0, 5000).map(str), st.sampled_from(["", "x", "12ab", "9" * 19, "٣"]))
+    entry = st.one_of(st.sampled_from(["000000_0", "dt=1", ".hive-staging", "_SUCCESS", ".bucketkit.live"]),
+                      millis.map(lambda m: REPLACED_PREFIX + m),
+                      millis.map(lambda m: "." + REPLACED_PREFIX + m + ".bucketkit.versions"))
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(entry, max_size=12, unique=True), st.integers(0, 5000).map(lambda m: REPLACED_PREFIX + str(m)),
+           st.one_of(st.none(), st.just(""), entry), st.integers(0, 10000), st.integers(0, 6000))
+    def same(entries, home, old, now, retain):
+        entries = sorted(set(entries) | {home})
+        assert expired_tables(entries, home, old, now, retain) == list(
+            listing.expiredTables(entries, home, old, now, retain)), (entries, home, old, now, retain)
+
+    same()
+
+
+def test_vacuum_of_a_replaced_table_removes_the_tables_replaced_before_it(spark, src):
+    """bucketkit.vacuum(table, retain=0) of a table REPLACEs swapped in removes the tables they replaced (kept for
+    the retention period otherwise) and frees their bytes; the table reads Spark's rows afterwards; dry_run names
+    them and removes nothing."""
+    drop(spark, "rtas_vac")
+    ddl = f"USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v FROM {src}"
+    spark.sql(f"CREATE TABLE rtas_vac {ddl} WHERE k < 300")
+    for bound in (500, 700):
+        spark.sql(f"CREATE OR REPLACE TABLE rtas_vac {ddl} WHERE k < {bound}")
+    default = _default_location(spark, "rtas_vac")
+    before = sorted(os.listdir(default))
+    assert len([e for e in before if e.startswith(".bucketkit.table-")]) == 2, before
+    assert any(not e.startswith(".") for e in before), before  # the first table's files
+    assert bucketkit.vacuum("rtas_vac", spark=spark).removed_tables == ()  # within the retention period
+    planned = bucketkit.vacuum("rtas_vac", spark=spark, retain=0, dry_run=True)
+    assert len(planned.removed_tables) >= 2 and sorted(os.listdir(default)) == before
+    done = bucketkit.vacuum("rtas_vac", spark=spark, retain=0)
+    home = os.path.basename(location(spark, "rtas_vac").removeprefix("file:"))
+    assert sorted(done.removed_tables) == sorted(planned.removed_tables) and done.freed_bytes > 0
+    assert [e for e in os.listdir(default) if not e.startswith("." + home)] == [home], os.listdir(default)
+    assert spark_rows(spark, "SELECT * FROM rtas_vac") == spark_rows(spark, f"SELECT k, v FROM {src} WHERE k < 700")
+    drop(spark, "rtas_vac")
+
+
 def test_the_retention_period_is_read_alike_by_python_and_the_jvm(spark):
     """One rule for BUCKETKIT_RETENTION: Python's versions.retention (commits, vacuum) and the JVM's
     KeptVersions.retention (the tables a REPLACE keeps) accept the same values, as the same seconds, and refuse the

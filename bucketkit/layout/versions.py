@@ -55,7 +55,7 @@ __all__ = ["TablePaths", "POINTER", "renames_directories", "live_pointer", "live
            "exists",
            "visible_files", "VERSION_PREFIX", "live_version", "read_json", "write_json", "owner_alive",
            "pending_writes", "unfinished_switch", "wait_for_switch", "vanished", "remove", "Version",
-           "history", "find_version", "RETENTION", "retention"]
+           "history", "find_version", "RETENTION", "retention", "REPLACED_PREFIX", "expired_tables"]
 
 VERSION_PREFIX = ".bucketkit-version-"
 #: Inside a table directory on a store without atomic directory renames: which version is live.
@@ -77,6 +77,40 @@ def retention() -> float:
     if not _SECONDS.fullmatch(raw):
         raise InvalidArgumentError(f"BUCKETKIT_RETENTION={raw!r}: expected seconds >= 0")
     return float(raw)
+
+
+#: The name's prefix of the directory, inside a metastore table's default location, that holds a table a
+#: ``REPLACE TABLE ... AS SELECT`` swapped in, followed by the time (ms) it was built (the JVM's
+#: ``TableListing.REPLACED_PREFIX``; docs/sql.md).
+REPLACED_PREFIX = ".bucketkit.table-"
+
+
+def _built_at(name: str) -> int | None:
+    """When the table the entry ``name`` of a default location belongs to was built: -1 the first one (its plain
+    entries), None a time that does not parse."""
+    for prefix in (REPLACED_PREFIX, "." + REPLACED_PREFIX):
+        if name.startswith(prefix):
+            digits = re.match(r"[0-9]+", name[len(prefix):])
+            return int(digits.group()) if digits and len(digits.group()) <= 18 else None
+    return -1
+
+
+def expired_tables(entries: list[str], home: str, old: str | None, now_ms: int, retain_ms: int) -> list[str]:
+    """Which ``entries`` (names) of a table's default location hold tables replaced at least ``retain_ms`` before
+    ``now_ms``: each REPLACE builds the new table in :data:`REPLACED_PREFIX` ``<millis>``, and a table was replaced
+    when the next one was built. ``home`` (the live table) and ``old`` (the one it replaced: an entry's name, ``""``
+    the location itself, None none there) never are; nor an entry whose time does not parse. The JVM's
+    ``TableListing.expiredTables``, which each REPLACE deletes by; a differential test holds them equal."""
+    built = sorted({at for at in map(_built_at, entries) if at is not None and at >= 0})
+    home_at = _built_at(home)
+    old_at = None if old is None else -1 if old == "" else _built_at(old)
+    expired = []
+    for entry in entries:
+        at = _built_at(entry)
+        later = [b for b in built if at is not None and b > at]
+        if at is not None and at != home_at and at != old_at and later and now_ms - later[0] >= retain_ms:
+            expired.append(entry)
+    return expired
 
 
 @dataclass(frozen=True)

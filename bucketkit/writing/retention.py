@@ -18,7 +18,8 @@ import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError
 from bucketkit.io import for_each_request, resolve_filesystem
-from bucketkit.layout.versions import TablePaths, Version, history, named_version, remove, retention, write_json
+from bucketkit.layout.versions import (REPLACED_PREFIX, TablePaths, Version, expired_tables, history, named_version,
+                                       remove, retention, write_json)
 from bucketkit.writing.atomic import commit_lock, is_local
 
 __all__ = ["record_committed", "forget", "delete_files", "expire", "vacuum", "VacuumResult"]
@@ -54,12 +55,16 @@ class VacuumResult:
     removed: tuple[Version, ...]
     freed_bytes: int
     kept: tuple[Version, ...]
+    #: entries of the table's default location holding tables a REPLACE replaced (see :func:`vacuum`)
+    removed_tables: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        if not self.removed:
+        tables = (f"; removed {len(self.removed_tables)} entr{'y' if len(self.removed_tables) == 1 else 'ies'} of "
+                  "tables a REPLACE replaced" if self.removed_tables else "")
+        if not self.removed and not self.removed_tables:
             return f"nothing to remove; {len(self.kept)} version(s) kept"
         return (f"removed {len(self.removed)} version(s) ({', '.join(str(v.version) for v in self.removed)}), "
-                f"freed {self.freed_bytes:,} bytes; {len(self.kept)} version(s) kept")
+                f"freed {self.freed_bytes:,} bytes; {len(self.kept)} version(s) kept{tables}")
 
 
 def expire(fs: pafs.FileSystem, paths: TablePaths, retain: float | None = None, *, dry_run: bool = False,
@@ -107,8 +112,28 @@ def vacuum(path: str, *, retain: float | None = None, filesystem: pafs.FileSyste
     seconds ago (default the retention period, 7 days); with ``retain=0`` every version but the
     live one. Reads planned on a removed version, and time travel to it, then fail with
     :class:`~bucketkit.errors.VersionNotFoundError`. ``path`` may be one of the table's kept versions,
-    where a metastore locates a table whose versions are kept inside it: that version stays too."""
+    where a metastore locates a table whose versions are kept inside it: that version stays too. Where ``path``
+    is a table a ``REPLACE TABLE ... AS SELECT`` swapped in, the tables REPLACEs replaced more than ``retain``
+    seconds ago go too (:func:`~bucketkit.layout.versions.expired_tables`, ``removed_tables``)."""
     fs, root = resolve_filesystem(path, filesystem)
     paths = TablePaths.at(fs, root)
     with contextlib.nullcontext() if dry_run else commit_lock(fs, paths.lock):
-        return expire(fs, paths, retain, dry_run=dry_run, through=root)
+        result = expire(fs, paths, retain, dry_run=dry_run, through=root)
+    if not posixpath.basename(root).startswith(REPLACED_PREFIX):
+        return result
+    # a table a REPLACE TABLE AS SELECT swapped in (located in <default location>/.bucketkit.table-<millis>): the
+    # tables it and earlier REPLACEs replaced, kept there for the retention period, go by the rule each REPLACE
+    # deletes them by (the live one stays; so does the one being read, until the retention)
+    location = posixpath.dirname(root)
+    entries = {posixpath.basename(i.path): i for i in fs.get_file_info(pafs.FileSelector(location))}
+    retain_s = retention() if retain is None else float(retain)
+    gone = expired_tables(sorted(entries), posixpath.basename(root), None, int(time.time() * 1000),
+                          int(retain_s * 1000))
+    freed = 0
+    for entry in [] if dry_run else gone:
+        if entries[entry].type == pafs.FileType.Directory:
+            freed += _delete_version(fs, entries[entry].path)
+        else:  # the first table's files lie in the location itself
+            freed += entries[entry].size or 0
+            remove(fs, entries[entry].path)
+    return dataclasses.replace(result, freed_bytes=result.freed_bytes + freed, removed_tables=tuple(gone))
