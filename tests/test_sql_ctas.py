@@ -416,6 +416,75 @@ def test_the_retention_period_is_read_alike_by_python_and_the_jvm(spark):
     same()
 
 
+def test_a_sql_insert_during_a_replace_is_rolled_back_not_put_into_the_replaced_table(spark, src, tmp_path):
+    """An INSERT into a partitioned table whose query is still running when a REPLACE swaps the table: committing it
+    would put its rows into the replaced table's directory and its new partition (dt=9) into the new table pointing
+    there. The INSERT fails naming the REPLACE, nothing of it committed; the table is the REPLACE's (Spark's rows,
+    catalog off). The INSERT's one task waits for the REPLACE to finish (a flag file), on one of local[2]'s cores."""
+    import threading
+    import time
+
+    from pyspark.sql.types import BooleanType
+
+    drop(spark, "rtas_race")
+    ddl = (f"USING hive OPTIONS (fileFormat 'orc') PARTITIONED BY (dt) CLUSTERED BY (k) INTO 4 BUCKETS "
+           f"AS SELECT k, v, dt FROM {src}")
+    spark.sql(f"CREATE TABLE rtas_race {ddl} WHERE k < 300")
+    flag = str(tmp_path / "replaced")
+
+    def wait_for_replace(_):
+        deadline = time.time() + 120
+        while not os.path.exists(flag) and time.time() < deadline:
+            time.sleep(0.05)
+        return True
+
+    spark.udf.register("bk_wait_for_replace", wait_for_replace, BooleanType())
+    failure = []
+
+    def insert():
+        try:
+            spark.sql("INSERT INTO rtas_race SELECT /*+ COALESCE(1) */ k, v, '9' AS dt FROM "
+                      f"(SELECT * FROM {src} LIMIT 20) WHERE bk_wait_for_replace(k)")
+        except Exception as e:  # noqa: BLE001 - the finding
+            failure.append(str(e))
+
+    writer = threading.Thread(target=insert)
+    writer.start()
+    try:
+        time.sleep(2)  # the INSERT's task is waiting
+        spark.sql(f"CREATE OR REPLACE TABLE rtas_race {ddl} WHERE k < 500")
+    finally:
+        open(flag, "w").close()
+        writer.join()
+    assert failure and "was replaced during the write" in failure[0], failure
+    assert spark_rows(spark, "SELECT * FROM rtas_race") == spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 500")
+    assert spark_rows(spark, "SHOW PARTITIONS rtas_race") == [("dt=0",), ("dt=1",), ("dt=2",)]
+    drop(spark, "rtas_race")
+
+
+def test_bucketkit_write_during_a_replace_is_rolled_back(spark, src, monkeypatch):
+    """bucketkit.write(df, table=...) whose task writes are done when a REPLACE swaps the table: the commit is
+    refused (ConcurrentModificationError naming the REPLACE), nothing of it committed; the table is the REPLACE's."""
+    import bucketkit.spark.writer as writer
+    from bucketkit.errors import ConcurrentModificationError
+
+    drop(spark, "rtas_race2")
+    ddl = (f"USING hive OPTIONS (fileFormat 'orc') PARTITIONED BY (dt) CLUSTERED BY (k) INTO 4 BUCKETS "
+           f"AS SELECT k, v, dt FROM {src}")
+    spark.sql(f"CREATE TABLE rtas_race2 {ddl} WHERE k < 300")
+
+    def replace_now(name, count=None):
+        if name == "after_task_writes":
+            spark.sql(f"CREATE OR REPLACE TABLE rtas_race2 {ddl} WHERE k < 500")
+
+    monkeypatch.setattr(writer, "fault_point", replace_now)
+    with pytest.raises(ConcurrentModificationError, match="rtas_race2 was replaced during this write"):
+        bucketkit.write(spark.sql(f"SELECT k, v, '9' AS dt FROM {src} LIMIT 20"), "k", 4, table="rtas_race2",
+                        partitioned_by=["dt"], mode="append")
+    assert spark_rows(spark, "SELECT * FROM rtas_race2") == spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 500")
+    drop(spark, "rtas_race2")
+
+
 def test_a_replace_whose_column_type_the_metastore_refuses_in_place_still_replaces(spark, src):
     """Hive refuses changing v from STRING to INT in place (hive.metastore.disallow.incompatible.col.type.changes, as
     an ALTER through Hive's client shows): that REPLACE drops the old table and renames the new one, rows Spark's."""

@@ -33,7 +33,8 @@ import pyarrow.fs as pafs
 
 from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layout_setting
 from bucketkit.writing.recovery import recover
-from bucketkit.errors import BucketkitError, CommitError, InsideLayoutWarning, InvalidArgumentError
+from bucketkit.errors import (BucketkitError, CommitError, ConcurrentModificationError, InsideLayoutWarning,
+                              InvalidArgumentError)
 from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec, spelled_as, spelled_keys
 from bucketkit.layout.partitions import parse_partition_path, partition_path
@@ -210,7 +211,27 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
         fault_point("after_task_writes")
     done = (functools.partial(_update_catalog, spark, target, spec, options, tx) if table is not None
             else functools.partial(_publish_by_path, spark, target, tx))
-    return finalize(tx, options, target, recovered=recovered, on_committed=done)
+    return finalize(tx, options, target, recovered=recovered, on_committed=done,
+                    before_commit=functools.partial(_still_located, spark, target) if table is not None else None)
+
+
+def _still_located(spark: Any, target: WriteTarget) -> None:
+    """The catalog table this write began on is still located at the table it is written into: a ``REPLACE
+    TABLE ... AS SELECT`` (or ``ALTER TABLE ... SET LOCATION``, or a DROP) meanwhile moved the name elsewhere, and
+    committing would put the rows where the table no longer reads them and its partitions into the new table
+    pointing there. Asked just before the commit: the write is rolled back, nothing of it committed."""
+    if target.existing is None:
+        return
+    name = target.table
+    if not catalog.table_exists(spark, name):
+        raise ConcurrentModificationError(f"table {name} was dropped during this write; nothing of the write was "
+                                          "committed")
+    now = catalog.table_location(spark, name)
+    if table_root(now) != table_root(str(target.location)):
+        raise ConcurrentModificationError(
+            f"table {name} was replaced during this write (REPLACE TABLE, or ALTER TABLE ... SET LOCATION): it is "
+            f"located at {now} now, the write began on {target.location}; nothing of the write was committed: run "
+            "it again")
 
 
 def _publish_by_path(spark: Any, target: WriteTarget, tx: Transaction, partitions: list[dict[str, str]]) -> None:

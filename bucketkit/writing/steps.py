@@ -228,7 +228,7 @@ def aborting(tx: Transaction) -> Iterator[None]:
 
 def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, recovered: tuple[str, ...] = (),
              on_committed: Callable[[list[dict[str, str]]], None] | None = None,
-             also_replace: Sequence[str] = ()) -> WriteResult:
+             also_replace: Sequence[str] = (), before_commit: Callable[[], None] | None = None) -> WriteResult:
     """Name the files staged below ``<tx.staging>/data``, add empty bucket files if asked, commit.
 
     Args:
@@ -241,12 +241,16 @@ def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, rec
         also_replace: partition paths the write covers even without rows in them (a SQL
             ``INSERT ... PARTITION (p='x')``, whose partition exists, and is emptied by an overwrite,
             whether or not the query returned rows).
+        before_commit: called just before the commit; what it raises rolls the write back (the Spark
+            writer checks the catalog table is still located where the write began).
     """
     with aborting(tx):
         groups = staged_groups(tx.fs, posixpath.join(tx.staging, STAGED_DATA))
         files = _named_files(tx.fs, tx.spec, tx.write_id, groups)
         if options.create_empty_bucket_files:
             files.update(_empty_bucket_files(tx, groups, next((f.path for f in files.values()), None)))
+        if before_commit is not None:
+            before_commit()
     written = sorted({p for p, _ in groups} | set(also_replace) | ({""} if not tx.spec.partitioned_by else set()))
     tx.extra["partitions"] = [parse_partition_path(p) for p in written if p]
     replace = None if options.replaces_table else written

@@ -12,10 +12,12 @@ import java.util.Map;
 
 import io.bucketkit.compat.SparkRelease;
 import io.bucketkit.layout.PartitionPaths;
+import io.bucketkit.layout.TableListing;
 import io.bucketkit.write.BucketDataWriter;
 import io.bucketkit.write.CommitCoordinator;
 import org.apache.spark.sql.catalyst.catalog.BucketSpec;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
 import org.apache.spark.sql.catalyst.catalog.SessionCatalog;
 import org.apache.spark.sql.classic.SparkSession;
@@ -249,6 +251,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
 
   @Override
   public void commit(WriterCommitMessage[] messages) {
+    stillLocated(SparkSession.active());
     Map<String, Object> done = coordinator.commit();
     List<Map<String, String>> parts = new ArrayList<>(CommitCoordinator.partitions(coordinator.begun, "recovered_partitions"));
     parts.addAll(CommitCoordinator.partitions(done, "partitions"));
@@ -269,6 +272,33 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
           true);
     }
     catalog.refreshTable(table.table.identifier());
+  }
+
+  /**
+   * The table this write was planned on is still located where its rows go: a {@code REPLACE TABLE ... AS SELECT}
+   * (or {@code ALTER TABLE ... SET LOCATION}, or a DROP) meanwhile moved the name elsewhere, and committing would put
+   * the rows where the table no longer reads them and its partitions into the new table pointing there. Asked of
+   * the metastore just before the commit (writer.py's {@code _still_located} for {@code bucketkit.write}); Spark
+   * then aborts the write, nothing of it committed. A commit inside the table moves the metastore to each version
+   * of it: its table directory is what is compared.
+   */
+  private void stillLocated(SparkSession spark) {
+    org.apache.spark.sql.catalyst.TableIdentifier id = table.table.identifier();
+    String name = id.quotedString();
+    CatalogTable now;
+    try {
+      now = spark.sharedState().externalCatalog().getTable(id.database().get(), id.table());
+    } catch (RuntimeException e) {  // Scala's NoSuchTableException
+      throw new IllegalStateException("bucketkit: " + what() + ": table " + name + " was dropped during the write ("
+          + e.getMessage() + "); nothing of the write was committed", e);
+    }
+    org.apache.hadoop.fs.Path began = TableListing.tableRoot(new org.apache.hadoop.fs.Path(table.table.location()));
+    org.apache.hadoop.fs.Path is = TableListing.tableRoot(new org.apache.hadoop.fs.Path(now.location()));
+    if (!began.equals(is)) {
+      throw new IllegalStateException("bucketkit: " + what() + ": table " + name + " was replaced during the write "
+          + "(REPLACE TABLE, or ALTER TABLE ... SET LOCATION): it is located at " + now.location() + " now, the write "
+          + "began on " + table.table.location() + "; nothing of the write was committed: run it again");
+    }
   }
 
   private List<CatalogTablePartition> catalogPartitions(List<Map<String, String>> parts) {
