@@ -297,3 +297,41 @@ def test_java_and_python_find_the_same_version_store(spark, tmp_path):
         java = jvm.io.bucketkit.layout.KeptVersions.store(path.getFileSystem(spark._jsc.hadoopConfiguration()), path)
         python = TablePaths.at(pafs.LocalFileSystem(), str(root)).store
         assert java.toUri().getPath() == python, (pointer, beside, inside)
+
+
+def test_a_table_an_engine_truncated_or_dropped_partitions_of_reads_as_spark_reads_it(spark):
+    """Spark's own TRUNCATE TABLE [PARTITION] and ALTER TABLE ... DROP PARTITION on a table bucketkit committed
+    remove files the kept version still holds: bucketkit.scan, pruned or not, and SQL through the catalog read
+    what Spark's own reader reads with the catalog off (before: bucketkit.scan read the kept version whole, the
+    removed rows too), and the JVM and the Python plan agree whether a read is pinned to the kept version."""
+    from support.sparkown import spark_rows
+
+    from bucketkit.spark.catalog import resolve_table
+
+    spark.sql("DROP TABLE IF EXISTS vers_trunc")
+    spark.sql("CREATE TABLE vers_trunc (k BIGINT, v STRING) PARTITIONED BY (dt STRING) CLUSTERED BY (k) INTO 4 BUCKETS "
+              "STORED AS ORC")
+    spark.sql("INSERT INTO vers_trunc SELECT id, CONCAT('v', id), CAST(id % 3 AS STRING) FROM range(60)")
+    location = resolve_table(spark, "vers_trunc").location
+
+    def same(step):
+        expected = sorted(spark_rows(spark, "SELECT k, v, dt FROM vers_trunc"))  # Spark's own reader, catalog off
+        assert rows(spark.sql("SELECT k, v, dt FROM vers_trunc")) == expected, step
+        assert rows(bucketkit.scan(spark, "vers_trunc", columns=["k", "v", "dt"])) == expected, step
+        for k in (4, 5):  # pruned to one bucket
+            assert rows(bucketkit.scan(spark, "vers_trunc", filters=f"k = {k}", columns=["k", "v", "dt"])) == [
+                r for r in expected if r[0] == k], step
+        pinned = "(from the kept version)" in spark.sql("SELECT k, v FROM vers_trunc")._jdf.queryExecution() \
+            .executedPlan().toString()
+        assert pinned == (bucketkit.plan_scan("vers_trunc", spark=spark).root != location), step
+        return pinned
+
+    assert same("as written")
+    spark.sql("TRUNCATE TABLE vers_trunc PARTITION (dt='1')")
+    assert not same("a partition truncated")  # its kept directory holds files the live one lacks: read in place
+    spark.sql("ALTER TABLE vers_trunc DROP PARTITION (dt='2')")
+    same("a partition dropped")
+    spark.sql("TRUNCATE TABLE vers_trunc")
+    same("truncated")
+    assert rows(bucketkit.scan(spark, "vers_trunc")) == []
+    spark.sql("DROP TABLE vers_trunc")

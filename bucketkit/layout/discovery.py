@@ -166,6 +166,9 @@ class TableLayout:
     filesystem: pafs.FileSystem = field(repr=False)
     staging_dirs: tuple[str, ...] = ()
     version: str | None = None
+    #: ``root`` holds no visible file beyond the listed partitions' files (false where it is a kept version that
+    #: still holds a partition a writer outside bucketkit has since dropped): a reader may read it whole
+    exact: bool = True
 
     @property
     def partitions(self) -> list[dict[str, str]]:
@@ -367,9 +370,11 @@ def pin(layout: TableLayout) -> TableLayout:
     """``layout`` with its files read from the table's store, where the version it listed is kept
     whole (:mod:`bucketkit.layout.versions`): a read planned on it then reads that version even after
     later commits replace the table directory's files. Only when every file listed is the kept
-    version's own (same relative path, size and modification time: a hard link of it); otherwise --
-    no version kept, a store of copies, or files changed since by a writer that does not commit
-    through bucketkit -- the layout is returned unchanged and read where it lies."""
+    version's own (same relative path, size and modification time: a hard link of it) and each listed
+    partition's kept directory holds no other visible file; otherwise -- no version kept, a store of
+    copies, or files changed or removed since by a writer that does not commit through bucketkit (an
+    engine's ``TRUNCATE``) -- the layout is returned unchanged and read where it lies. A kept version that
+    holds partitions the listing lacks (dropped since by such a writer) is pinned, but not ``exact``."""
     if layout.version is None or not is_local(layout.filesystem):  # elsewhere kept versions are copies
         return layout
     if posixpath.basename(posixpath.dirname(layout.root)) == KEPT_VERSIONS:
@@ -382,13 +387,19 @@ def pin(layout: TableLayout) -> TableLayout:
         return layout
     cut = len(layout.root.rstrip("/")) + 1
     parts = layout.partition_layouts
-    if any(stamps.get(f.path[cut:]) != (f.size, f.mtime) for p in parts for f in [*p.files, *p.unplaced]):
+    listed = {f.path[cut:]: (f.size, f.mtime) for p in parts for f in [*p.files, *p.unplaced]}
+    if any(stamps.get(rel) != stamp for rel, stamp in listed.items()):
+        return layout
+    homes = {p.path[cut:] if len(p.path) >= cut else "" for p in parts}
+    visible = [rel for rel in stamps if not is_hidden_path(rel)]
+    beyond = [rel for rel in visible if rel not in listed]
+    if any(posixpath.dirname(rel) in homes for rel in beyond):
         return layout
 
     def moved(path: str) -> str:
         return posixpath.join(kept, path[cut:]) if len(path) >= cut else kept
 
-    return dataclasses.replace(layout, root=kept, partition_layouts=[dataclasses.replace(
+    return dataclasses.replace(layout, root=kept, exact=not beyond, partition_layouts=[dataclasses.replace(
         p, path=moved(p.path), buckets={b: [f._replace(path=moved(f.path)) for f in fs_] for b, fs_ in p.buckets.items()},
         unplaced=tuple(f._replace(path=moved(f.path)) for f in p.unplaced)) for p in parts])
 

@@ -244,6 +244,8 @@ class ScanPlan:
         files_selected / bytes_selected: files (with bytes) in the selected buckets.
         unbucketed: why the table is read as unbucketed (its hash cannot be vouched for, see
             :mod:`bucketkit.trust`), or None; then no bucket is pruned and joins shuffle.
+        exact: ``root`` holds no file of a partition the plan lacks (a reader of every partition may read it
+            whole).
         root: the directory the plan's files were listed in: the table's, or the table's store
             where the version read is kept (its files stay there after later commits).
         version: the version read by time travel (``as_of=``), or None: the live version.
@@ -272,6 +274,9 @@ class ScanPlan:
     root: str = ""
     version: Version | None = None
     placement: Placement | None = None
+    #: ``root`` holds only the listed partitions' files (:attr:`~bucketkit.layout.discovery.TableLayout.exact`):
+    #: a reader of every partition may read it whole
+    exact: bool = True
 
     @property
     def partitions_selected(self) -> int:
@@ -430,7 +435,7 @@ def plan_scan(table: BucketedTable | str, filters: Any = None, *, columns: Seque
     if kind is not None:
         kind = kind.settled(table.filesystem, scans, spec.file_format)
     return ScanPlan(table, dnf, selected, reason, preason, tuple(scans), dnf, columns, total, listed, listed_bytes,
-                    doubt, kind, layout.root, version, trust)
+                    doubt, kind, layout.root, version, trust, getattr(layout, "exact", True))
 
 
 def _checked_columns(columns: Sequence[str] | None, table: BucketedTable) -> tuple[str, ...] | None:

@@ -359,10 +359,11 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
 
 def _paths(plan: ScanPlan) -> list[str]:
     """What to hand Spark's reader: a directory wherever every bucket is read (Spark's own native
-    listing, which skips zero-byte ORC files itself), else the selected non-empty files."""
+    listing, which skips zero-byte ORC files itself) and the directory holds no file the plan lacks, else the
+    selected non-empty files."""
     bt, n = plan.table, plan.table.spec.bucket_count
     unplaced = any(-1 in p.bucket_files for p in plan.partitions)  # files of no bucket: named one by one
-    if not plan.is_pruned and not unplaced:
+    if not plan.is_pruned and not unplaced and plan.exact:
         return [spark_uri(bt.filesystem, plan.root or bt.location)]
     paths = []
     for p in plan.partitions:

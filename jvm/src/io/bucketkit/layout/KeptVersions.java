@@ -27,7 +27,8 @@ public final class KeptVersions {
   /**
    * {@code parts} (listed from the table directory {@code root} while the version of {@code marker} was
    * live) with their files in that version's kept copy, or {@code parts} itself where any file is not
-   * that version's own (or a partition lies outside {@code root}).
+   * that version's own, a partition's kept directory holds a file it lacks (removed since by a writer outside
+   * bucketkit: an engine's TRUNCATE), or a partition lies outside {@code root}.
    */
   public static List<TablePartition> pin(Configuration conf, String root, String marker,
                                                     List<TablePartition> parts) throws IOException {
@@ -64,6 +65,13 @@ public final class KeptVersions {
           return parts;
         }
         files.add(BucketFiles.placed(same, f.bucket));
+      }
+      java.util.Set<String> names = new java.util.HashSet<>();
+      p.files.forEach(f -> names.add(BucketFiles.name(f)));
+      for (BucketFiles.Entry e : listed.get(i)) {  // a file the live partition lacks: removed since (a TRUNCATE)
+        if (!e.directory() && !BucketFiles.isHidden(e.name()) && !names.contains(e.name())) {
+          return parts;
+        }
       }
       TablePartition same = new TablePartition(p.values, dirs.get(i), files, true);
       same.vouched = p.vouched;  // the same files (hard links): the same verdict
