@@ -11,6 +11,7 @@ names need Spark: :func:`bucketkit.spark.catalog.resolve_table` resolves any ref
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import os
 import re
@@ -51,6 +52,10 @@ class BucketedTable:
     name: str | None = None
     unbucketed_reason: str | None = None
     transactional: str | None = None
+    #: for a catalog table, the values of each partition the metastore lists (in ``spec.partitioned_by`` order, as
+    #: the metastore spells them): only these are the table's, as Hive, Trino and Spark SQL read it; a directory the
+    #: metastore does not list (an external table's dropped partition) is not. None: every ``k=v`` directory
+    registered: tuple[tuple[str, ...], ...] | None = field(default=None, compare=False, repr=False)
 
     def layout(self, partition_filter: Callable[[dict[str, str]], bool] | None = None, *, unvouched: bool = False,
                pinned: bool = False, version: str | None = None):
@@ -66,8 +71,20 @@ class BucketedTable:
         # below what Hive's bucket codec can hold
         count = self.spec.bucket_count if self.spec.bucketed else WRITER_IDS
         root = self.location if version is None else TablePaths.at(self.filesystem, self.location).version(version)
+        unlisted: list[dict[str, str]] = []
+        if self.registered is not None and self.spec.partitioned_by:
+            listed, inner, cols = set(self.registered), partition_filter, self.spec.partitioned_by
+
+            def partition_filter(values: dict[str, str]) -> bool:  # noqa: F811 - the metastore's partitions only
+                if tuple(values.get(c) for c in cols) not in listed:
+                    unlisted.append(values)
+                    return False
+                return inner is None or inner(values)
+
         layout = discover(root, count, filesystem=self.filesystem, partitioned_by=self.spec.partitioned_by,
                           partition_filter=partition_filter, unvouched=unvouched)
+        if unlisted:  # the directory holds partitions that are not the table's: read it partition by partition
+            layout = dataclasses.replace(layout, exact=False)
         return pin(layout) if pinned and version is None else layout
 
     def __str__(self) -> str:

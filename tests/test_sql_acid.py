@@ -159,7 +159,7 @@ def test_jvm_and_python_describe_a_table_alike(spark, acid_table, tmp_path):
             assert describe_catalog_table(spark, name) == {**python, "name": name}  # the JVM's, in one call
             ct = spark._jsparkSession.sessionState().catalog().getTableMetadata(
                 jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(name))
-            java = json.loads(jvm.io.bucketkit.acid.AcidSnapshotTable.describe(ct))
+            java = json.loads(jvm.io.bucketkit.acid.AcidSnapshotTable.describe(spark._jsparkSession, ct))
             assert java.pop("name").endswith("." + name)
             python.pop("name")
             assert java == python

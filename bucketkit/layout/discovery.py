@@ -399,7 +399,7 @@ def pin(layout: TableLayout) -> TableLayout:
     def moved(path: str) -> str:
         return posixpath.join(kept, path[cut:]) if len(path) >= cut else kept
 
-    return dataclasses.replace(layout, root=kept, exact=not beyond, partition_layouts=[dataclasses.replace(
+    return dataclasses.replace(layout, root=kept, exact=layout.exact and not beyond, partition_layouts=[dataclasses.replace(
         p, path=moved(p.path), buckets={b: [f._replace(path=moved(f.path)) for f in fs_] for b, fs_ in p.buckets.items()},
         unplaced=tuple(f._replace(path=moved(f.path)) for f in p.unplaced)) for p in parts])
 

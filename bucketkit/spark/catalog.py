@@ -281,7 +281,25 @@ def describe_with_py4j(spark: SparkSession, name: str) -> dict[str, Any]:
         "bucket_count": int(spec.numBuckets()) if spec is not None else None,
         "sort_columns": _seq(spec.sortColumnNames()) if spec is not None else [],
         "location": ct.location().toString(),
+        "partitions": _partition_values(spark, ct),
     }
+
+
+def _partition_values(spark: Any, ct: Any) -> list[list[str]] | None:
+    """The values of each partition the metastore lists of ``ct``, in its partition column order (the JVM's
+    ``TablePartition.values``), or None for an unpartitioned table."""
+    columns = _seq(ct.partitionColumnNames())
+    if not columns:
+        return None
+    ident = ct.identifier()
+    parts = spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
+        ident.database().get(), ident.table(), spark.sparkContext._jvm.scala.Option.empty())
+    convert = spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters
+    out = []
+    for i in range(parts.size()):
+        spec = dict(convert.asJava(parts.apply(i).spec()))
+        out.append([spec.get(c) for c in columns])
+    return out
 
 
 def load_table(spark: SparkSession, name: str) -> BucketedTable:
@@ -359,7 +377,9 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
     fs, root = resolve_filesystem(hadoop_to_uri(d["location"]))
     if unbucketed is None and acid is None:
         unbucketed = _record_disagreement(spec, root, fs)
-    return BucketedTable(root, spec, fs, name, unbucketed_reason=unbucketed, transactional=acid)
+    listed = d.get("partitions")
+    registered = None if listed is None or not partitioned_by else tuple(tuple(values) for values in listed)
+    return BucketedTable(root, spec, fs, name, unbucketed_reason=unbucketed, transactional=acid, registered=registered)
 
 
 def _record_disagreement(spec: TableSpec, root: str, fs: Any) -> str | None:

@@ -73,14 +73,16 @@ public final class AcidSnapshotTable implements SupportsRead {
   }
 
   public static AcidSnapshotTable load(SparkSession spark, CatalogTable t) {
-    return load(spark, t, null);
+    return load(spark, t, io.bucketkit.layout.TablePartition.listed(spark, t), null);
   }
 
   /**
    * {@link #load(SparkSession, CatalogTable)}, whose reads are refused with {@code unreadable} when it is not null
    * (a reason bucketkit's reader would miss rows of the snapshot; commands on the table still run).
    */
-  public static AcidSnapshotTable load(SparkSession spark, CatalogTable t, String unreadable) {
+  public static AcidSnapshotTable load(SparkSession spark, CatalogTable t,
+                                       java.util.List<org.apache.spark.sql.catalyst.catalog.CatalogTablePartition> parts,
+                                       String unreadable) {
     String name = t.identifier().unquotedString();
     if (!spark.sessionState().dataSourceManager().dataSourceExists(SOURCE)) {
       throw new IllegalStateException("bucketkit: Hive ACID table " + name + " is read by bucketkit's Python data "
@@ -88,7 +90,7 @@ public final class AcidSnapshotTable implements SupportsRead {
           + "(spark.pyspark.python / PYSPARK_PYTHON), or call bucketkit.configure(spark)");
     }
     Map<String, String> options = new HashMap<>();
-    options.put("catalog_table", describe(t));
+    options.put("catalog_table", description(t, parts).toString());
     String sessionIds = spark.sessionState().conf().getConfString(WRITE_IDS, "");
     if (!sessionIds.isBlank()) {
       options.put("session_write_ids", sessionIds);
@@ -106,13 +108,24 @@ public final class AcidSnapshotTable implements SupportsRead {
    * The catalog metadata of {@code t} as the Python core reads it ({@code bucketkit.spark.catalog.
    * describe_catalog_table} gives the same from Python; tests/test_sql_acid.py holds them equal).
    */
-  public static String describe(CatalogTable t) {
-    return description(t).toString();
+  public static String describe(SparkSession spark, CatalogTable t) {
+    return description(t, io.bucketkit.layout.TablePartition.listed(spark, t)).toString();
   }
 
-  /** {@link #describe}'s JSON object, for callers that add to it ({@link io.bucketkit.spark.DriverCalls#describe}). */
-  public static ObjectNode description(CatalogTable t) {
+  /**
+   * {@link #describe}'s JSON object, given the partitions the metastore lists ({@code parts}: their values,
+   * {@code partitions}, null for an unpartitioned table), for callers that add to it
+   * ({@link io.bucketkit.spark.DriverCalls#describe}).
+   */
+  public static ObjectNode description(CatalogTable t,
+                                       java.util.List<org.apache.spark.sql.catalyst.catalog.CatalogTablePartition> parts) {
     ObjectNode d = JSON.createObjectNode();
+    if (t.partitionColumnNames().isEmpty()) {
+      d.putNull("partitions");
+    } else {
+      com.fasterxml.jackson.databind.node.ArrayNode listed = d.putArray("partitions");
+      io.bucketkit.layout.TablePartition.values(t, parts).forEach(row -> row.forEach(listed.addArray()::add));
+    }
     d.put("name", t.identifier().unquotedString());
     d.put("provider", t.provider().isDefined() ? t.provider().get() : null);
     d.put("serde", t.storage().serde().isDefined() ? t.storage().serde().get() : null);

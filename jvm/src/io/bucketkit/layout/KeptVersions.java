@@ -82,7 +82,8 @@ public final class KeptVersions {
 
   /**
    * The number of the version {@code parts} were pinned to ({@link #pin}: every partition read from one kept
-   * version), or null where they are read in place (or there are none): what {@code bucketkit.scan} of a
+   * version, which holds no other visible file), or null where they are read in place (or there are none, or the
+   * version holds partitions {@code parts} lack): what {@code bucketkit.scan} of a
    * catalog table reads with {@code VERSION AS OF n}, so that its DataFrame reads that version whatever is
    * committed later.
    */
@@ -99,6 +100,19 @@ public final class KeptVersions {
       return null;
     }
     String writeId = at.substring(store.length()).split("/", 2)[0];
+    // the version read whole (VERSION AS OF) must be what was pinned: not where it holds a partition the metastore
+    // no longer lists (dropped since by a writer outside bucketkit); each pinned partition holds its files only (pin)
+    Path kept = new Path(store(fs, rootPath), writeId);
+    int pinned = parts.stream().mapToInt(p -> p.files.size()).sum();
+    int visible = 0;
+    org.apache.hadoop.fs.RemoteIterator<org.apache.hadoop.fs.LocatedFileStatus> all = fs.listFiles(kept, true);
+    String top = fs.makeQualified(kept).toString() + "/";
+    while (all.hasNext()) {
+      String rel = all.next().getPath().toString().substring(top.length());
+      if (java.util.Arrays.stream(rel.split("/")).noneMatch(BucketFiles::isHidden) && ++visible > pinned) {
+        return null;
+      }
+    }
     return history(fs, rootPath).stream().filter(v -> v.writeId().equals(writeId) && v.removed() == null)
         .map(Version::number).findFirst().orElse(null);
   }

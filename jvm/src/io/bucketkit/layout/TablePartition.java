@@ -1,8 +1,12 @@
 package io.bucketkit.layout;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
+import scala.jdk.javaapi.CollectionConverters;
 
 /** One table partition (the whole table when unpartitioned): its values and bucket files. */
 public final class TablePartition {
@@ -24,5 +28,34 @@ public final class TablePartition {
     this.location = location;
     this.files = files;
     this.kept = kept;
+  }
+
+  /** Every partition of catalog table {@code t} the metastore lists (none of an unpartitioned table). */
+  public static List<CatalogTablePartition> listed(org.apache.spark.sql.classic.SparkSession spark, CatalogTable t) {
+    if (t.partitionColumnNames().isEmpty()) {
+      return List.of();
+    }
+    return CollectionConverters.asJava(spark.sessionState().catalog().externalCatalog().listPartitions(
+        t.identifier().database().get(), t.identifier().table(), scala.Option.empty()));
+  }
+
+  /**
+   * The values of each partition in {@code parts} (the metastore's, {@link #listed}), in {@code t}'s partition column
+   * order, as the metastore spells them ({@code __HIVE_DEFAULT_PARTITION__} for null): the partitions Hive, Trino and
+   * Spark SQL read, which {@code bucketkit.scan} of the table reads too (a directory the metastore does not list,
+   * such as an external table's dropped partition, is no part of the table).
+   */
+  public static List<List<String>> values(CatalogTable t, List<CatalogTablePartition> parts) {
+    List<String> columns = CollectionConverters.asJava(t.partitionColumnNames());
+    List<List<String>> out = new ArrayList<>();
+    for (CatalogTablePartition part : parts) {
+      java.util.Map<String, String> spec = CollectionConverters.asJava(part.spec());
+      List<String> row = new ArrayList<>();
+      for (String c : columns) {
+        row.add(spec.get(c));
+      }
+      out.add(row);
+    }
+    return out;
   }
 }

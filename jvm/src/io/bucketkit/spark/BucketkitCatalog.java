@@ -57,8 +57,9 @@ public class BucketkitCatalog extends DelegatingCatalogExtension {
     }
     if (HiveBucketedTable.isAcid(((V1Table) table).v1Table())) {  // Spark's own reader would return no rows
       CatalogTable acid = ((V1Table) table).v1Table();
-      String[] misplaced = CatalogPartitions.misplaced(spark, acid);  // the Python ACID reader lists partitions
-      return AcidSnapshotTable.load(spark, acid, misplaced == null ? null  // under the table's directory: never a part
+      java.util.List<org.apache.spark.sql.catalyst.catalog.CatalogTablePartition> parts = io.bucketkit.layout.TablePartition.listed(spark, acid);
+      String[] misplaced = CatalogPartitions.misplaced(acid, parts);  // the Python ACID reader lists partitions
+      return AcidSnapshotTable.load(spark, acid, parts, misplaced == null ? null  // under the table's directory: never a part
           : CatalogPartitions.acidRefusal(acid.identifier().unquotedString(), misplaced));
     }
     try {

@@ -28,15 +28,17 @@ public final class CatalogPartitions {
    * partition is where bucketkit's readers look (paths compared, and schemes where both have one).
    */
   public static String[] misplaced(SparkSession spark, CatalogTable t) {
-    String db = t.identifier().database().get();
-    String table = t.identifier().table();
+    return t.partitionColumnNames().isEmpty() ? null : misplaced(t, io.bucketkit.layout.TablePartition.listed(spark, t));
+  }
+
+  /** {@link #misplaced(SparkSession, CatalogTable)} of the partitions {@code parts} the metastore listed. */
+  public static String[] misplaced(CatalogTable t, List<CatalogTablePartition> parts) {
     if (t.partitionColumnNames().isEmpty()) {
       return null;
     }
     Path root = new Path(t.location());
     List<String> columns = CollectionConverters.asJava(t.partitionColumnNames());
-    for (CatalogTablePartition part : CollectionConverters.asJava(
-        spark.sessionState().catalog().externalCatalog().listPartitions(db, table, scala.Option.empty()))) {
+    for (CatalogTablePartition part : parts) {
       URI expected = ExternalCatalogUtils.generatePartitionPath(part.spec(), t.partitionColumnNames(), root).toUri();
       URI actual = new Path(part.location()).toUri();
       boolean schemes = actual.getScheme() != null && expected.getScheme() != null

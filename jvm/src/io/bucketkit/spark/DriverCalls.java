@@ -157,14 +157,18 @@ public final class DriverCalls {
         + " partition(s), " + files + " file(s)"};
   }
 
-  /** The JSON {@code bucketkit_describe} answers: the table's description and its misplaced partition. */
+  /**
+   * The JSON {@code bucketkit_describe} answers: the table's description, the values of the partitions the metastore
+   * lists ({@code partitions}, null for an unpartitioned table) and its misplaced partition.
+   */
   public static String describe(SparkSession spark, String name) {
     try {
       TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
       CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
-      ObjectNode d = AcidSnapshotTable.description(t);
+      List<org.apache.spark.sql.catalyst.catalog.CatalogTablePartition> parts = io.bucketkit.layout.TablePartition.listed(spark, t);
+      ObjectNode d = AcidSnapshotTable.description(t, parts);
       d.put("name", name);
-      String[] misplaced = CatalogPartitions.misplaced(spark, t);
+      String[] misplaced = CatalogPartitions.misplaced(t, parts);
       if (misplaced == null) {
         d.putNull("misplaced_partition");
       } else {
