@@ -367,3 +367,24 @@ def test_a_catalog_tables_partitions_are_those_the_metastore_lists(spark, tmp_pa
                              partitioned_by=["dt"])
     assert {r.dt for r in by_path.select("dt").distinct().collect()} == {"0", "1", "2", "7"}
     spark.sql("DROP TABLE vers_ext")
+
+
+def test_a_renamed_managed_table_takes_its_versions_and_a_new_table_of_the_old_name_starts_none(spark):
+    """ALTER TABLE ... RENAME of a managed table: the metastore moves its directory, and its kept versions move
+    with it (history and VERSION AS OF under the new name read what each INSERT wrote). A table created under the
+    old name afterwards has its own history only (before: its VERSION AS OF 0 read the renamed table's rows)."""
+    for t in ("vers_ren", "vers_ren2"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    spark.sql("CREATE TABLE vers_ren (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+    for tag in ("a", "b"):
+        spark.sql(f"INSERT INTO vers_ren SELECT CAST(id AS INT), '{tag}' FROM range(10)")
+    spark.sql("ALTER TABLE vers_ren RENAME TO vers_ren2")
+    assert [v.operation for v in bucketkit.history("vers_ren2", spark=spark)] == ["create", "append"]
+    assert rows(spark.sql("SELECT v, count(*) FROM vers_ren2 VERSION AS OF 0 GROUP BY v")) == [("a", 10)]
+    assert rows(spark.sql("SELECT v, count(*) FROM vers_ren2 GROUP BY v")) == [("a", 10), ("b", 10)]
+    spark.sql("CREATE TABLE vers_ren (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+    spark.sql("INSERT INTO vers_ren SELECT CAST(id AS INT), 'c' FROM range(3)")
+    assert [v.rows for v in bucketkit.history("vers_ren", spark=spark)] == [3]
+    assert rows(spark.sql("SELECT v, count(*) FROM vers_ren VERSION AS OF 0 GROUP BY v")) == [("c", 3)]
+    for t in ("vers_ren", "vers_ren2"):
+        spark.sql(f"DROP TABLE {t}")

@@ -133,20 +133,38 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     }
     Path location = new Path(table.storage().locationUri().get());
     Path dir = replacedIn(database, old, location);
-    if (dir == null) {
-      return;
-    }
-    Path moved = new Path(dir.getParent(), name);
+    Path db = new Path(catalog.getDatabase(database).locationUri());
     try {
-      org.apache.hadoop.fs.FileSystem fs = dir.getFileSystem(conf);
-      if (fs.exists(moved) || !fs.rename(dir, moved)) {
-        return;
+      FileSystem fs = db.getFileSystem(conf);
+      if (dir != null) {
+        Path moved = new Path(dir.getParent(), name);
+        if (fs.exists(moved) || !fs.rename(dir, moved)) {
+          return;
+        }
+        catalog.alterTable(io.bucketkit.compat.SparkCompat.relocated(table, new Path(moved, location.getName()).toUri()));
+      }
+      if (fs.exists(new Path(db, name)) && !fs.exists(new Path(db, old))) {  // the table's directory moved
+        moveVersions(fs, new Path(db, old), name);
       }
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException("bucketkit: table " + database + "." + old + " was renamed to " + name
-          + "; its directory " + dir + " could not be moved to " + moved, e);
+          + "; its directory, or what bucketkit's commits kept beside it, could not be moved with it", e);
     }
-    catalog.alterTable(io.bucketkit.compat.SparkCompat.relocated(table, new Path(moved, location.getName()).toUri()));
+  }
+
+  /**
+   * The versions commits kept beside table directory {@code root} ({@code .<old>.bucketkit.versions}) renamed for the
+   * table's new name, once its directory moved to {@code name}: its history (history, time travel, reads pinned to a
+   * version) follows it, and a table created later under the old name starts none of it. The journals and the lock
+   * stay: a commit's grace period still deletes what it retires by their names. Where the new name has versions
+   * there already (left by a table of that name dropped without bucketkit), nothing moves.
+   */
+  private static void moveVersions(FileSystem fs, Path root, String name) throws java.io.IOException {
+    Path versions = new Path(root.getParent(), "." + root.getName() + TableListing.KEPT_VERSIONS);
+    Path target = new Path(root.getParent(), "." + name + TableListing.KEPT_VERSIONS);
+    if (fs.exists(versions) && !fs.exists(target)) {
+      fs.rename(versions, target);
+    }
   }
 
   /**
