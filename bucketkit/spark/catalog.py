@@ -378,7 +378,9 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
     if unbucketed is None and acid is None:
         unbucketed = _record_disagreement(spec, root, fs)
     listed = d.get("partitions")
-    registered = None if listed is None or not partitioned_by else tuple(tuple(values) for values in listed)
+    # a null partition value is Hive's default partition directory, whichever way the metastore spells it
+    registered = None if listed is None or not partitioned_by else tuple(
+        tuple(DEFAULT_PARTITION if v is None or v == "" else v for v in values) for values in listed)
     return BucketedTable(root, spec, fs, name, unbucketed_reason=unbucketed, transactional=acid, registered=registered)
 
 

@@ -101,17 +101,28 @@ public final class KeptVersions {
     }
     String writeId = at.substring(store.length()).split("/", 2)[0];
     // the version read whole (VERSION AS OF) must be what was pinned: not where it holds a partition the metastore
-    // no longer lists (dropped since by a writer outside bucketkit); each pinned partition holds its files only (pin)
-    Path kept = new Path(store(fs, rootPath), writeId);
-    int pinned = parts.stream().mapToInt(p -> p.files.size()).sum();
-    int visible = 0;
-    org.apache.hadoop.fs.RemoteIterator<org.apache.hadoop.fs.LocatedFileStatus> all = fs.listFiles(kept, true);
-    String top = fs.makeQualified(kept).toString() + "/";
-    while (all.hasNext()) {
-      String rel = all.next().getPath().toString().substring(top.length());
-      if (java.util.Arrays.stream(rel.split("/")).noneMatch(BucketFiles::isHidden) && ++visible > pinned) {
-        return null;
+    // no longer lists (dropped since by a writer outside bucketkit); each pinned partition holds its files only (pin).
+    // Its partition directories are listed level by level, down to the partitions' depth (no file is listed)
+    String top = fs.makeQualified(new Path(store(fs, rootPath), writeId)).toString();
+    java.util.Set<String> pinned = new java.util.HashSet<>();
+    parts.forEach(p -> pinned.add(fs.makeQualified(new Path(p.location)).toString()));
+    int depth = (int) parts.get(0).location.substring(parts.get(0).location.indexOf(writeId)).chars()
+        .filter(c -> c == '/').count();
+    List<Path> level = List.of(new Path(top));
+    for (int i = 0; i < depth; i++) {
+      List<Path> next = new ArrayList<>();
+      for (Path dir : level) {
+        FileStatus[] entries = TableListing.entries(fs, dir);
+        for (FileStatus s : entries == null ? new FileStatus[0] : entries) {
+          if (s.isDirectory() && !BucketFiles.isHidden(s.getPath().getName())) {
+            next.add(s.getPath());
+          }
+        }
       }
+      level = next;
+    }
+    if (depth > 0 && level.stream().anyMatch(dir -> !pinned.contains(fs.makeQualified(dir).toString()))) {
+      return null;
     }
     return history(fs, rootPath).stream().filter(v -> v.writeId().equals(writeId) && v.removed() == null)
         .map(Version::number).findFirst().orElse(null);
