@@ -241,7 +241,8 @@ def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src, pa
     """Six REPLACEs, alternating two tables (500 rows ORC v1 / fewer rows Parquet v2), while a second thread reads
     the table in a loop: every read returns one table's rows whole. Unpartitioned, none fails (with the old table
     dropped before the new one was renamed, a read between them found no table, or the files purged under it).
-    Partitioned (dropped, then renamed), a read may find no table for that moment, never a table's files gone."""
+    Partitioned (dropped, then renamed), a read may find no table for that moment; never a table's files gone, never
+    one table's partitions read as the other's."""
     import threading
 
     drop(spark, "rtas_swap", "rtas_swap__bucketkit_replacing")
@@ -268,6 +269,9 @@ def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src, pa
     finally:
         done.set()
         reader.join()
+    # partitioned: between the DROP and the RENAME no table (a query that resolved the old table and then got the new
+    # table's partitions from the metastore read them as the old table's: 'is not a Parquet file', met once in a full
+    # run; now it reads the table it resolved, from its directory)
     allowed = ("TABLE_OR_VIEW_NOT_FOUND",) if partitioned else ()
     assert [f for f in failures if not any(a in f for a in allowed)] == [], failures[:3]
     assert len(seen) >= 6 and set(seen) <= whole, set(seen)
@@ -283,7 +287,7 @@ def test_readers_during_replaces_see_the_old_table_or_the_new_one(spark, src, pa
 @pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
 def test_a_query_that_resolved_a_table_reads_it_whole_after_two_replaces(spark, src, partitioned):
     """A DataFrame analyzed on the table, then two REPLACEs, then run: it reads the table it resolved, whole (Spark's
-    rows, catalog off); partitioned, the live one (as Spark looks partitions up when the query runs). The tables a REPLACE replaced stay for the retention period (7 days by default), not only
+    rows, catalog off), partitioned or not. The tables a REPLACE replaced stay for the retention period (7 days by default), not only
     until the next REPLACE: with one generation kept, the second REPLACE deleted the files under the reader
     (FAILED_READ_FILE, which the concurrent reader test met once in a full run)."""
     drop(spark, "rtas_held", "rtas_held__bucketkit_replacing")
@@ -293,11 +297,10 @@ def test_a_query_that_resolved_a_table_reads_it_whole_after_two_replaces(spark, 
     held = spark.table("rtas_held")
     for bound in (500, 700):
         spark.sql(f"CREATE OR REPLACE TABLE rtas_held {ddl} WHERE k < {bound}")
+    # partitioned, the metastore lists the live table's partitions when the query runs (Spark's own plan then reads
+    # them as the resolved table's, another format or not): bucketkit reads the resolved table from its directory
     read = sorted(map(tuple, held.collect()), key=repr)
-    old = spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 300")
-    # a partitioned table's partitions are looked up by name when the query runs (Spark's CatalogFileIndex), so its
-    # DataFrame reads the live table then, whole; an unpartitioned one reads the files it resolved
-    assert read == (spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 700") if partitioned else old)
+    assert read == spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 300")
     assert spark_rows(spark, "SELECT * FROM rtas_held") == spark_rows(spark, f"SELECT k, v, dt FROM {src} WHERE k < 700")
     drop(spark, "rtas_held")
     assert not os.path.exists(_default_location(spark, "rtas_held"))

@@ -95,6 +95,25 @@ public final class TableListing {
     return expired;
   }
 
+  /**
+   * The directory ({@link #REPLACED_PREFIX}{@code <millis>}) of the table a REPLACE built that {@code path} lies in,
+   * or null where it lies in none: two paths naming different ones belong to different tables of one name.
+   */
+  public static String replacedTable(String path) {
+    int at = path.indexOf("/" + REPLACED_PREFIX);
+    if (at < 0) {
+      return null;
+    }
+    int end = path.indexOf('/', at + 1);
+    return path.substring(at + 1, end < 0 ? path.length() : end);
+  }
+
+  /** Whether partition location {@code partition} lies in another table a REPLACE built than {@code location}. */
+  public static boolean otherTable(String location, String partition) {
+    String theirs = replacedTable(partition);
+    return theirs != null && !theirs.equals(replacedTable(location));
+  }
+
   /** When the table entry {@code name} belongs to was built: -1 the first one, null a time that does not parse. */
   private static Long builtAt(String name) {
     String rest = name.startsWith(REPLACED_PREFIX) ? name.substring(REPLACED_PREFIX.length())

@@ -39,6 +39,11 @@ public final class TablePartition {
         t.identifier().database().get(), t.identifier().table(), scala.Option.empty()));
   }
 
+  /** Whether any of {@code parts} lies in another table a REPLACE built than {@code t} ({@link TableListing#otherTable}). */
+  public static boolean ofAnotherTable(CatalogTable t, List<CatalogTablePartition> parts) {
+    return parts.stream().anyMatch(p -> TableListing.otherTable(t.location().toString(), p.location().toString()));
+  }
+
   /**
    * The values of each partition in {@code parts} (the metastore's, {@link #listed}), in {@code t}'s partition column
    * order, as the metastore spells them ({@code __HIVE_DEFAULT_PARTITION__} for null): the partitions Hive, Trino and

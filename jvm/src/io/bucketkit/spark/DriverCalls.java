@@ -166,6 +166,10 @@ public final class DriverCalls {
       TableIdentifier id = io.bucketkit.compat.SparkCompat.sessionTable(spark, name);
       CatalogTable t = spark.sessionState().catalog().getTableMetadata(id);
       List<org.apache.spark.sql.catalyst.catalog.CatalogTablePartition> parts = io.bucketkit.layout.TablePartition.listed(spark, t);
+      for (int again = 0; again < 3 && io.bucketkit.layout.TablePartition.ofAnotherTable(t, parts); again++) {
+        t = spark.sessionState().catalog().getTableMetadata(id);  // a REPLACE swapped the table in between: again
+        parts = io.bucketkit.layout.TablePartition.listed(spark, t);
+      }
       ObjectNode d = AcidSnapshotTable.description(t, parts);
       d.put("name", name);
       String[] misplaced = CatalogPartitions.misplaced(t, parts);

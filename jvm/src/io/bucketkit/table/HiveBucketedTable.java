@@ -407,6 +407,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
       candidates = catalogParts;
       total = catalogParts.size();
     }
+    if (candidates.stream().anyMatch(c -> TableListing.otherTable(table.location().toString(), c.location()))) {
+      // the metastore's partitions are those of a table a REPLACE swapped in since this query resolved the table:
+      // read the one it resolved, from its directory (a REPLACE keeps it for the retention period)
+      return selectDirectory(spark, pathOf(table.location()), partitionFilters);
+    }
     List<Located> kept = matching(candidates, partitionFilters);
     List<TablePartition> parts = new ArrayList<>();
     // bucketkit's record sits in the table directory a commit switches: read with the files, of one version
