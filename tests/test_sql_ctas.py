@@ -433,9 +433,10 @@ def test_a_sql_insert_during_a_replace_is_rolled_back_not_put_into_the_replaced_
     ddl = (f"USING hive OPTIONS (fileFormat 'orc') PARTITIONED BY (dt) CLUSTERED BY (k) INTO 4 BUCKETS "
            f"AS SELECT k, v, dt FROM {src}")
     spark.sql(f"CREATE TABLE rtas_race {ddl} WHERE k < 300")
-    flag = str(tmp_path / "replaced")
+    flag, started = str(tmp_path / "replaced"), str(tmp_path / "started")
 
     def wait_for_replace(_):
+        open(started, "a").close()  # the INSERT is planned and its task runs: its commit is begun
         deadline = time.time() + 120
         while not os.path.exists(flag) and time.time() < deadline:
             time.sleep(0.05)
@@ -454,7 +455,9 @@ def test_a_sql_insert_during_a_replace_is_rolled_back_not_put_into_the_replaced_
     writer = threading.Thread(target=insert)
     writer.start()
     try:
-        time.sleep(2)  # the INSERT's task is waiting
+        deadline = time.time() + 120
+        while not os.path.exists(started) and time.time() < deadline:
+            time.sleep(0.05)
         spark.sql(f"CREATE OR REPLACE TABLE rtas_race {ddl} WHERE k < 500")
     finally:
         open(flag, "w").close()
