@@ -163,7 +163,7 @@ def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any
         raise TableNotFoundError(f"{exc}; for a directory of that name write './{ref}'") from None
 
 
-def _check_partition_locations(spark: Any, ct: Any, name: str, *, acid: bool = False) -> None:
+def _check_partition_locations(spark: Any, ct: Any, name: str, *, acid: bool = False, parts: Any = None) -> None:
     """Refuse a partitioned table the catalog keeps a partition of outside Hive's default place.
 
     bucketkit's readers and writers find a table's partitions as ``k=v`` directories under its location
@@ -175,7 +175,7 @@ def _check_partition_locations(spark: Any, ct: Any, name: str, *, acid: bool = F
     Raises:
         LayoutError: a partition's location is not ``<table location>/<k=v path>``, naming both.
     """
-    _refuse_misplaced(name, misplaced_partition(spark, ct), acid=acid)
+    _refuse_misplaced(name, misplaced_partition(spark, ct, parts=parts), acid=acid)
 
 
 def _is_acid(description: Mapping[str, Any]) -> bool:
@@ -203,21 +203,28 @@ def _refuse_misplaced(name: str, misplaced: Any, *, acid: bool = False) -> None:
             f"where the metastore keeps it), or move the partition under the table's directory")
 
 
-def misplaced_partition(spark: Any, ct: Any, *, jar: bool = True) -> tuple[str, str, str, str] | None:
+def _metastore_partitions(spark: Any, ct: Any) -> Any:
+    """The partitions the metastore lists of catalog table ``ct`` (a Scala ``Seq[CatalogTablePartition]``), asked
+    once over py4j (the JVM's ``TablePartition.listed``)."""
+    ident = ct.identifier()
+    return spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
+        ident.database().get(), ident.table(), spark.sparkContext._jvm.scala.Option.empty())
+
+
+def misplaced_partition(spark: Any, ct: Any, *, jar: bool = True, parts: Any = None) -> tuple[str, str, str, str] | None:
     """The first partition of catalog table ``ct`` kept outside ``<location>/<k=v path>``: (``k=v/...``,
     its location, the expected location, the table's location), or None. One call into bucketkit's jar
     (``io.bucketkit.spark.CatalogPartitions``) where the session has it; else the same rule here, about
-    ten py4j calls a partition (``jar=False``: this rule, which tests hold equal to the jar's)."""
+    ten py4j calls a partition (``jar=False``: this rule, which tests hold equal to the jar's; ``parts``: over the
+    partitions :func:`_metastore_partitions` listed already)."""
     if ct.partitionColumnNames().isEmpty():
         return None
     jvm = spark.sparkContext._jvm
-    ident = ct.identifier()
-    jar_rule = jar_class(spark, "spark.CatalogPartitions") if jar else None
+    jar_rule = jar_class(spark, "spark.CatalogPartitions") if jar and parts is None else None
     if jar_rule is not None:
         found = jar_rule.misplaced(spark._jsparkSession, ct)
         return None if found is None else tuple(found)
-    parts = spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
-        ident.database().get(), ident.table(), jvm.scala.Option.empty())
+    parts = _metastore_partitions(spark, ct) if parts is None else parts
     root = jvm.org.apache.hadoop.fs.Path(ct.location())
     utils = jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils
     for i in range(parts.size()):
@@ -268,7 +275,8 @@ def describe_with_py4j(spark: SparkSession, name: str) -> dict[str, Any]:
         raise TableNotFoundError(f"table {name!r} is not in the session catalog")
     ct = _catalog_table(spark, name)
     properties = table_properties(spark, ct)
-    _check_partition_locations(spark, ct, name, acid=transactional_kind(properties) is not None)
+    parts = None if ct.partitionColumnNames().isEmpty() else _metastore_partitions(spark, ct)
+    _check_partition_locations(spark, ct, name, acid=transactional_kind(properties) is not None, parts=parts)
     spec = ct.bucketSpec().get() if ct.bucketSpec().isDefined() else None
     return {
         "name": name,
@@ -281,19 +289,16 @@ def describe_with_py4j(spark: SparkSession, name: str) -> dict[str, Any]:
         "bucket_count": int(spec.numBuckets()) if spec is not None else None,
         "sort_columns": _seq(spec.sortColumnNames()) if spec is not None else [],
         "location": ct.location().toString(),
-        "partitions": _partition_values(spark, ct),
+        "partitions": _partition_values(spark, ct, parts),
     }
 
 
-def _partition_values(spark: Any, ct: Any) -> list[list[str]] | None:
-    """The values of each partition the metastore lists of ``ct``, in its partition column order (the JVM's
-    ``TablePartition.values``), or None for an unpartitioned table."""
+def _partition_values(spark: Any, ct: Any, parts: Any) -> list[list[str]] | None:
+    """The values of each of ``parts`` (:func:`_metastore_partitions` of ``ct``), in its partition column order
+    (the JVM's ``TablePartition.values``), or None for an unpartitioned table."""
     columns = _seq(ct.partitionColumnNames())
     if not columns:
         return None
-    ident = ct.identifier()
-    parts = spark._jsparkSession.sessionState().catalog().externalCatalog().listPartitions(
-        ident.database().get(), ident.table(), spark.sparkContext._jvm.scala.Option.empty())
     convert = spark.sparkContext._jvm.scala.jdk.javaapi.CollectionConverters
     out = []
     for i in range(parts.size()):

@@ -103,12 +103,12 @@ public final class KeptVersions {
     // the version read whole (VERSION AS OF) must be what was pinned: not where it holds a partition the metastore
     // no longer lists (dropped since by a writer outside bucketkit); each pinned partition holds its files only (pin).
     // Its partition directories are listed level by level, down to the partitions' depth (no file is listed)
-    String top = fs.makeQualified(new Path(store(fs, rootPath), writeId)).toString();
+    Path kept = new Path(store(fs, rootPath), writeId);
     java.util.Set<String> pinned = new java.util.HashSet<>();
     parts.forEach(p -> pinned.add(fs.makeQualified(new Path(p.location)).toString()));
-    int depth = (int) parts.get(0).location.substring(parts.get(0).location.indexOf(writeId)).chars()
-        .filter(c -> c == '/').count();
-    List<Path> level = List.of(new Path(top));
+    String first = FileManifest.relative(fs, kept, parts.get(0).location);  // "dt=1/h=2": the partitions' depth
+    int depth = first == null || first.isEmpty() ? 0 : first.split("/").length;
+    List<Path> level = List.of(kept);
     for (int i = 0; i < depth; i++) {
       List<Path> next = new ArrayList<>();
       for (Path dir : level) {
@@ -146,7 +146,7 @@ public final class KeptVersions {
     if (fs.exists(new Path(root, TableListing.POINTER))) {
       return inside;
     }
-    Path beside = new Path(root.getParent(), "." + root.getName() + TableListing.KEPT_VERSIONS);
+    Path beside = TableListing.keptBeside(root);
     if (fs.exists(beside)) {
       return beside;
     }

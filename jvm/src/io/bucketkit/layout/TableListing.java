@@ -141,6 +141,11 @@ public final class TableListing {
     return besidePrefix(tableDir) + "-";
   }
 
+  /** Where commits keep the versions of table directory {@code root} beside it: {@code .<name>.bucketkit.versions}. */
+  public static Path keptBeside(Path root) {
+    return new Path(root.getParent(), "." + root.getName() + KEPT_VERSIONS);
+  }
+
   /** What the names of every entry a commit keeps beside table directory {@code tableDir} start with (versions.TablePaths). */
   public static String besidePrefix(String tableDir) {
     return "." + tableDir + ".bucketkit";

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.bucketkit.compat.SparkCompat;
-import io.bucketkit.layout.BucketFiles;
 import io.bucketkit.layout.FileManifest;
 import io.bucketkit.layout.KeptVersions;
 import io.bucketkit.layout.TableListing;

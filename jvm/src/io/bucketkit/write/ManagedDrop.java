@@ -160,8 +160,8 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
    * there already (left by a table of that name dropped without bucketkit), nothing moves.
    */
   private static void moveVersions(FileSystem fs, Path root, String name) throws java.io.IOException {
-    Path versions = new Path(root.getParent(), "." + root.getName() + TableListing.KEPT_VERSIONS);
-    Path target = new Path(root.getParent(), "." + name + TableListing.KEPT_VERSIONS);
+    Path versions = TableListing.keptBeside(root);
+    Path target = TableListing.keptBeside(new Path(root.getParent(), name));
     if (fs.exists(versions) && !fs.exists(target)) {
       fs.rename(versions, target);
     }
