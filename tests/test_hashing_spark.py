@@ -98,19 +98,6 @@ def test_spark_hive_writer_multi_column(spark):
     assert sorted(seen) == list(range(151))
 
 
-def test_spark_writer_hashes_varchar_like_string_unlike_hive(spark):
-    # A Spark deviation, pinned so a change shows up: Hive's v1 hash of varchar starts from 1
-    # (HiveVarcharWritable.hashCode, checked in test_hashing_hive.py) but Spark's writer hashes a
-    # VARCHAR column like a STRING. Such tables are mis-bucketed for Hive and Trino.
-    values = ["", "abc", "héllo", "x" * 10, *(f"v{i}" for i in range(40))]
-    location = _write_spark_hive_table(spark, "hashing_w_varchar", "k VARCHAR(10), rid INT",
-                                       [(v, i) for i, v in enumerate(values)])
-    _check_files(location, ["string"], 1)
-    differs = [v for v in values if bucket_number(hive_hash(v, "varchar(10)", 1), N_BUCKETS)
-               != bucket_number(hive_hash(v, "string", 1), N_BUCKETS)]
-    assert differs  # so the varchar rule really would place these rows elsewhere
-
-
 def test_with_bucket_id_v2_and_derived_types(spark):
     df = spark.createDataFrame([(i - 50, f"k{i}", None if i % 9 == 0 else [i, -i]) for i in range(100)],
                                "a BIGINT, b STRING, c ARRAY<INT>")

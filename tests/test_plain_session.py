@@ -93,3 +93,20 @@ def test_a_jvm_bucket_join_of_sides_of_different_sizes_or_counts_in_a_plain_sess
     assert report["counts_strategy"] == "shuffle"
     assert "8 and 16 buckets" in report["counts_reason"] and "allowCompatibleTransforms" in report["counts_reason"]
     assert report["counts_rows"] == 20000
+
+
+def test_sparks_own_writer_hashes_a_varchar_key_as_a_string_unlike_hive(report):
+    """A Spark deviation, pinned so a change shows up (and the reason bucketkit's sessions refuse this write,
+    tests/test_sql_write_guard.py): Hive's v1 hash of a varchar starts from 1 (HiveVarcharWritable.hashCode,
+    checked against Hive's classes in test_hashing_hive.py), Spark's writer hashes a VARCHAR column as a STRING.
+    Written in the plain session, which has no bucketkit extensions to refuse it."""
+    import pyarrow.orc as orc
+
+    from bucketkit.hashing.hive import bucket_number, hive_hash
+    from bucketkit.layout.naming import bucket_of
+
+    files = [p for p in sorted(Path(report["varchar_location"]).iterdir()) if p.is_file() and p.name[0].isdigit()]
+    placed = {k: bucket_of(p.name) for p in files for k in orc.read_table(str(p)).column("k").to_pylist()}
+    assert len(placed) == 44
+    assert all(bucket_number(hive_hash([k], ["string"], 1), 8) == b for k, b in placed.items())
+    assert any(bucket_number(hive_hash([k], ["varchar(10)"], 1), 8) != b for k, b in placed.items())

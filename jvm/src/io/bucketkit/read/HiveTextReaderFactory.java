@@ -20,6 +20,7 @@ import org.apache.hadoop.mapred.RecordReader;
 import org.apache.hadoop.mapred.Reporter;
 import org.apache.hadoop.mapred.TextInputFormat;
 import org.apache.spark.broadcast.Broadcast;
+import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
@@ -49,7 +50,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * read exactly as Spark reads the table without bucketkit; only which files a task reads differs.
  *
  * <p>Files are read whole (a split of a compressed file would be read twice), in the order the task
- * lists them. The rows are the read data columns then the partition columns, as unsafe rows.
+ * lists them. The rows are the read data columns then the partition columns, as unsafe rows. While a
+ * file is read it is the task's current file, as Spark's own file readers name it
+ * ({@code InputFileBlockHolder}): {@code input_file_name()} and the check of each row's bucket
+ * ({@link BucketReadCheck}) find it there.
  */
 public final class HiveTextReaderFactory implements PartitionReaderFactory {
   private final Broadcast<SerializableConfiguration> conf;
@@ -137,6 +141,7 @@ public final class HiveTextReaderFactory implements PartitionReaderFactory {
       TextInputFormat format = new TextInputFormat();
       format.configure(job);
       lines = format.getRecordReader(new FileSplit(path, 0, length, new String[0]), job, Reporter.NULL);
+      InputFileBlockHolder.set(f.urlEncodedPath(), 0, length);
       partitionValues = f.partitionValues();
       RecordReader<LongWritable, Text> in = lines;
       LongWritable key = in.createKey();
@@ -174,6 +179,7 @@ public final class HiveTextReaderFactory implements PartitionReaderFactory {
       if (lines != null) {
         lines.close();
         lines = null;
+        InputFileBlockHolder.unset();
       }
       rows = null;
     }

@@ -24,7 +24,8 @@ import scala.runtime.BoxedUnit;
  *   {@code bucketing_version=2}: Spark's writer places rows by the v1 hash whatever the table says,
  *   so Hive's bucket joins and Trino's bucketed reads would return wrong rows. bucketkit's catalog
  *   writes INSERTs and CTAS into such tables itself ({@link CreateAsSelect}); writes with the catalog off
- *   are refused, saying what to run instead.</li>
+ *   are refused, saying what to run instead. Likewise a {@code bucketing_version=1} table bucketed by a
+ *   varchar, which Spark's v1 hash takes for a string ({@link HiveBucketedTable#sparkMisplaces}).</li>
  *   <li>Any write into a Hive ACID table ({@code transactional=true}): Spark writes plain files
  *   outside any transaction, which Hive ignores or reads wrongly once a base exists.</li>
  * </ul>
@@ -66,21 +67,21 @@ final class SparkWriteGuard extends AbstractFunction1<LogicalPlan, BoxedUnit> {
           + "plain files outside any transaction, which Hive ignores or reads wrongly. Write it with Hive or "
           + "Trino";
     }
-    if (!HiveBucketedTable.declaresV2(t)) {  // any format: Spark's writer hashes v1 for Avro or SequenceFile too
+    String misplaced = HiveBucketedTable.sparkMisplaces(t, dataSchema);  // any format: Avro, SequenceFile too
+    if (misplaced == null) {
       return null;
     }
-    String why = "Spark's own Hive writer places rows by the bucketing v1 hash, and " + name
-        + " declares bucketing_version=2: its rows would land in the wrong buckets, and Hive's bucket joins and "
-        + "Trino's bucketed reads would return wrong rows.";
+    String why = "Spark's own Hive writer " + misplaced + ": its rows would land in the wrong buckets, and Hive's "
+        + "bucket joins and Trino's bucketed reads would return wrong rows.";
     if (ctas) {
-      return "bucketkit: CREATE TABLE ... AS SELECT into a Hive bucketed table: " + why + " Create the table "
-          + "first (CREATE TABLE " + name + " (...) CLUSTERED BY (...) INTO n BUCKETS ... TBLPROPERTIES "
-          + "('bucketing_version'='2')), then INSERT INTO " + name + " SELECT ... in a session with bucketkit's "
-          + "catalog (it writes the v2 hash); or bucketkit.write(df, ..., table='" + name + "', bucketing_version=2)";
+      return "bucketkit: CREATE TABLE ... AS SELECT into a Hive bucketed table: " + why + " Run it with "
+          + BucketkitCatalog.ENABLED + "=true (bucketkit writes the table's own hash), or create the table first "
+          + "(CREATE TABLE " + name + " (...) CLUSTERED BY (...) INTO n BUCKETS ...), then INSERT INTO " + name
+          + " SELECT ... in a session with bucketkit's catalog; or bucketkit.write(df, ..., table='" + name + "')";
     }
     return "bucketkit: INSERT into " + name + " with Spark's own writer (" + BucketkitCatalog.ENABLED
         + "=false, or a table bucketkit's catalog passes through): " + why + " Run the INSERT with "
-        + BucketkitCatalog.ENABLED + "=true (bucketkit writes the v2 hash), or bucketkit.write(df, ..., table='"
-        + name + "')";
+        + BucketkitCatalog.ENABLED + "=true (bucketkit writes the table's own hash), or bucketkit.write(df, ..., "
+        + "table='" + name + "')";
   }
 }

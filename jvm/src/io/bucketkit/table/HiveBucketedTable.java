@@ -181,12 +181,30 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   }
 
   /**
-   * Whether {@code t} is a Hive bucketed table (not ACID) declaring {@code bucketing_version=2}, whatever
-   * its format: Spark's own Hive writer would place its rows by the v1 hash. The one rule by which both
-   * the catalog's INSERT ({@link #forWrite}) and {@link io.bucketkit.spark.SparkWriteGuard} (catalog off, CTAS) refuse.
+   * Why Spark's own Hive writer would place the rows of {@code t} (holding {@code dataSchema}) in other buckets
+   * than Hive and Trino look for them in, or null; whatever the table's format. Of a Hive bucketed table (not
+   * ACID): it declares {@code bucketing_version=2} (Spark's writer hashes v1 whatever the table says), or a
+   * bucket column is a varchar (Spark's v1 hash takes it for a string, from 0; Hive's and Trino's v1 hash a
+   * varchar from 1, Hadoop's {@code Text.hashCode}). The one rule by which both the catalog's INSERT
+   * ({@link #forWrite}) and {@link io.bucketkit.spark.SparkWriteGuard} (catalog off, CTAS) refuse.
    */
-  public static boolean declaresV2(CatalogTable t) {
-    return property(t, "bucketing_version").equals("2") && t.bucketSpec().isDefined() && !isAcid(t);
+  public static String sparkMisplaces(CatalogTable t, StructType dataSchema) {
+    if (t.bucketSpec().isEmpty() || isAcid(t)) {
+      return null;
+    }
+    if (property(t, "bucketing_version").equals("2")) {
+      return "places rows by the bucketing v1 hash, and " + t.identifier().unquotedString()
+          + " declares bucketing_version=2";
+    }
+    List<StructField> fields = bucketFields(t, dataSchema);
+    for (StructField f : fields == null ? List.<StructField>of() : fields) {
+      if (hiveType(f).contains("varchar")) {
+        return "hashes bucket column " + f.name() + " (" + hiveType(f) + ") of " + t.identifier().unquotedString()
+            + " as a string, from 0, where Hive's and Trino's bucketing v1 hash a varchar from 1 (Hadoop's "
+            + "Text.hashCode)";
+      }
+    }
+    return null;
   }
 
   /** A table property, trimmed ("" when missing). */
@@ -513,8 +531,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   /**
    * The bucketkit table an INSERT writes through, or null when Spark's own INSERT should run (the
    * table is not a Hive bucketed table bucketkit can vouch for, and its rows would be placed by the
-   * v1 hash Spark writes anyway). A {@code bucketing_version=2} table bucketkit cannot write is
-   * refused: Spark's own INSERT would place its rows by the v1 hash, which Hive 3 and Trino read wrong.
+   * v1 hash Spark writes anyway). A table bucketkit cannot write and Spark's writer would misplace
+   * ({@link #sparkMisplaces}: {@code bucketing_version=2}, or a varchar key) is refused.
    */
   public static HiveBucketedTable forWrite(CatalogTable t) {
     String doubt = doubt(t);
@@ -537,10 +555,11 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     if (doubt == null) {
       return new HiveBucketedTable(t, format(t), version(t), bucketFields(t, t.dataSchema()), false);
     }
-    if (declaresV2(t)) {
+    String misplaced = sparkMisplaces(t, t.dataSchema());
+    if (misplaced != null) {
       throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
-          + " (bucketing_version=2): " + doubt + ". Spark's own INSERT would place its rows by the v1 hash, which "
-          + "Hive 3 and Trino read wrong; write it with bucketkit.write(..., table=...)");
+          + ": " + doubt + ". Spark's own INSERT would misplace its rows (its writer " + misplaced + "), which Hive "
+          + "and Trino read wrong; write it with bucketkit.write(..., table=...)");
     }
     return null;
   }
