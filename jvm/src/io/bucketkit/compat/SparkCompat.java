@@ -369,4 +369,14 @@ public final class SparkCompat {
           .stringConf().createOptional();
     }
   }
+
+  /**
+   * The table an {@code INSERT INTO t REPLACE WHERE cond} or {@code DataFrameWriterV2.overwrite(cond)} writes, as
+   * parsed (before its relation is resolved), or null for any other plan: the statement parses differently from
+   * one Spark release to the next.
+   */
+  public static org.apache.spark.sql.catalyst.plans.logical.LogicalPlan replaceWhereTarget(
+      org.apache.spark.sql.catalyst.plans.logical.LogicalPlan plan) {
+    return SparkRelease.replaceWhereTarget(plan);
+  }
 }

@@ -16,6 +16,10 @@ import org.apache.spark.sql.classic.SparkSession;
  * Spark's and Hive's own writers refuse them on a table that is not transactional, in a message that says so and
  * names what does the job. Without this rule the statement reached Spark's capability check with the catalog's write
  * table, which is not readable, and failed with "does not support batch scan", a message about something else.
+ *
+ * <p>Likewise {@code INSERT INTO t REPLACE WHERE cond} and {@code df.writeTo(t).overwrite(cond)} with a condition
+ * other than {@code true} (Spark's own Hive tables refuse both): the write's overwrite replaces whole partitions, the
+ * ones the query writes, so a condition that is not a partition spec would have deleted rows it does not name.
  */
 public final class RowLevelRefusal extends Rule<LogicalPlan> {
   private final SparkSession session;
@@ -37,6 +41,9 @@ public final class RowLevelRefusal extends Rule<LogicalPlan> {
     } else if (plan instanceof MergeIntoTable merge) {
       statement = "MERGE INTO";
       target = merge.targetTable();
+    } else if (SparkCompat.replaceWhereTarget(plan) != null) {
+      statement = "INSERT INTO ... REPLACE WHERE";
+      target = SparkCompat.replaceWhereTarget(plan);
     } else {
       return plan;
     }
@@ -51,6 +58,13 @@ public final class RowLevelRefusal extends Rule<LogicalPlan> {
       return plan;  // not a table the catalog writes: Spark answers as it does
     }
     String name = table.identifier().unquotedString();
+    if (statement.endsWith("REPLACE WHERE")) {
+      throw SparkCompat.analysisError("bucketkit: INSERT INTO " + name + " REPLACE WHERE ... (or DataFrameWriterV2's "
+          + "overwrite(condition)): the table does not support overwriting the rows a condition names (Spark refuses "
+          + "it on Hive tables too). Replace whole partitions with INSERT OVERWRITE " + name + " PARTITION (...) "
+          + "SELECT ..., or the table with INSERT OVERWRITE " + name + " SELECT ... (its rows that should remain "
+          + "included)");
+    }
     String dropPartitions = table.partitionColumnNames().isEmpty() ? ""
         : "remove whole partitions with ALTER TABLE " + name + " DROP PARTITION (...), or ";
     throw SparkCompat.analysisError("bucketkit: " + statement + " " + name + ": the table does not support "
