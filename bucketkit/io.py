@@ -36,12 +36,17 @@ from bucketkit.errors import CorruptTableError, InvalidArgumentError, Unsupporte
 __all__ = ["FileFormat", "FILE_FORMATS", "COMPRESSIONS", "DEFAULT_COMPRESSION", "HIVE_DEFAULT_PARTITION", "STAGING_DIR",
            "STAGING_PREFIX", "HIDDEN_PREFIXES", "is_hidden", "is_hidden_path", "split_top_level", "resolve_filesystem", "spark_uri",
            "hadoop_to_uri", "renames_directories", "has_directories", "ensure_dir", "for_each_request", "write_whole", "check_format",
+           "TableFormat", "TABLE_FORMATS", "check_table_format",
            "DataFile", "open_data_file", "detect_format", "detect_data_file", "read_file", "read_schema", "footer_rows",
            "empty_file", "positional_names", "file_columns", "GREGORIAN_START", "julian_to_gregorian_days",
            "spark_calendar"]
 
 FileFormat = Literal["orc", "parquet"]
 FILE_FORMATS: tuple[str, ...] = get_args(FileFormat)
+#: A table's format: a data file format, or ``"text"`` (a Hive TEXTFILE table, whose files Spark SQL reads and
+#: writes through bucketkit's catalog with the table's own serde; bucketkit's Python readers do not read them).
+TableFormat = Literal["orc", "parquet", "text"]
+TABLE_FORMATS: tuple[str, ...] = get_args(TableFormat)
 #: Codecs Spark's ORC and Parquet writers accept (the ``compression`` write option).
 COMPRESSIONS = {"orc": ("none", "snappy", "zlib", "lz4", "zstd"),
                 "parquet": ("none", "snappy", "gzip", "lz4", "zstd", "brotli")}
@@ -312,8 +317,19 @@ def hadoop_to_uri(location: str) -> str:
 # -- formats ------------------------------------------------------------------------------------
 def check_format(file_format: str) -> str:
     """``file_format`` if bucketkit reads and writes it (:data:`FILE_FORMATS`), else an error."""
+    if file_format == "text":
+        raise InvalidArgumentError("file_format='text': a Hive TEXTFILE table's files are read and written by Spark SQL "
+                                   "through bucketkit's catalog (the table's own serde), not by bucketkit's Python "
+                                   f"readers and writer, which take {list(FILE_FORMATS)}")
     if file_format not in FILE_FORMATS:
         raise InvalidArgumentError(f"file_format={file_format!r}: expected one of {list(FILE_FORMATS)}")
+    return file_format
+
+
+def check_table_format(file_format: str) -> str:
+    """``file_format`` if a table bucketkit commits may have it (:data:`TABLE_FORMATS`), else an error."""
+    if file_format not in TABLE_FORMATS:
+        raise InvalidArgumentError(f"file_format={file_format!r}: expected one of {list(TABLE_FORMATS)}")
     return file_format
 
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Literal, Sequence, Union
 import pyarrow.fs as pafs
 
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
-from bucketkit.io import resolve_filesystem
+from bucketkit.io import check_format, resolve_filesystem
 from bucketkit.layout.metadata import TableSpec, check_table_dir, read_spec
 
 __all__ = ["BucketedTable", "TableRef", "open_table", "reference_kind", "spec_options_given"]
@@ -181,6 +181,7 @@ def open_table(
             raise InvalidArgumentError(
                 f"{path}: give the Hive type of bucket column(s) {bucketed_by!r} with bucket_types= "
                 f"or table_columns= (the type decides the hash)")
+        check_format(file_format or "orc")  # files bucketkit's Python readers read (not a TEXTFILE table's)
         spec = TableSpec.create(
             bucketed_by, bucket_count, bucket_types=bucket_types, columns=table_columns or {},
             bucketing_version=bucketing_version or 1, partitioned_by=tuple(partitioned_by or ()),

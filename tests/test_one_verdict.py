@@ -42,7 +42,7 @@ def tables(spark, tmp_path_factory):
     spark.sql("DROP TABLE IF EXISTS ov_text")
     spark.sql("CREATE TABLE ov_text (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS TEXTFILE "
               "TBLPROPERTIES ('bucketing_version'='1')")
-    spark.sql("INSERT INTO ov_text SELECT CAST(id AS INT), CONCAT('v', id) FROM range(200)")  # Spark's writer, v1
+    spark.sql("INSERT INTO ov_text SELECT CAST(id AS INT), CONCAT('v', id) FROM range(200)")  # bucketkit's writer, v1
     yield {"ov_double": ("d = 0.0", ZEROS), "ov_float": ("f = 0.0", ZEROS), "ov_int": ("k = 42", None),
            "ov_text": ("k = 42", None), "ov_multi": ("k = 42 AND j = 0", None)}
     for name in ("ov_double", "ov_float", "ov_int", "ov_multi", "ov_text"):

@@ -13,7 +13,7 @@ import os
 
 import pytest
 from pyspark.errors import AnalysisException
-from support.sparkown import catalog_off, rows_by_bucket, spark_rows
+from support.sparkown import catalog_off, rows_by_bucket, rows_of, spark_rows
 
 import bucketkit
 from bucketkit.spark.catalog import load_table
@@ -123,12 +123,31 @@ def test_ctas_onto_an_existing_table_keeps_it_or_names_it(spark, src):
 
 
 def test_a_v2_ctas_bucketkit_cannot_write_is_refused_saying_why(spark, src):
-    """A TEXTFILE v2 table: bucketkit's SQL INSERT writes ORC and Parquet, Spark's would hash v1."""
-    drop(spark, "ctas_text")
-    with pytest.raises(AnalysisException, match=r"ctas_text AS SELECT.*TEXTFILE"):
-        spark.sql("CREATE TABLE ctas_text STORED AS TEXTFILE CLUSTERED BY (k) INTO 4 BUCKETS "
+    """A v2 table bucketed by two columns: bucketkit's SQL INSERT writes one-column keys, Spark's would hash v1."""
+    drop(spark, "ctas_two")
+    with pytest.raises(AnalysisException, match=r"ctas_two AS SELECT.*bucketed by 2 columns"):
+        spark.sql("CREATE TABLE ctas_two STORED AS ORC CLUSTERED BY (k, v) INTO 4 BUCKETS "
                   f"TBLPROPERTIES ('bucketing_version'='2') AS SELECT k, v FROM {src}")
-    assert not spark.catalog.tableExists("ctas_text")
+    assert not spark.catalog.tableExists("ctas_two")
+
+
+@pytest.mark.parametrize("ddl", ["STORED AS TEXTFILE", "USING hive OPTIONS (fileFormat 'textfile')"])
+def test_a_ctas_into_a_text_table_is_written_as_its_insert(spark, src, ddl):
+    """Hive and Trino write v2 on CTAS whatever the format; a TEXTFILE v2 CTAS was refused. Its rows are placed by
+    Hive's v2 hash (Hive's own Murmur3 class) and read back as Spark's own Hive reader reads the files."""
+    from support.hive_oracle import HiveOracle
+
+    drop(spark, "ctas_text")
+    spark.sql(f"CREATE TABLE ctas_text {ddl} CLUSTERED BY (k) INTO 4 BUCKETS "
+              f"TBLPROPERTIES ('bucketing_version'='2') AS SELECT k, v FROM {src}")
+    try:
+        assert storage(spark, "ctas_text")["Serde Library"] == "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
+        assert rows_of(spark, "SELECT * FROM ctas_text") == spark_rows(spark, f"SELECT k, v FROM {src}")
+        hive = HiveOracle(spark)
+        placed = rows_by_bucket(spark, "ctas_text")
+        assert all((hive.v2([k], ["int"]) & 0x7FFFFFFF) % 4 == b for b, found in placed.items() for k, _ in found)
+    finally:
+        drop(spark, "ctas_text")
 
 
 # -- REPLACE TABLE AS SELECT (Spark refuses it for every Hive table of the session catalog) -------------------------

@@ -187,6 +187,7 @@ def test_columns_in_another_order_append_in_table_order(spark, source, tmp_path)
 @pytest.mark.parametrize("kwargs, message", [
     (dict(mode="upsert"), "mode='upsert': expected one of ['error', 'append', 'overwrite', 'ignore']"),
     (dict(file_format="csv"), "file_format='csv': expected one of ['orc', 'parquet']"),
+    (dict(file_format="text"), "file_format='text': a Hive TEXTFILE table's files are read and written by Spark SQL"),
     (dict(naming="spark"), "naming='spark'"),
     (dict(compression="lzma"), "compression (for orc)='lzma'"),
     (dict(overwrite_scope="rows"), "overwrite_scope='rows'"),

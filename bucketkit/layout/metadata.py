@@ -18,7 +18,7 @@ import pyarrow.fs as pafs
 from bucketkit.errors import InvalidArgumentError, TableNotFoundError
 from bucketkit.hashing.hive import HASH_FAMILIES, hashing_name
 from bucketkit.hivetypes import parse_hive_type
-from bucketkit.io import FileFormat, check_format, ensure_dir, resolve_filesystem, write_whole
+from bucketkit.io import TableFormat, check_table_format, ensure_dir, resolve_filesystem, write_whole
 
 __all__ = ["TableSpec", "SortKey", "METADATA_FILE", "Naming", "NAMINGS", "read_spec", "write_spec",
            "bucketing_version_from_properties", "spelled_as", "spelled_keys"]
@@ -115,7 +115,8 @@ class TableSpec:
         partitioned_by: Hive partition column names (directory levels, in order).
         partition_types: their Hive types.
         columns: every data column (not partition columns) as ``(name, hive type)``, file order.
-        file_format: ``"orc"`` or ``"parquet"``.
+        file_format: ``"orc"`` or ``"parquet"``; ``"text"`` for a Hive TEXTFILE table bucketkit's SQL INSERT
+            committed (its files are read and written by Spark SQL only).
         naming: file naming scheme used when writing: ``"hive"`` or ``"legacy-presto"``.
         properties: extra table properties (kept as given).
         hash_family: ``"hive"`` (Hive/Trino bucketing, ``bucketing_version`` 1 or 2) or ``"spark"``
@@ -131,7 +132,7 @@ class TableSpec:
     partitioned_by: tuple[str, ...] = ()
     partition_types: tuple[str, ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
-    file_format: FileFormat = "orc"
+    file_format: TableFormat = "orc"
     naming: Naming = "hive"
     properties: tuple[tuple[str, str], ...] = field(default=())
     hash_family: str = "hive"
@@ -169,7 +170,7 @@ class TableSpec:
         overlap = set(self.partitioned_by) & set(self.bucketed_by)
         if overlap:
             raise InvalidArgumentError(f"column(s) {sorted(overlap)} cannot be both partition and bucket columns")
-        check_format(self.file_format)
+        check_table_format(self.file_format)
         if self.naming not in NAMINGS:
             raise InvalidArgumentError(f"naming={self.naming!r}: expected one of {list(NAMINGS)}")
         if self.columns:

@@ -130,13 +130,17 @@ def table_location(spark: Any, name: str) -> str:
     return hadoop_to_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
 
 
-def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any) -> BucketedTable:
+def resolve_table(spark: SparkSession | None, ref: TableRef, *, reads_files: bool = True,
+                  **spec_options: Any) -> BucketedTable:
     """The one resolver of a table reference: a BucketedTable, a directory or a catalog table name.
 
     Which one is read off the reference (:func:`bucketkit.table.reference_kind`), never guessed
     from the local disk. ``spec_options`` (``bucketed_by=``, ``bucketing_version=``, ...) describe
     a directory without bucketkit metadata (see :func:`bucketkit.table.open_table`); a catalog
     table's spec comes from the catalog, and a BucketedTable's from itself.
+
+    ``reads_files=False`` (history, vacuum: the caller reads no data file) also resolves a catalog TEXTFILE
+    table, whose files only Spark SQL reads.
 
     Raises:
         InvalidArgumentError: an unreadable reference, or spec options for a catalog table or a
@@ -158,7 +162,7 @@ def resolve_table(spark: SparkSession | None, ref: TableRef, **spec_options: Any
         raise InvalidArgumentError(f"table {ref!r} is a catalog table name, which needs a SparkSession "
                                    f"(pass spark=); for a directory write './{ref}'")
     try:
-        return load_table(spark, ref)  # type: ignore[arg-type]
+        return load_table(spark, ref, reads_files=reads_files)  # type: ignore[arg-type]
     except TableNotFoundError as exc:
         raise TableNotFoundError(f"{exc}; for a directory of that name write './{ref}'") from None
 
@@ -307,20 +311,21 @@ def _partition_values(spark: Any, ct: Any, parts: Any) -> list[list[str]] | None
     return out
 
 
-def load_table(spark: SparkSession, name: str) -> BucketedTable:
+def load_table(spark: SparkSession, name: str, *, reads_files: bool = True) -> BucketedTable:
     """Resolve a Hive bucketed table of the session catalog into a :class:`BucketedTable`
     (:func:`table_from_description` of :func:`describe_catalog_table`).
 
     Raises:
         TableNotFoundError: no such table.
-        InvalidArgumentError: the table is not bucketed or not stored as ORC/Parquet.
+        InvalidArgumentError: the table is not bucketed or not stored as ORC/Parquet (nor TEXTFILE, with
+            ``reads_files=False``).
     """
     described = describe_catalog_table(spark, name)
     check_s3_endpoint(spark, hadoop_to_uri(described["location"]))
-    return table_from_description(described)
+    return table_from_description(described, reads_files=reads_files)
 
 
-def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
+def table_from_description(d: Mapping[str, Any], *, reads_files: bool = True) -> BucketedTable:
     """The :class:`BucketedTable` a catalog table's description (:func:`describe_catalog_table`) names.
 
     The spec comes from the catalog: bucket columns and count, sort columns, partition columns,
@@ -360,10 +365,13 @@ def table_from_description(d: Mapping[str, Any]) -> BucketedTable:
         serde = d["serde"] or ""
         fmt = fmt or next((f for f in FILE_FORMATS if f in serde.lower()), None)
         where, family, version = f"serde {serde!r}", "hive", verdict.version or 1  # 0: unknown, read unbucketed
-    if verdict.format == "text":
-        raise InvalidArgumentError(f"table {name!r} is a Hive TEXTFILE table: Spark SQL reads it through bucketkit's "
-                                   f"catalog (bucketed, its own serde); read it with bucketkit.scan(spark, {name!r}) "
-                                   f"or SQL (joins of it: in SQL, without an Exchange)")
+    if verdict.format == "text" and not reads_files:
+        fmt = "text"  # its versions and commits are bucketkit's as any table's; its files are Spark SQL's to read
+    elif verdict.format == "text":
+        raise InvalidArgumentError(f"table {name!r} is a Hive TEXTFILE table: Spark SQL reads and writes it through "
+                                   f"bucketkit's catalog (bucketed, its own serde); read it with bucketkit.scan(spark, "
+                                   f"{name!r}) or SQL (joins of it: in SQL, without an Exchange), write it with SQL "
+                                   f"(INSERT INTO {name} SELECT ..., or df.write.insertInto({name!r}))")
     if fmt is None:
         raise InvalidArgumentError(f"table {name!r} is stored with {where}; bucketkit reads ORC and Parquet")
     if declared:

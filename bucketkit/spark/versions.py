@@ -24,7 +24,7 @@ def _table(table: TableRef, spark: Any) -> BucketedTable:
     if reference_kind(table) == "catalog":
         from bucketkit.spark.catalog import resolve_table
 
-        return resolve_table(spark, table)
+        return resolve_table(spark, table, reads_files=False)  # a TEXTFILE table's versions too
     return table if isinstance(table, BucketedTable) else open_table(table)
 
 

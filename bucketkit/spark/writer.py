@@ -35,7 +35,7 @@ from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layo
 from bucketkit.writing.recovery import recover
 from bucketkit.errors import (BucketkitError, CommitError, ConcurrentModificationError, InsideLayoutWarning,
                               InvalidArgumentError)
-from bucketkit.io import FileFormat, resolve_filesystem, spark_uri
+from bucketkit.io import FileFormat, check_format, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec, spelled_as, spelled_keys
 from bucketkit.layout.partitions import parse_partition_path, partition_path
 from bucketkit.layout.versions import table_root
@@ -99,6 +99,7 @@ def build_spec(schema: Any, bucketed_by: Sequence[str], bucket_count: int, *, so
     if not 1 <= bucket_count <= MAX_BUCKETS:
         raise InvalidArgumentError(f"bucket_count={bucket_count!r}: expected 1..{MAX_BUCKETS} "
                                    "(Trino-compatible file names carry 5 bucket digits)")
+    check_format(file_format)  # the data files bucketkit's writer writes (a TEXTFILE table's: Spark SQL's INSERT)
     return TableSpec(
         tuple(bucketed_by), tuple(types[c] for c in bucketed_by), bucket_count, bucketing_version=bucketing_version,
         sorted_by=tuple(sorted_by), partitioned_by=tuple(partitioned_by),

@@ -19,7 +19,7 @@ import contextlib
 import functools
 import posixpath
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Literal, Sequence, get_args
+from typing import Callable, Iterable, Iterator, Literal, Sequence, get_args
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -149,8 +149,18 @@ class WrittenFile:
 
     bucket: int
     path: str
-    rows: int
+    rows: int | None  # None: not counted (a TEXTFILE table's files have no footer)
     bytes: int
+
+
+def _counted(rows: int | None) -> str:
+    return "rows not counted" if rows is None else f"{rows} rows"
+
+
+def _total(rows: Iterable[int | None]) -> int | None:
+    """The sum of row counts, or None if one was not counted."""
+    counts = list(rows)
+    return None if any(r is None for r in counts) else sum(counts)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -162,8 +172,8 @@ class PartitionWrite:
     files: tuple[WrittenFile, ...]
 
     @property
-    def rows(self) -> int:
-        return sum(f.rows for f in self.files)
+    def rows(self) -> int | None:
+        return _total(f.rows for f in self.files)
 
     def files_by_bucket(self) -> dict[int, tuple[WrittenFile, ...]]:
         out: dict[int, list[WrittenFile]] = {}
@@ -191,8 +201,8 @@ class WriteResult:
         return tuple(f for p in self.partitions for f in p.files)
 
     @property
-    def rows(self) -> int:
-        return sum(f.rows for f in self.files)
+    def rows(self) -> int | None:
+        return _total(f.rows for f in self.files)
 
     @property
     def bytes(self) -> int:
@@ -203,12 +213,12 @@ class WriteResult:
         if self.skipped:
             return f"{target}: exists, nothing written (mode='ignore')"
         done = {"append": "appended", "overwrite": "overwrote with"}.get(self.mode, "created with")
-        lines = [f"{target}: {done} {self.rows} rows in {len(self.files)} files ({self.bytes} bytes), "
+        lines = [f"{target}: {done} {_counted(self.rows)} in {len(self.files)} files ({self.bytes} bytes), "
                  f"{len(self.partitions)} partition(s), write {self.write_id}"
                  + (f", replaced {self.replaced_files} files" if self.replaced_files else "")]
         for p in self.partitions[:20]:
             label = p.path or "(table root)"
-            lines.append(f"  {label}: {p.rows} rows, {len(p.files)} files, "
+            lines.append(f"  {label}: {_counted(p.rows)}, {len(p.files)} files, "
                          f"{sum(1 for f in p.files if f.rows == 0)} empty")
         if len(self.partitions) > 20:
             lines.append(f"  ... {len(self.partitions) - 20} more partitions")
@@ -257,7 +267,7 @@ def finalize(tx: Transaction, options: WriteOptions, target: WriteTarget, *, rec
     done = functools.partial(on_committed, tx.extra["partitions"]) if on_committed else None
     summary = tx.commit({rel: f.path for rel, f in files.items()},
                         replace=replace if options.mode == "overwrite" else None, on_committed=done,
-                        rows=sum(f.rows for f in files.values()))
+                        rows=_total(f.rows for f in files.values()))
     return WriteResult(str(target.location), tx.spec, options.mode, tx.write_id, _partitions(tx.published, summary, files),
                        len(summary.replaced), target.table, recovered=recovered)
 
@@ -285,7 +295,7 @@ def staged_groups(fs: pafs.FileSystem, data_dir: str) -> dict[tuple[str, int], l
 
 def file_name(spec: TableSpec, write_id: str, bucket: int, copy: int = 0) -> str:
     """The final name of a bucket's file (``copy`` > 0 only if Spark split a group's file)."""
-    ext = "." + spec.file_format
+    ext = "" if spec.file_format == "text" else "." + spec.file_format  # Hive names its text files without one
     if spec.naming == "legacy-presto":
         return LEGACY_PRESTO.format(bucket, query_id=write_id, tail=(f"_{copy}" if copy else "") + ext)
     return HIVE.format(bucket, copy=copy or None, tail=write_id + ext)
@@ -298,7 +308,8 @@ def _named_files(fs: pafs.FileSystem, spec: TableSpec, write_id: str,
     for (part, bucket), staged in sorted(groups.items()):
         for copy, info in enumerate(staged):
             files[posixpath.join(part, file_name(spec, write_id, bucket, copy))] = WrittenFile(
-                bucket, info.path, footer_rows(fs, info.path, spec.file_format), info.size)
+                bucket, info.path, None if spec.file_format == "text" else footer_rows(fs, info.path, spec.file_format),
+                info.size)
     return files
 
 
@@ -344,5 +355,7 @@ def empty_table_schema(spec: TableSpec) -> pa.Schema:
 def empty_file_bytes(fs: pafs.FileSystem, spec: TableSpec, sample: str | None) -> bytes:
     """A valid ORC/Parquet file with no rows and the table's schema (taken from a written file if
     any, so that Spark's own column metadata is kept): :func:`bucketkit.io.empty_file`."""
+    if spec.file_format == "text":
+        return b""  # an empty text file has no rows, as Hive writes an empty bucket's
     schema = empty_table_schema(spec) if sample is None else read_schema(fs, sample, spec.file_format)
     return empty_file(schema, spec.file_format)

@@ -379,4 +379,19 @@ public final class SparkCompat {
       org.apache.spark.sql.catalyst.plans.logical.LogicalPlan plan) {
     return SparkRelease.replaceWhereTarget(plan);
   }
+
+  /**
+   * Spark's own Hive writer of {@code t}'s files: its serde and output format (a TEXTFILE table's
+   * {@code LazySimpleSerDe} and {@code HiveIgnoreKeyTextOutputFormat}), uncompressed, as Spark's
+   * {@code InsertIntoHiveTable} sets it up.
+   */
+  public static org.apache.spark.sql.execution.datasources.FileFormat hiveFileFormat(
+      org.apache.spark.sql.catalyst.catalog.CatalogTable t) {
+    org.apache.hadoop.hive.ql.metadata.Table hive = org.apache.spark.sql.hive.client.HiveClientImpl.toHiveTable(t,
+        scala.Option.empty());
+    org.apache.hadoop.hive.ql.plan.TableDesc desc = new org.apache.hadoop.hive.ql.plan.TableDesc(
+        hive.getInputFormatClass(), hive.getOutputFormatClass(), hive.getMetadata());
+    return new org.apache.spark.sql.hive.execution.HiveFileFormat(new org.apache.hadoop.hive.ql.plan.FileSinkDesc(
+        new org.apache.hadoop.fs.Path(t.location()), desc, false));
+  }
 }

@@ -55,7 +55,7 @@ import scala.jdk.javaapi.CollectionConverters;
  *   drop the table again if the INSERT fails, as Spark's CTAS does.</li>
  * </ul>
  * With the catalog off ({@code spark.bucketkit.catalog.enabled=false}), or a v1 table bucketkit's INSERT does not
- * write (TEXTFILE), Spark's own CTAS runs, guarded by {@link SparkWriteGuard}; a v2 table bucketkit's INSERT does not
+ * write (a multi-column key), Spark's own CTAS runs, guarded by {@link SparkWriteGuard}; a v2 table bucketkit's INSERT does not
  * write is refused, saying why.
  *
  * <p>{@link Replace}, a hint-resolution rule (it must run before Spark's {@code ResolveSessionCatalog}, which refuses

@@ -1,5 +1,7 @@
 package io.bucketkit.table;
 
+import io.bucketkit.compat.SparkCompat;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -200,8 +202,12 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     return out;
   }
 
-  /** The codec: the table's {@code orc.compress} / {@code parquet.compression}, else snappy (readable by every Hive). */
+  /** The codec: the table's {@code orc.compress} / {@code parquet.compression}, else snappy (readable by every Hive);
+   * a TEXTFILE table's files are written uncompressed, as Hive writes them by default. */
   private String compression() {
+    if (table.format.equals("text")) {
+      return "none";
+    }
     Map<String, String> props = CollectionConverters.asJava(table.table.properties());
     String key = table.format.equals("orc") ? "orc.compress" : "parquet.compression";
     String value = props.getOrDefault(key, CollectionConverters.asJava(table.table.storage().properties())
@@ -229,7 +235,9 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
        and does not call abort() when they fail; from here on, a failure reaches abort(). */
     coordinator = CommitCoordinator.begin(spark, what(), request(spark));
     try {
-      return BucketDataWriter.Factory.create(spark, table.format, compression(), coordinator.staging(), dataSchema,
+      return BucketDataWriter.Factory.create(spark, table.format,
+          table.format.equals("text") ? SparkCompat.hiveFileFormat(table.table) : null, compression(),
+          coordinator.staging(), dataSchema,
           partNames, partTypes, key, table.function, table.buckets, sorted(),
           Integer.parseInt(spark.conf().get(MAX_OPEN_FILES, "256").trim()));
     } catch (IOException | RuntimeException e) {

@@ -541,9 +541,6 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
       doubt = "bucketed by " + columns + " columns (bucketkit's SQL INSERT writes tables bucketed by one column; "
           + "bucketkit.write(..., table=...) writes several)";
     }
-    if (doubt == null && format(t).equals("text")) {
-      doubt = "a TEXTFILE table (bucketkit's SQL INSERT writes ORC and Parquet files)";
-    }
     if (doubt == null) {
       for (StructField f : t.partitionSchema().fields()) {
         if (!PartitionPaths.supported(f.dataType())) {

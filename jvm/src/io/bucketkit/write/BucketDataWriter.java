@@ -94,16 +94,21 @@ public final class BucketDataWriter implements DataWriter<InternalRow> {
 
     /**
      * A factory whose files Spark's own ORC/Parquet writer ({@code FileFormat.prepareWrite}) writes,
-     * or, for ORC files of flat primitive and string columns, {@link OrcRowWriter} (the same bytes).
+     * or, for ORC files of flat primitive and string columns, {@link OrcRowWriter} (the same bytes); a
+     * TEXTFILE table's ({@code format} "text") Spark's own Hive writer with the table's serde, {@code hiveFormat}.
      */
-    public static Factory create(org.apache.spark.sql.classic.SparkSession spark, String format, String compression,
+    public static Factory create(org.apache.spark.sql.classic.SparkSession spark, String format,
+                          org.apache.spark.sql.execution.datasources.FileFormat hiveFormat, String compression,
                           String staging, StructType dataSchema, String[] partitionNames, DataType[] partitionTypes,
                           int keyOrdinal, HiveBucketFunction.Bound function, int buckets,
                           boolean sorted, int maxOpenFiles) throws IOException {
       org.apache.hadoop.mapreduce.Job job = org.apache.hadoop.mapreduce.Job.getInstance(
           spark.sessionState().newHadoopConf());
-      org.apache.spark.sql.execution.datasources.FileFormat fileFormat = "orc".equals(format)
-          ? new org.apache.spark.sql.execution.datasources.orc.OrcFileFormat()
+      if ("text".equals(format) && hiveFormat == null) {
+        throw new IllegalArgumentException("bucketkit: a TEXTFILE table's files need its Hive serde to write them");
+      }
+      org.apache.spark.sql.execution.datasources.FileFormat fileFormat = "text".equals(format) ? hiveFormat
+          : "orc".equals(format) ? new org.apache.spark.sql.execution.datasources.orc.OrcFileFormat()
           : new org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat();
       scala.collection.immutable.Map<String, String> options = scala.collection.immutable.Map$.MODULE$
           .<String, String>empty().updated("compression", compression);

@@ -114,7 +114,7 @@ public final class StagedBucketSource implements TableProvider {
         partTypes[i] = fields[data + i].dataType();
       }
       try {
-        return BucketDataWriter.Factory.create(spark, options.get("format"), options.getOrDefault("compression", "snappy"),
+        return BucketDataWriter.Factory.create(spark, options.get("format"), null, options.getOrDefault("compression", "snappy"),
             options.get("staging"), dataSchema, partNames, partTypes, key < 0 ? fields.length - 1 : key,
             key < 0 ? null : function(fields[key], options.getInt("bucketVersion", 0), options.get("bucketType"),
                 options.getInt("buckets", 0)),
