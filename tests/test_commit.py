@@ -323,3 +323,20 @@ def test_the_versions_an_object_store_records_are_read_with_their_requests_in_fl
     versions = history(fs, TablePaths.at(fs, str(tmp_path / "t")))
     assert [v.version for v in versions] == list(range(8)) and [v.operation for v in versions[:2]] == ["create", "append"]
     assert store.copies == 8 and store.peak >= 4, f"{store.copies} records read, at most {store.peak} at once"
+
+
+def test_a_commit_keeps_the_live_versions_partition_directories_that_hold_no_file(table):
+    """A partition a metastore registers with an empty directory (TRUNCATE ... PARTITION, ADD PARTITION, an INSERT
+    OVERWRITE ... PARTITION of no rows) keeps its directory through later commits: the next version was built from
+    the live version's files only, so the directory vanished, and Spark's own Hive text reader then failed with
+    "Input path does not exist" (as Trino fails on a registered partition whose location is gone). A whole-table
+    overwrite still drops every old partition (test above)."""
+    write(table, {"p=1/000000_0_a": "one", "p=2/000003_0_a": "two", "p=4/000001_0_a": "four"})
+    (table / "p=1" / "000000_0_a").unlink()  # TRUNCATE TABLE t PARTITION (p=1)
+    (table / "p=3").mkdir()  # ALTER TABLE t ADD PARTITION (p=3)
+    write(table, {"p=2/000000_0_b": "more"})
+    write(table, {"p=4/000002_0_c": "again"}, mode="overwrite", replace=["p=4"])
+    write(table, {}, mode="overwrite", replace=["p=2"])  # INSERT OVERWRITE ... PARTITION (p=2) of no rows
+    assert contents(table) == {"p=4/000002_0_c": "again"}
+    assert all((table / p).is_dir() for p in ("p=1", "p=2", "p=3", "p=4"))
+    assert leftovers(table) == []

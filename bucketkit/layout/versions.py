@@ -186,6 +186,20 @@ class TablePaths:
         return posixpath.join(self.store, write_id + ".json")
 
 
+def partition_dirs(fs: pafs.FileSystem, root: str, depth: int) -> list[str]:
+    """Paths (relative to ``root``) of the visible directories exactly ``depth`` levels below it, sorted: a
+    partitioned table's partition directories, empty ones included (hidden names skipped at every level)."""
+    level = [root.rstrip("/")]
+    cut = len(root.rstrip("/")) + 1
+    for _ in range(depth):
+        below: list[str] = []
+        for path in level:
+            below.extend(info.path for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+                         if info.type == pafs.FileType.Directory and not is_hidden(info.base_name))
+        level = below
+    return sorted(p[cut:] for p in level) if depth else []
+
+
 def visible_files(fs: pafs.FileSystem, root: str, under: str = "") -> list[str]:
     """Paths (relative to ``root``) of every visible file below ``root/under``, sorted.
 

@@ -52,7 +52,8 @@ from bucketkit.io import STAGING_DIR, ensure_dir, for_each_request, has_director
 from bucketkit.layout.manifest import Manifest, record_manifest
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, write_spec
 from bucketkit.layout.versions import (SWITCHING, VERSION_PREFIX, TablePaths, Version, exists, history, read_json,
-                                       remove, retention, table_root, visible_files, write_json)
+                                       partition_dirs, remove, retention, table_root, visible_files,
+                                       write_json)
 from bucketkit.writing.recovery import sweep
 from bucketkit.writing.retention import delete_files, expire, forget, record_committed
 
@@ -205,6 +206,7 @@ class Transaction:
         self._auto = layout == "auto"
         self._use(TablePaths.at(self.fs, self.root) if self._auto else TablePaths(self.root, layout == "inside"))
         self._retiring: list[str] = []  # inside: files at the table directory's top the commit took in
+        self._added: list[str] = []  # the files this write adds (relative paths), once commit() has them
         self._published_to: str | None = None  # inside: the metastore table the live version is published to
         self._base: str | None = None  # inside: the write id of the version the next one is built on
         self.extra = dict(extra or {})
@@ -426,6 +428,23 @@ class Transaction:
             placed = self._placed
         fault_point("during_build", placed)
 
+    def _keep_partition_dirs(self, current: Sequence[str], gone: set[str]) -> None:
+        """Make the live version's partition directories that no file of the next version lies in exist in it too:
+        a partition the metastore registers with an empty directory (TRUNCATE ... PARTITION, ADD PARTITION, an
+        INSERT OVERWRITE ... PARTITION of no rows: the metastore keeps it, as Hive does). Without its directory Spark's
+        own Hive text reader fails ("Input path does not exist"), as Trino does on a registered partition whose
+        location is gone. Not after a whole-table overwrite, which replaces every partition; stores without
+        directories (S3, GCS) have nothing to keep."""
+        depth = len(self.spec.partitioned_by)
+        if not depth or not has_directories(self.fs):
+            return
+        live = self.paths.version(self._base) if self._base else self.root
+        placed = {posixpath.dirname(rel) for rel in current if rel not in gone}
+        placed.update(posixpath.dirname(rel) for rel in self._added)
+        for rel in partition_dirs(self.fs, live, depth):
+            if rel not in placed:
+                ensure_dir(self.fs, posixpath.join(self.next, rel))
+
     def _build(self, replace: Sequence[str] | None) -> tuple[list[str], list[str], Manifest]:
         """Complete the next version from the live one (under the lock): (live files, replaced ones, the
         version's manifest)."""
@@ -435,6 +454,8 @@ class Transaction:
         replaced = [f for f in current if self.mode == "overwrite" and _in_scope(f, replace)]
         gone = set(replaced)
         self._place_all([(sources[rel], rel) for rel in current if rel not in gone])
+        if not (self.mode == "overwrite" and replace is None):  # a whole-table overwrite drops every partition
+            self._keep_partition_dirs(current, gone)
         write_spec(self.next, self.spec, self.fs)
         with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
             f.write(self.write_id.encode("ascii"))
@@ -461,6 +482,7 @@ class Transaction:
             raise CommitError(f"write {self.write_id}: commit() called before begin()")
         how, old, replaced, swept = "", None, [], []
         try:
+            self._added = list(files)
             self._place_all([(src, rel) for rel, src in sorted(files.items())])
             with commit_lock(self.fs, self.paths.lock):
                 current, replaced, manifest = self._build(replace)
