@@ -9,6 +9,8 @@ registered as external Hive tables over those files. Queries, as SQL text:
     copy:     INSERT OVERWRITE TABLE c SELECT * FROM l (c bucketed alike: no shuffle, WriteFromAlikeBuckets)
               vs the same INSERT with spark.bucketkit.writeFromAlikeBuckets=false (the shuffle it replaces;
               Spark alone cannot write a v2 table)
+    text:     INSERT OVERWRITE TABLE t SELECT * FROM src, t a v1 TEXTFILE table of 64 buckets, at 100k and 2M
+              rows: bucketkit's writer (catalog on) vs Spark's own Hive writer (catalog off), same rows
 
 Compared: the same SQL with the catalog on (a storage-partitioned join: checked to have no
 hash-partitioning Exchange) and off (``spark.bucketkit.catalog.enabled=false``: Spark's own
@@ -80,6 +82,7 @@ def run(scale: float = 1.0) -> list[BenchResult]:
     t_sql_group, t_spark_group = timed_interleaved(
         [lambda: _sql(spark, group, True), lambda: _sql(spark, group, False)], repeat=3)
     return [
+        *(text_insert(spark, scaled(size, scale)) for size in (100_000, 2_000_000)),
         copy_alike(spark, t["left"], n),
         BenchResult(f"SQL join+agg {BUCKETS}x{BUCKETS} via catalog", t_sql, t_spark,
                     "Spark SQL shuffle join, same files", notes, {"rows": n}, goal_ratio=0.6),
@@ -88,6 +91,37 @@ def run(scale: float = 1.0) -> list[BenchResult]:
         BenchResult(f"SQL GROUP BY k via catalog ({BUCKETS} buckets)", t_sql_group, t_spark_group,
                     "Spark SQL GROUP BY k, same files", f"{n:,} rows, ORC, v2, 2 cores", {"rows": n}),
     ]
+
+
+def text_insert(spark: Any, n: int) -> BenchResult:
+    """INSERT OVERWRITE into a v1 TEXTFILE table (Hive's default format): bucketkit's writer (the table's serde, one
+    file per bucket, one commit) against Spark's own Hive writer, the one writer of such tables before."""
+    source = f"bench_sql_text_src_{n}"
+    spark.range(n).selectExpr("CAST(id % 1000003 AS INT) AS k", "CONCAT('value-', id) AS v", "id * 0.5 AS d") \
+        .createOrReplaceTempView(source)
+    spark.table(source).cache().count()
+    targets = {catalog: f"bench_sql_text_{'ours' if catalog else 'spark'}_{n}" for catalog in (True, False)}
+    for target in targets.values():
+        spark.sql(f"DROP TABLE IF EXISTS {target}")
+        spark.sql(f"CREATE TABLE {target} (k INT, v STRING, d DOUBLE) CLUSTERED BY (k) INTO {BUCKETS} BUCKETS "
+                  f"STORED AS TEXTFILE TBLPROPERTIES ('bucketing_version'='1')")
+
+    def insert(catalog: bool) -> None:
+        spark.conf.set(SWITCH, str(catalog).lower())
+        try:
+            spark.sql(f"INSERT OVERWRITE TABLE {targets[catalog]} SELECT * FROM {source}")
+        finally:
+            spark.conf.unset(SWITCH)
+
+    t_ours, t_spark = timed_interleaved([lambda: insert(True), lambda: insert(False)], repeat=3)
+    counts = {c: _sql(spark, f"SELECT count(*), sum(k) FROM {t}", False) for c, t in targets.items()}
+    assert counts[True] == counts[False] and counts[True][0] == n, counts
+    spark.table(source).unpersist()
+    for target in targets.values():
+        spark.sql(f"DROP TABLE IF EXISTS {target}")
+    return BenchResult(f"SQL INSERT OVERWRITE into a TEXTFILE table ({n:,} rows, {BUCKETS} buckets)", t_ours, t_spark,
+                       "Spark's own Hive INSERT (catalog off), same rows", f"{n:,} rows, TEXTFILE, v1, 2 cores",
+                       {"rows": n}, goal_ratio=1.0)
 
 
 def copy_alike(spark: Any, source: str, n: int) -> BenchResult:
