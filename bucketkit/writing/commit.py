@@ -206,7 +206,6 @@ class Transaction:
         self._auto = layout == "auto"
         self._use(TablePaths.at(self.fs, self.root) if self._auto else TablePaths(self.root, layout == "inside"))
         self._retiring: list[str] = []  # inside: files at the table directory's top the commit took in
-        self._added: list[str] = []  # the files this write adds (relative paths), once commit() has them
         self._published_to: str | None = None  # inside: the metastore table the live version is published to
         self._base: str | None = None  # inside: the write id of the version the next one is built on
         self.extra = dict(extra or {})
@@ -428,19 +427,18 @@ class Transaction:
             placed = self._placed
         fault_point("during_build", placed)
 
-    def _keep_partition_dirs(self, current: Sequence[str], gone: set[str]) -> None:
-        """Make the live version's partition directories that no file of the next version lies in exist in it too:
-        a partition the metastore registers with an empty directory (TRUNCATE ... PARTITION, ADD PARTITION, an
+    def _keep_partition_dirs(self, replace: Sequence[str] | None) -> None:
+        """Make the live version's partition directories that the next version, its files placed, lacks exist in it
+        too: a partition the metastore registers with an empty directory (TRUNCATE ... PARTITION, ADD PARTITION, an
         INSERT OVERWRITE ... PARTITION of no rows: the metastore keeps it, as Hive does). Without its directory Spark's
         own Hive text reader fails ("Input path does not exist"), as Trino does on a registered partition whose
         location is gone. Not after a whole-table overwrite, which replaces every partition; stores without
         directories (S3, GCS) have nothing to keep."""
         depth = len(self.spec.partitioned_by)
-        if not depth or not has_directories(self.fs):
+        if not depth or not has_directories(self.fs) or (self.mode == "overwrite" and replace is None):
             return
         live = self.paths.version(self._base) if self._base else self.root
-        placed = {posixpath.dirname(rel) for rel in current if rel not in gone}
-        placed.update(posixpath.dirname(rel) for rel in self._added)
+        placed = set(partition_dirs(self.fs, self.next, depth))
         for rel in partition_dirs(self.fs, live, depth):
             if rel not in placed:
                 ensure_dir(self.fs, posixpath.join(self.next, rel))
@@ -454,8 +452,7 @@ class Transaction:
         replaced = [f for f in current if self.mode == "overwrite" and _in_scope(f, replace)]
         gone = set(replaced)
         self._place_all([(sources[rel], rel) for rel in current if rel not in gone])
-        if not (self.mode == "overwrite" and replace is None):  # a whole-table overwrite drops every partition
-            self._keep_partition_dirs(current, gone)
+        self._keep_partition_dirs(replace)
         write_spec(self.next, self.spec, self.fs)
         with self.fs.open_output_stream(posixpath.join(self.next, VERSION_PREFIX + self.write_id)) as f:
             f.write(self.write_id.encode("ascii"))
@@ -482,7 +479,6 @@ class Transaction:
             raise CommitError(f"write {self.write_id}: commit() called before begin()")
         how, old, replaced, swept = "", None, [], []
         try:
-            self._added = list(files)
             self._place_all([(src, rel) for rel, src in sorted(files.items())])
             with commit_lock(self.fs, self.paths.lock):
                 current, replaced, manifest = self._build(replace)

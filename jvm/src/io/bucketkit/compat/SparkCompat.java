@@ -377,7 +377,12 @@ public final class SparkCompat {
    */
   public static org.apache.spark.sql.catalyst.plans.logical.LogicalPlan replaceWhereTarget(
       org.apache.spark.sql.catalyst.plans.logical.LogicalPlan plan) {
-    return SparkRelease.replaceWhereTarget(plan);
+    if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression o
+        && !(o.deleteExpr() instanceof org.apache.spark.sql.catalyst.expressions.Literal l
+            && Boolean.TRUE.equals(l.value()))) {
+      return (org.apache.spark.sql.catalyst.plans.logical.LogicalPlan) o.table();
+    }
+    return SparkRelease.replaceWhereTable(plan);
   }
 
   /**

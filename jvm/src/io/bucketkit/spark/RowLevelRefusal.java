@@ -41,9 +41,8 @@ public final class RowLevelRefusal extends Rule<LogicalPlan> {
     } else if (plan instanceof MergeIntoTable merge) {
       statement = "MERGE INTO";
       target = merge.targetTable();
-    } else if (SparkCompat.replaceWhereTarget(plan) != null) {
+    } else if ((target = SparkCompat.replaceWhereTarget(plan)) != null) {
       statement = "INSERT INTO ... REPLACE WHERE";
-      target = SparkCompat.replaceWhereTarget(plan);
     } else {
       return plan;
     }

@@ -3,9 +3,7 @@ package io.bucketkit.compat;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
@@ -94,13 +92,9 @@ public final class SparkRelease {
         T.apply$default$10(), T.apply$default$11(), properties, T.apply$default$13(), T.apply$default$14(), T.apply$default$15(), T.apply$default$16(), T.apply$default$17(), T.apply$default$18(), T.apply$default$19(), T.apply$default$20(), T.apply$default$21());
   }
 
-  /**
-   * The table an {@code INSERT INTO t REPLACE WHERE cond} or {@code writeTo(t).overwrite(cond)} (a condition other than
-   * {@code true}) writes, as parsed, or null for any other plan. Until Spark 4.2 both parse to an
-   * {@code OverwriteByExpression}.
-   */
-  static LogicalPlan replaceWhereTarget(LogicalPlan plan) {
-    return plan instanceof OverwriteByExpression o && !(o.deleteExpr() instanceof Literal l
-        && Boolean.TRUE.equals(l.value())) ? (LogicalPlan) o.table() : null;
+  /** The table an {@code INSERT INTO t REPLACE WHERE cond} writes, as parsed, or null: until Spark 4.2 it parses to an
+   * {@code OverwriteByExpression}, as {@code writeTo(t).overwrite(cond)} does ({@link SparkCompat#replaceWhereTarget}). */
+  static LogicalPlan replaceWhereTable(LogicalPlan plan) {
+    return null;
   }
 }

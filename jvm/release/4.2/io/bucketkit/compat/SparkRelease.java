@@ -3,9 +3,7 @@ package io.bucketkit.compat;
 import org.apache.spark.sql.catalyst.catalog.CatalogStorageFormat;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
-import org.apache.spark.sql.catalyst.plans.logical.OverwriteByExpression;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
@@ -95,16 +93,10 @@ public final class SparkRelease {
         T.apply$default$10(), T.apply$default$11(), properties, T.apply$default$13(), T.apply$default$14(), T.apply$default$15(), T.apply$default$16(), T.apply$default$17(), T.apply$default$18(), T.apply$default$19(), T.apply$default$20(), T.apply$default$21(), T.apply$default$22());
   }
 
-  /**
-   * The table an {@code INSERT INTO t REPLACE WHERE cond} or {@code writeTo(t).overwrite(cond)} (a condition other than
-   * {@code true}) writes, as parsed, or null for any other plan. From Spark 4.2 on, REPLACE WHERE parses to an
-   * {@code InsertIntoStatement} with replace criteria; {@code overwrite(cond)} to an {@code OverwriteByExpression}.
-   */
-  static LogicalPlan replaceWhereTarget(LogicalPlan plan) {
-    if (plan instanceof org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement insert) {
-      return insert.replaceCriteriaOpt().isDefined() ? insert.table() : null;
-    }
-    return plan instanceof OverwriteByExpression o && !(o.deleteExpr() instanceof Literal l
-        && Boolean.TRUE.equals(l.value())) ? (LogicalPlan) o.table() : null;
+  /** The table an {@code INSERT INTO t REPLACE WHERE cond} writes, as parsed, or null: from Spark 4.2 on, an
+   * {@code InsertIntoStatement} with replace criteria. */
+  static LogicalPlan replaceWhereTable(LogicalPlan plan) {
+    return plan instanceof org.apache.spark.sql.catalyst.plans.logical.InsertIntoStatement insert
+        && insert.replaceCriteriaOpt().isDefined() ? insert.table() : null;
   }
 }
