@@ -223,6 +223,57 @@ def test_the_session_setting_commits_inside_the_table_on_any_store(spark):
     assert not os.path.exists(root)  # a managed table: its directory, kept versions and all
 
 
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_a_renamed_managed_table_of_this_layout_moves_its_directory_and_frees_the_old_name(spark, partitioned):
+    """ALTER TABLE ... RENAME of a managed table whose commits keep their versions inside it: the metastore moves no
+    file of a table located below its default path, so bucketkit moves the table's directory (versions, pointer,
+    records) with the name, and the table and each partition are located at the same version there. Its rows,
+    history and the next INSERT follow the name, read alike with the catalog on and off; the database directory
+    lists only the new name; a table created under the old name starts empty. Failed before: the table stayed in the
+    old name's directory, and CREATE TABLE of the old name failed (LOCATION_ALREADY_EXISTS)."""
+    import os
+
+    from bucketkit.writing.commit import LAYOUT_CONF
+    from support.sparkown import rows_of
+
+    def where(table, partition=""):
+        described = spark.sql(f"DESCRIBE FORMATTED {table}{partition}").where("col_name = 'Location'")
+        return described.first()[1].removeprefix("file:")
+
+    p, by = (", CAST(id % 3 AS STRING)", "PARTITIONED BY (p STRING) ") if partitioned else ("", "")
+    for t in ("moved_t", "moved_t2"):
+        spark.sql(f"DROP TABLE IF EXISTS {t}")
+    spark.sql(f"CREATE TABLE moved_t (k INT, v STRING) {by}CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+    home = where("moved_t")
+    warehouse = os.path.dirname(home)
+    spark.conf.set(LAYOUT_CONF, "inside")
+    try:
+        for tag, n in (("a", 30), ("b", 10)):
+            spark.sql(f"INSERT INTO moved_t SELECT CAST(id AS INT), '{tag}'{p} FROM range({n})")
+        assert where("moved_t").startswith(home + "/.bucketkit.versions/")
+        spark.sql("ALTER TABLE moved_t RENAME TO moved_t2")
+        version = os.path.basename(where("moved_t2"))
+        assert where("moved_t2") == os.path.join(warehouse, "moved_t2", ".bucketkit.versions", version)
+        if partitioned:
+            assert where("moved_t2", " PARTITION (p='1')") == os.path.join(where("moved_t2"), "p=1")
+        assert sorted(e for e in os.listdir(warehouse) if e.startswith(("moved_t", ".moved_t"))) == ["moved_t2"]
+        counts = "SELECT v, count(*) FROM moved_t2 GROUP BY v"
+        with catalog_off(spark):
+            assert rows_of(spark, counts) == [("a", 30), ("b", 10)]
+        assert rows_of(spark, counts) == [("a", 30), ("b", 10)]
+        assert [v.operation for v in bucketkit.history("moved_t2", spark=spark)] == ["create", "append"]
+        spark.sql(f"INSERT INTO moved_t2 SELECT CAST(id AS INT), 'c'{p} FROM range(5)")
+        with catalog_off(spark):
+            assert rows_of(spark, counts) == [("a", 30), ("b", 10), ("c", 5)]
+        spark.sql("CREATE TABLE moved_t (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+        assert spark.table("moved_t").count() == 0
+    finally:
+        spark.conf.unset(LAYOUT_CONF)
+        for t in ("moved_t", "moved_t2"):
+            spark.sql(f"DROP TABLE IF EXISTS {t}")
+    assert not os.path.exists(os.path.join(warehouse, "moved_t2"))
+
+
 def test_a_table_the_metastore_cannot_move_is_refused_inside_before_anything_is_written(spark, tmp_path):
     """A commit inside the table is published by moving the metastore (ALTER TABLE ... SET LOCATION), which Hive
     refuses for a table whose bucket column is spelled with capitals (Spark's own ALTER TABLE fails the same).

@@ -543,18 +543,29 @@ def test_a_replaced_table_dropped_frees_its_name_and_location(spark, src, partit
     drop(spark, "rtas_gone")
 
 
-def test_a_replaced_table_renamed_moves_its_directory_with_its_name(spark, src):
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_a_replaced_table_renamed_moves_its_directory_with_its_name(spark, src, partitioned):
     """The metastore moves a managed table's files on RENAME only where it is located at its default path; a replaced
-    table is located inside it, so bucketkit moves that directory with the name. The old name is then free (CREATE
-    TABLE of it works: Spark refuses a taken default location), and a DROP under the new name leaves nothing."""
+    table is located inside it, so bucketkit moves that directory with the name, and each partition's location with
+    it. The old name is then free (CREATE TABLE of it works: Spark refuses a taken default location), and a DROP under
+    the new name leaves nothing. Failed before, partitioned: the partitions stayed located in the old name's
+    directory, which had moved, and the table read no row (catalog on and off)."""
     drop(spark, "rtas_moved", "rtas_moved2")
+    p, by = (", CAST(k % 3 AS STRING) AS p", "PARTITIONED BY (p) ") if partitioned else ("", "")
     spark.sql(f"CREATE TABLE rtas_moved STORED AS ORC CLUSTERED BY (k) INTO 4 BUCKETS AS SELECT k, v FROM {src}")
-    spark.sql("CREATE OR REPLACE TABLE rtas_moved USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY (k) INTO 8 "
-              f"BUCKETS AS SELECT k, v FROM {src} WHERE k < 300")
+    spark.sql(f"CREATE OR REPLACE TABLE rtas_moved USING hive OPTIONS (fileFormat 'orc') {by}CLUSTERED BY (k) INTO 8 "
+              f"BUCKETS AS SELECT k, v{p} FROM {src} WHERE k < 300")
     spark.sql("ALTER TABLE rtas_moved RENAME TO rtas_moved2")
-    assert location(spark, "rtas_moved2").removeprefix("file:").startswith(_default_location(spark, "rtas_moved2") + "/")
+    home = _default_location(spark, "rtas_moved2") + "/"
+    assert location(spark, "rtas_moved2").removeprefix("file:").startswith(home)
+    if partitioned:
+        for part in ("0", "1", "2"):
+            where = spark.sql(f"DESCRIBE FORMATTED rtas_moved2 PARTITION (p='{part}')").where("col_name = 'Location'")
+            assert where.first()[1].removeprefix("file:").startswith(home), part
     assert not os.path.exists(_default_location(spark, "rtas_moved"))
-    assert spark_rows(spark, "SELECT * FROM rtas_moved2") == spark_rows(spark, f"SELECT k, v FROM {src} WHERE k < 300")
+    expected = spark_rows(spark, f"SELECT k, v{p} FROM {src} WHERE k < 300")
+    assert len(expected) == 138 and spark_rows(spark, "SELECT * FROM rtas_moved2") == expected
+    assert rows_of(spark, "SELECT * FROM rtas_moved2") == expected
     assert bucketkit.validate(load_table(spark, "rtas_moved2")).ok
     spark.sql("CREATE TABLE rtas_moved STORED AS ORC AS SELECT 1 AS a")
     drop(spark, "rtas_moved", "rtas_moved2")

@@ -1,17 +1,21 @@
 package io.bucketkit.write;
 
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.bucketkit.compat.SparkCompat;
 import io.bucketkit.layout.TableListing;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
+import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
 import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
 import org.apache.spark.sql.catalyst.catalog.DropTableEvent;
 import org.apache.spark.sql.catalyst.catalog.DropTablePreEvent;
@@ -25,6 +29,7 @@ import org.apache.spark.sql.catalyst.plans.logical.RenameTable;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.command.AlterTableRenameCommand;
 import org.apache.spark.sql.execution.command.DropTableCommand;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * {@code DROP TABLE} of a managed table whose commits publish inside it ({@link MetastorePublish}): the
@@ -38,7 +43,8 @@ import org.apache.spark.sql.execution.command.DropTableCommand;
  * drop succeeded. A table a REPLACE
  * swapped in ({@code io.bucketkit.spark.CreateAsSelect}) is located in a directory inside its default
  * location, beside the files of the table it replaced: its DROP deletes that default location whole, and
- * its RENAME moves that directory with the name ({@link #followRename}). An external table keeps its files,
+ * its RENAME moves that directory with the name, as it moves a managed table whose versions are kept inside its
+ * directory ({@link #followRename}). An external table keeps its files,
  * as Hive and Spark keep them.
  */
 public final class ManagedDrop implements ExternalCatalogEventListener {
@@ -114,12 +120,14 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   }
 
   /**
-   * After {@code ALTER TABLE old RENAME TO name}: a managed table a REPLACE located inside its default location
-   * ({@code <database>/<old>/.bucketkit.table-<time>}) moves with its name, as the metastore moves a managed table
-   * located at its default path: that directory becomes {@code <database>/<name>}, and the table is located there.
-   * Else the old name's directory would keep the table's files, and a table created under the old name would find
-   * its default location taken. Where the new name's directory exists, the metastore refuses the same move of its
-   * own tables; this leaves the table where it is.
+   * After {@code ALTER TABLE old RENAME TO name}: a managed table located inside its old name's default directory
+   * ({@code <database>/<old>/...}: a table a REPLACE built there, {@code .bucketkit.table-<time>}, or one whose
+   * commits keep their versions inside it, {@code .bucketkit.versions/<write id>}) moves with its name, as the
+   * metastore moves a managed table located at its default path (it moves none located below it): that directory
+   * becomes {@code <database>/<name>}, and the table and each of its partitions located in it are located at the same
+   * place there. Else the old name's directory would keep the table's files, history and pointer, and a table created
+   * under the old name would find its default location taken. Where the new name's directory exists, the metastore
+   * refuses the same move of its own tables; this leaves the table where it is.
    */
   private void followRename(String database, String old, String name) {
     CatalogTable table;
@@ -131,25 +139,60 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     if (!table.tableType().equals(CatalogTableType.MANAGED()) || table.storage().locationUri().isEmpty()) {
       return;
     }
-    Path location = new Path(table.storage().locationUri().get());
-    Path dir = replacedIn(database, old, location);
     Path db = new Path(catalog.getDatabase(database).locationUri());
+    Path dir = new Path(db, old);
+    Path moved = new Path(db, name);
     try {
       FileSystem fs = db.getFileSystem(conf);
-      if (dir != null) {
-        Path moved = new Path(dir.getParent(), name);
+      String rest = below(dir, table.storage().locationUri().get());
+      if (rest != null) {
         if (fs.exists(moved) || !fs.rename(dir, moved)) {
           return;
         }
-        catalog.alterTable(io.bucketkit.compat.SparkCompat.relocated(table, new Path(moved, location.getName()).toUri()));
+        try {
+          relocate(database, name, table, dir, moved, rest);
+        } catch (RuntimeException e) {  // the metastore refused: the table stays where it still says
+          fs.rename(moved, dir);
+          throw e;
+        }
       }
-      if (fs.exists(new Path(db, name)) && !fs.exists(new Path(db, old))) {  // the table's directory moved
-        moveVersions(fs, new Path(db, old), name);
+      if (fs.exists(moved) && !fs.exists(dir)) {  // the table's directory moved
+        moveVersions(fs, dir, name);
       }
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException("bucketkit: table " + database + "." + old + " was renamed to " + name
           + "; its directory, or what bucketkit's commits kept beside it, could not be moved with it", e);
     }
+  }
+
+  /** Table {@code name} and each of its partitions located below {@code dir} located at the same place in {@code moved}. */
+  private void relocate(String database, String name, CatalogTable table, Path dir, Path moved, String rest) {
+    if (!table.partitionColumnNames().isEmpty()) {
+      List<CatalogTablePartition> partitions = new ArrayList<>();
+      for (CatalogTablePartition p : CollectionConverters.asJava(
+          catalog.listPartitions(database, name, scala.Option.empty()))) {
+        String at = p.storage().locationUri().isEmpty() ? null : below(dir, p.storage().locationUri().get());
+        if (at != null) {
+          partitions.add(SparkCompat.relocated(p, new Path(moved, at).toUri()));
+        }
+      }
+      if (!partitions.isEmpty()) {
+        catalog.alterPartitions(database, name, CollectionConverters.asScala(partitions).toList());
+      }
+    }
+    catalog.alterTable(SparkCompat.relocated(table, new Path(moved, rest).toUri()));
+  }
+
+  /**
+   * The path of {@code location} below directory {@code dir} ({@code a/b} for {@code <dir>/a/b}), or null where it is
+   * not below it (the directory itself included: the metastore moves a table located there). Compared by path, as
+   * the metastore gives a table's location and its database's with or without the scheme.
+   */
+  private static String below(Path dir, java.net.URI location) {
+    String top = dir.toUri().getPath().replaceAll("/+$", "") + "/";
+    String path = location.getPath();
+    return path != null && path.startsWith(top) && path.length() > top.length()
+        ? path.substring(top.length()).replaceAll("/+$", "") : null;
   }
 
   /**
