@@ -274,6 +274,40 @@ def test_a_renamed_managed_table_of_this_layout_moves_its_directory_and_frees_th
     assert not os.path.exists(os.path.join(warehouse, "moved_t2"))
 
 
+def test_a_replaced_table_whose_commits_publish_inside_it_is_dropped_whole(spark):
+    """A managed table a REPLACE ... AS SELECT swapped in (located in <table>/.bucketkit.table-<time>) whose next
+    INSERT publishes inside it (located at <table>/.bucketkit.table-<time>/.bucketkit.versions/<id>): DROP TABLE
+    deletes its default directory whole, the replaced table's versions and pointer included, so the name is free.
+    Failed before: only the REPLACE's directory went, and CREATE TABLE of the name failed (LOCATION_ALREADY_EXISTS)."""
+    import os
+
+    from bucketkit.writing.commit import LAYOUT_CONF
+    from support.sparkown import rows_of
+
+    spark.sql("DROP TABLE IF EXISTS replaced_t")
+    spark.sql("CREATE TABLE replaced_t (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+    home = spark.sql("DESCRIBE FORMATTED replaced_t").where("col_name = 'Location'").first()[1].removeprefix("file:")
+    spark.conf.set(LAYOUT_CONF, "inside")
+    try:
+        spark.sql("INSERT INTO replaced_t SELECT CAST(id AS INT), 'a' FROM range(10)")
+        spark.sql("CREATE OR REPLACE TABLE replaced_t USING hive OPTIONS (fileFormat 'orc') CLUSTERED BY (k) INTO 4 "
+                  "BUCKETS AS SELECT CAST(id AS INT) AS k, 'b' AS v FROM range(6)")
+        spark.sql("INSERT INTO replaced_t SELECT CAST(id AS INT), 'c' FROM range(3)")
+        where = spark.sql("DESCRIBE FORMATTED replaced_t").where("col_name = 'Location'").first()[1]
+        assert "/.bucketkit.table-" in where and "/.bucketkit.versions/" in where
+        counts = "SELECT v, count(*) FROM replaced_t GROUP BY v"
+        with catalog_off(spark):
+            assert rows_of(spark, counts) == [("b", 6), ("c", 3)]
+        assert rows_of(spark, counts) == [("b", 6), ("c", 3)]
+        spark.sql("DROP TABLE replaced_t")
+        assert not os.path.exists(home)
+        spark.sql("CREATE TABLE replaced_t (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+        assert spark.table("replaced_t").count() == 0
+    finally:
+        spark.conf.unset(LAYOUT_CONF)
+        spark.sql("DROP TABLE IF EXISTS replaced_t")
+
+
 def test_a_table_the_metastore_cannot_move_is_refused_inside_before_anything_is_written(spark, tmp_path):
     """A commit inside the table is published by moving the metastore (ALTER TABLE ... SET LOCATION), which Hive
     refuses for a table whose bucket column is spelled with capitals (Spark's own ALTER TABLE fails the same).

@@ -228,7 +228,8 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   /**
    * The table directory of a managed table: its location, or, where it is located at one of its versions kept
    * inside it, that table directory, or, where a REPLACE built it inside its default location
-   * ({@code io.bucketkit.spark.CreateAsSelect}), that default location; null for an external table.
+   * ({@code io.bucketkit.spark.CreateAsSelect}; located at one of its versions there or not), that default location;
+   * null for an external table.
    */
   private Path ownedRoot(String database, String name) {
     CatalogTable table;
@@ -240,12 +241,12 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     if (!table.tableType().equals(CatalogTableType.MANAGED()) || table.storage().locationUri().isEmpty()) {
       return null;
     }
-    Path location = new Path(table.storage().locationUri().get());
-    if (location.getName().startsWith(TableListing.REPLACED_PREFIX)) {
-      Path replaced = replacedIn(database, name, location);
-      return replaced != null ? replaced : location;
+    Path root = TableListing.tableRoot(new Path(table.storage().locationUri().get()));
+    if (root.getName().startsWith(TableListing.REPLACED_PREFIX)) {  // its commits may publish inside it too
+      Path replaced = replacedIn(database, name, root);
+      return replaced != null ? replaced : root;
     }
-    return TableListing.tableRoot(location);
+    return root;
   }
 
   /**
