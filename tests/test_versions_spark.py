@@ -5,6 +5,7 @@ expected from what each write wrote, and from Spark's own reader of the live dir
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -378,7 +379,19 @@ def test_a_renamed_managed_table_takes_its_versions_and_a_new_table_of_the_old_n
     spark.sql("CREATE TABLE vers_ren (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
     for tag in ("a", "b"):
         spark.sql(f"INSERT INTO vers_ren SELECT CAST(id AS INT), '{tag}' FROM range(10)")
+    warehouse = spark.conf.get("spark.sql.warehouse.dir").removeprefix("file:")
+
+    def beside(name):
+        return sorted(e for e in os.listdir(warehouse) if e.startswith(f".{name}.bucketkit"))
+
+    deadline = time.monotonic() + 10  # the last commit's journal goes once its grace period (1 s) is over
+    while any(e.startswith(".vers_ren.bucketkit-") for e in beside("vers_ren")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert beside("vers_ren") == [".vers_ren.bucketkit.lock", ".vers_ren.bucketkit.versions"]
     spark.sql("ALTER TABLE vers_ren RENAME TO vers_ren2")
+    # nothing stays under the old name in the database directory (the lock stayed there before)
+    assert beside("vers_ren") == [] and beside("vers_ren2") == [".vers_ren2.bucketkit.lock",
+                                                                 ".vers_ren2.bucketkit.versions"]
     assert [v.operation for v in bucketkit.history("vers_ren2", spark=spark)] == ["create", "append"]
     assert rows(spark.sql("SELECT v, count(*) FROM vers_ren2 VERSION AS OF 0 GROUP BY v")) == [("a", 10)]
     assert rows(spark.sql("SELECT v, count(*) FROM vers_ren2 GROUP BY v")) == [("a", 10), ("b", 10)]

@@ -54,6 +54,8 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   private final ExternalCatalogWithListener catalog;
   private final Configuration conf;
   private final Map<String, Path> dropping = new ConcurrentHashMap<>();
+  /** versions.TablePaths.lock beside a table: {@code .<table>.bucketkit.lock}. */
+  private static final String LOCK = ".lock";
 
   private ManagedDrop(ExternalCatalogWithListener catalog, Configuration conf) {
     this.catalog = catalog;
@@ -198,15 +200,27 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   /**
    * The versions commits kept beside table directory {@code root} ({@code .<old>.bucketkit.versions}) renamed for the
    * table's new name, once its directory moved to {@code name}: its history (history, time travel, reads pinned to a
-   * version) follows it, and a table created later under the old name starts none of it. The journals and the lock
-   * stay: a commit's grace period still deletes what it retires by their names. Where the new name has versions
-   * there already (left by a table of that name dropped without bucketkit), nothing moves.
+   * version) follows it, and a table created later under the old name starts none of it. The lock follows too, where
+   * no commit of the old name is in its grace period (a journal {@code .<old>.bucketkit-<id>.json} names one: it
+   * deletes what it retires by those names), so the database directory lists nothing under the old name. Where the
+   * new name has versions there already (left by a table of that name dropped without bucketkit), nothing moves.
    */
   private static void moveVersions(FileSystem fs, Path root, String name) throws java.io.IOException {
     Path versions = TableListing.keptBeside(root);
-    Path target = TableListing.keptBeside(new Path(root.getParent(), name));
+    Path renamed = new Path(root.getParent(), name);
+    Path target = TableListing.keptBeside(renamed);
     if (fs.exists(versions) && !fs.exists(target)) {
       fs.rename(versions, target);
+    }
+    Path lock = new Path(root.getParent(), TableListing.besidePrefix(root.getName()) + LOCK);
+    Path newLock = new Path(root.getParent(), TableListing.besidePrefix(name) + LOCK);
+    String journals = TableListing.besidePrefix(root.getName()) + "-";
+    boolean pending = false;
+    for (FileStatus entry : TableListing.besideEntries(fs, root)) {
+      pending |= entry.getPath().getName().startsWith(journals);
+    }
+    if (!pending && fs.exists(lock) && !fs.exists(newLock)) {
+      fs.rename(lock, newLock);
     }
   }
 
