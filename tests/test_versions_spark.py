@@ -401,3 +401,25 @@ def test_a_renamed_managed_table_takes_its_versions_and_a_new_table_of_the_old_n
     assert rows(spark.sql("SELECT v, count(*) FROM vers_ren VERSION AS OF 0 GROUP BY v")) == [("c", 3)]
     for t in ("vers_ren", "vers_ren2"):
         spark.sql(f"DROP TABLE {t}")
+
+
+def test_drop_database_cascade_takes_the_kept_versions_of_a_managed_table_located_elsewhere(spark, tmp_path):
+    """DROP DATABASE ... CASCADE: the metastore deletes the database directory whole, and of a managed table located
+    outside it (SET LOCATION) only that location, posting no drop of the table; bucketkit deletes what the table's
+    commits kept beside it too, so nothing of the database is left. Failed before: .<location>.bucketkit.versions and
+    the lock stayed beside the table's location for good."""
+    elsewhere = tmp_path / "elsewhere"
+    spark.sql("DROP DATABASE IF EXISTS vers_db CASCADE")
+    spark.sql(f"CREATE DATABASE vers_db LOCATION '{tmp_path / 'vers_db'}'")
+    try:
+        for t in ("home", "moved"):
+            spark.sql(f"CREATE TABLE vers_db.{t} (k INT, v STRING) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC")
+        spark.sql(f"ALTER TABLE vers_db.moved SET LOCATION '{elsewhere}'")
+        for t in ("home", "moved"):
+            for tag in ("a", "b"):
+                spark.sql(f"INSERT INTO vers_db.{t} SELECT CAST(id AS INT), '{tag}' FROM range(10)")
+        assert spark.table("vers_db.moved").count() == 20
+        assert ".elsewhere.bucketkit.versions" in os.listdir(tmp_path)
+    finally:
+        spark.sql("DROP DATABASE IF EXISTS vers_db CASCADE")
+    assert sorted(os.listdir(tmp_path)) == []

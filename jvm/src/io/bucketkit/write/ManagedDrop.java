@@ -17,17 +17,21 @@ import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.catalyst.catalog.CatalogTable;
 import org.apache.spark.sql.catalyst.catalog.CatalogTablePartition;
 import org.apache.spark.sql.catalyst.catalog.CatalogTableType;
+import org.apache.spark.sql.catalyst.catalog.DropDatabaseEvent;
+import org.apache.spark.sql.catalyst.catalog.DropDatabasePreEvent;
 import org.apache.spark.sql.catalyst.catalog.DropTableEvent;
 import org.apache.spark.sql.catalyst.catalog.DropTablePreEvent;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogEvent;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogEventListener;
 import org.apache.spark.sql.catalyst.catalog.ExternalCatalogWithListener;
 import org.apache.spark.sql.catalyst.catalog.RenameTableEvent;
+import org.apache.spark.sql.catalyst.plans.logical.DropNamespace;
 import org.apache.spark.sql.catalyst.plans.logical.DropTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.RenameTable;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.execution.command.AlterTableRenameCommand;
+import org.apache.spark.sql.execution.command.DropDatabaseCommand;
 import org.apache.spark.sql.execution.command.DropTableCommand;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -87,7 +91,8 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     @Override
     public scala.runtime.BoxedUnit apply(LogicalPlan plan) {
       if (plan instanceof DropTable || plan instanceof DropTableCommand && !((DropTableCommand) plan).isView()
-          || plan instanceof RenameTable || plan instanceof AlterTableRenameCommand r && !r.isView()) {
+          || plan instanceof RenameTable || plan instanceof AlterTableRenameCommand r && !r.isView()
+          || plan instanceof DropNamespace || plan instanceof DropDatabaseCommand) {
         watch(spark);
       }
       return scala.runtime.BoxedUnit.UNIT;
@@ -104,20 +109,57 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
       } else {
         dropping.remove(key);  // an earlier DROP of this name that failed noted a directory: not this table's
       }
+    } else if (event instanceof DropDatabasePreEvent pre) {
+      noteDatabase(pre.database());
+    } else if (event instanceof DropDatabaseEvent done) {
+      for (String key : List.copyOf(dropping.keySet())) {
+        if (key.startsWith(done.database() + ".")) {
+          deleteOwned(key, dropping.remove(key));
+        }
+      }
     } else if (event instanceof RenameTableEvent renamed) {
       followRename(renamed.database(), renamed.name(), renamed.newName());
     } else if (event instanceof DropTableEvent done) {
-      Path root = dropping.remove(done.database() + "." + done.name());
-      if (root != null) {
-        try {
-          FileSystem fs = root.getFileSystem(conf);
-          fs.delete(root, true);  // where the metastore deleted only a version, or nothing of it (a REPLACE's)
-          deleteBeside(fs, root);
-        } catch (java.io.IOException e) {
-          throw new java.io.UncheckedIOException("bucketkit: table " + done.database() + "." + done.name()
-              + " was dropped; its directory " + root + " (kept versions) could not be deleted", e);
+      String key = done.database() + "." + done.name();
+      deleteOwned(key, dropping.remove(key));
+    }
+  }
+
+  /** After table {@code key}'s drop: its directory {@code root} (null: none noted) and what commits kept beside it. */
+  private void deleteOwned(String key, Path root) {
+    if (root == null) {
+      return;
+    }
+    try {
+      FileSystem fs = root.getFileSystem(conf);
+      fs.delete(root, true);  // where the metastore deleted only a version, or nothing of it (a REPLACE's)
+      deleteBeside(fs, root);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException("bucketkit: table " + key + " was dropped; its directory " + root
+          + " (kept versions) could not be deleted", e);
+    }
+  }
+
+  /**
+   * Before {@code DROP DATABASE ... CASCADE}: the metastore deletes the database directory whole, and with it every
+   * table directory and what commits kept beside them there, but of a managed table located elsewhere ({@code SET
+   * LOCATION}) only its location, and it posts no drop of each table. Such tables are noted here as a {@code DROP
+   * TABLE} notes one, read in one metastore call, and deleted once the database is dropped; a drop that fails
+   * (a database with tables, without CASCADE) deletes nothing.
+   */
+  private void noteDatabase(String database) {
+    dropping.keySet().removeIf(key -> key.startsWith(database + "."));
+    try {
+      Path db = new Path(catalog.getDatabase(database).locationUri());
+      for (CatalogTable table : CollectionConverters.asJava(
+          catalog.getTablesByName(database, catalog.listTables(database)))) {
+        Path root = ownedRoot(database, table);
+        if (root != null && below(db, root.toUri()) == null) {
+          dropping.put(database + "." + table.identifier().table(), root);
         }
       }
+    } catch (RuntimeException e) {
+      // no such database, or the metastore cannot list it: the drop itself says so
     }
   }
 
@@ -252,6 +294,12 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     } catch (Exception e) {
       return null;  // no such table: the drop itself says so
     }
+    return ownedRoot(database, table);
+  }
+
+  /** {@link #ownedRoot(String, String)} of table {@code table}, read already. */
+  private Path ownedRoot(String database, CatalogTable table) {
+    String name = table.identifier().table();
     if (!table.tableType().equals(CatalogTableType.MANAGED()) || table.storage().locationUri().isEmpty()) {
       return null;
     }
