@@ -55,6 +55,7 @@ def test_java_knows_the_commit_protocols_names(spark):
     assert java.SWITCHING == SWITCHING
     assert java.KEPT_VERSIONS == KEPT_VERSIONS and TablePaths("/data/t").store == "/data/.t" + KEPT_VERSIONS
     assert java.journalName("t", "w1") == os.path.basename(TablePaths("/data/t").journal("w1"))
+    assert java.lockName("t") == os.path.basename(TablePaths("/data/t").lock)
     assert java.POINTER == POINTER and TablePaths("/data/t", inside=True).pointer == "/data/t/" + POINTER
     path = spark._jvm.org.apache.hadoop.fs.Path
     for where in ("/data/t", "/data/t/.bucketkit.versions/w1", "/data/.bucketkit.versions", "/.bucketkit.versions/w1",

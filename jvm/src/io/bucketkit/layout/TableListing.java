@@ -32,7 +32,7 @@ import org.apache.hadoop.fs.Path;
  * </ul>
  *
  * <p>Java must know the protocol's names; tests hold {@link #VERSION_PREFIX}, {@link #journalName},
- * {@link #SWITCHING} and {@link #KEPT_VERSIONS} equal to Python's.
+ * {@link #lockName}, {@link #SWITCHING} and {@link #KEPT_VERSIONS} equal to Python's.
  */
 public final class TableListing {
   /** versions.VERSION_PREFIX: the live version's marker file, inside the table directory. */
@@ -139,6 +139,11 @@ public final class TableListing {
 
   private static String journalPrefix(String tableDir) {
     return besidePrefix(tableDir) + "-";
+  }
+
+  /** versions.TablePaths.lock of a table whose commits keep their versions beside it: {@code .<tableDir>.bucketkit.lock}. */
+  public static String lockName(String tableDir) {
+    return besidePrefix(tableDir) + ".lock";
   }
 
   /** Where commits keep the versions of table directory {@code root} beside it: {@code .<name>.bucketkit.versions}. */
@@ -322,6 +327,18 @@ public final class TableListing {
       }
     }
     return out;
+  }
+
+  /** Whether a commit of table directory {@code root} is under way or in its grace period: a journal (or its next
+   * version) of it lies beside it. */
+  public static boolean committing(FileSystem fs, Path root) throws IOException {
+    String prefix = journalPrefix(root.getName());
+    for (FileStatus s : besideEntries(fs, root)) {
+      if (s.getPath().getName().startsWith(prefix)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The path of a journal beside {@code root} whose state is {@code switching}, or null. */

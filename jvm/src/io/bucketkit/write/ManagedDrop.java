@@ -58,8 +58,6 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
   private final ExternalCatalogWithListener catalog;
   private final Configuration conf;
   private final Map<String, Path> dropping = new ConcurrentHashMap<>();
-  /** versions.TablePaths.lock beside a table: {@code .<table>.bucketkit.lock}. */
-  private static final String LOCK = ".lock";
 
   private ManagedDrop(ExternalCatalogWithListener catalog, Configuration conf) {
     this.catalog = catalog;
@@ -254,14 +252,9 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
     if (fs.exists(versions) && !fs.exists(target)) {
       fs.rename(versions, target);
     }
-    Path lock = new Path(root.getParent(), TableListing.besidePrefix(root.getName()) + LOCK);
-    Path newLock = new Path(root.getParent(), TableListing.besidePrefix(name) + LOCK);
-    String journals = TableListing.besidePrefix(root.getName()) + "-";
-    boolean pending = false;
-    for (FileStatus entry : TableListing.besideEntries(fs, root)) {
-      pending |= entry.getPath().getName().startsWith(journals);
-    }
-    if (!pending && fs.exists(lock) && !fs.exists(newLock)) {
+    Path lock = new Path(root.getParent(), TableListing.lockName(root.getName()));
+    Path newLock = new Path(root.getParent(), TableListing.lockName(name));
+    if (!TableListing.committing(fs, root) && fs.exists(lock) && !fs.exists(newLock)) {
       fs.rename(lock, newLock);
     }
   }
@@ -272,13 +265,9 @@ public final class ManagedDrop implements ExternalCatalogEventListener {
    * staging table, built there too, is not located in its own name's directory).
    */
   private Path replacedIn(String database, String name, Path location) {
-    Path dir = location.getParent();
-    if (!location.getName().startsWith(TableListing.REPLACED_PREFIX) || dir == null || dir.getParent() == null
-        || !dir.getName().equals(name)) {
-      return null;
-    }
-    Path db = new Path(catalog.getDatabase(database).locationUri());
-    return db.toUri().getPath().replaceAll("/+$", "").equals(dir.getParent().toUri().getPath()) ? dir : null;
+    Path home = new Path(new Path(catalog.getDatabase(database).locationUri()), name);
+    return location.getName().startsWith(TableListing.REPLACED_PREFIX)
+        && location.getName().equals(below(home, location.toUri())) ? location.getParent() : null;
   }
 
   /**
