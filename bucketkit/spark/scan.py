@@ -20,6 +20,7 @@ driver, before any task runs (``TableKind.check``; :class:`~bucketkit.errors.Aci
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
@@ -32,7 +33,7 @@ from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning.plan import ScanPlan
 from bucketkit.spark import filters as spark_filters
 from bucketkit.spark.tasks import SCAN_TASK_BYTES, pack, run_packs, task_count
-from bucketkit.spark.types import arrow_schema, column
+from bucketkit.spark.types import arrow_schema, column, quoted
 from bucketkit.spark.filters import SparkFilters
 from bucketkit.spark.catalog import describe_catalog_table, resolve_table, table_from_description
 from bucketkit.spark.driver import default_parallelism
@@ -60,7 +61,7 @@ def spark_ddl(table: BucketedTable) -> str:
     if not spec.columns:
         raise InvalidArgumentError(f"{table}: the table's columns are unknown; pass columns={{name: hive_type}}")
     cols = list(spec.columns) + list(zip(spec.partitioned_by, spec.partition_types))
-    return ", ".join(f"`{n}` {_ddl_type(t)}" for n, t in cols)
+    return ", ".join(f"{quoted(n)} {_ddl_type(t)}" for n, t in cols)
 
 
 def spark_schema(table: BucketedTable) -> Any:
@@ -304,7 +305,7 @@ def read_plan(spark: SparkSession, plan: ScanPlan, predicates: Sequence[Any] = (
     for predicate in predicates:
         df = df.where(predicate)
     if plan.columns is not None:
-        df = df.select(*[f"`{c}`" for c in plan.columns])
+        df = df.select(*[column(c) for c in plan.columns])
     return df
 
 
@@ -317,7 +318,7 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     from pyspark.sql import functions as F
 
     from bucketkit.spark.driver import jar_class
-    from bucketkit.spark.hashcol import bucket_id_column, java_keys
+    from bucketkit.spark.hashcol import bucket_id_column
 
     spec = bt.spec
     if not plan.is_pruned or plan.unbucketed or plan.placement is None or not plan.placement.checked:
@@ -331,13 +332,15 @@ def _rows_checked(spark: SparkSession, df: DataFrame, plan: ScanPlan, bt: Bucket
     checked = {name: b for name, b in sorted(by_name.items()) if b is not None}
     if not checked:
         return df
-    keys = [column(c) for c in spec.bucketed_by]
     cls = jar_class(spark, "read.FileBucketCheck")
-    if cls is not None:  # the file's bucket looked up once per file, in the JVM (a row: its hash and a comparison)
-        from pyspark.sql.classic.column import Column
+    if cls is not None:  # the file's bucket looked up once per file, in the JVM (a row: its hash and a comparison);
+        # one py4j call: lists as JSON (a list handed to py4j is a round trip an element)
+        from pyspark.sql.classic.dataframe import DataFrame
 
-        return df.where(Column(cls.of(*java_keys(spark, keys, spec.bucket_types), spec.bucketing_version,
-                                      spec.bucket_count, list(checked), list(checked.values()), str(bt))))
+        return DataFrame(cls.where(df._jdf, json.dumps(list(spec.bucketed_by)), json.dumps(list(spec.bucket_types)),
+                                   spec.bucketing_version, spec.bucket_count, json.dumps(list(checked)),
+                                   json.dumps(list(checked.values())), str(bt)), spark)
+    keys = [column(c) for c in spec.bucketed_by]
     row_bucket = bucket_id_column(keys, spec.bucket_types, spec.bucketing_version, spec.bucket_count, spark=spark)
     # the file name: substring_index is linear; a regex anchored at the end (([^/]*)$) backtracks over the
     # whole path at every start position, which cost 20 us a row (a 156k-row bucket: 3 s of a 0.1 s read)
