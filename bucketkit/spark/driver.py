@@ -42,8 +42,8 @@ def is_connect(spark: Any) -> bool:
 # Per session: bucketkit's JVM classes by name, None for one it cannot reach. Weak keys: a stopped session
 # must not be kept alive by the cache.
 _JAR_CLASSES: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
-# Per Spark context: the class loader bucketkit's jar was added to at first use (None: it was on the class path
-# from the start, or could not be added; _UNLOADABLE says why not).
+# Per Spark context: the class loader bucketkit's jar was added to at first use, and java.lang.Thread (absent: it was
+# on the class path from the start, or could not be added; _UNLOADABLE says why not).
 _ADDED: dict[str, Any] = {}
 _UNLOADABLE: dict[str, str] = {}
 
@@ -94,9 +94,10 @@ def _use_loader(spark: Any) -> None:
     """Where the jar was added at run time, py4j's calls from this thread resolve classes through the
     session's class loader that has it (py4j asks the calling JVM thread's context class loader; Spark's
     ``ADD JAR`` sets it on the thread that ran it only)."""
-    loader = _ADDED.get(session_key(spark))
-    if loader is not None:
-        spark._jvm.java.lang.Thread.currentThread().setContextClassLoader(loader)
+    added = _ADDED.get(session_key(spark))
+    if added is not None:
+        loader, thread = added  # java.lang.Thread looked up once: a py4j name lookup is a round trip a part
+        thread.currentThread().setContextClassLoader(loader)
 
 
 def load_jar(spark: Any) -> bool:
@@ -125,7 +126,7 @@ def load_jar(spark: Any) -> bool:
         jsession.sparkContext().addJar(str(jar))
         loader = jsession.sharedState().jarClassLoader()
         loader.addURL(spark._jvm.java.io.File(str(jar)).toURI().toURL())
-        _ADDED[key] = loader
+        _ADDED[key] = (loader, spark._jvm.java.lang.Thread)
         _use_loader(spark)
         return True
     except Exception as exc:  # noqa: BLE001 - any failure leaves the session as it was: warn, run without
