@@ -102,6 +102,30 @@ def test_catalog_modes_and_mismatch(spark, source):
         bucketkit.write(source, "k", 4, table="cat_desc", sorted_by=["k DESC"])
 
 
+@pytest.mark.parametrize("partitioned", [False, True])
+def test_a_name_written_again_after_drop_table_does_not_take_in_the_dropped_tables_rows(spark, source, partitioned):
+    """``bucketkit.write(table=)`` creates an EXTERNAL table, whose DROP keeps its files. Writing the name again
+    created the table over them: "created with N rows" and a table of the old rows plus the new ones (unpartitioned),
+    or old partitions left to come back with MSCK REPAIR. As Spark's saveAsTable does for a location that is not empty
+    (LOCATION_ALREADY_EXISTS), the write is refused naming the location; mode='overwrite' replaces the files, and
+    Spark's own read (the golden rows) sees the new rows only."""
+    name = "cat_again_p" if partitioned else "cat_again"
+    kw = {"partitioned_by": "p"} if partitioned else {}
+    bucketkit.write(source, "k", 4, table=name, **kw)
+    spark.sql(f"DROP TABLE {name}")
+    new = source.where("k < 10").selectExpr("k", "upper(v) AS v", "p")
+    for mode in ("error", "append", "ignore"):
+        with pytest.raises(TableExistsError, match=rf"table {name} is not in the catalog, but its location "
+                                                   rf"\S+/{name} holds a table's files \(such as \S+\.orc"):
+            bucketkit.write(new, "k", 4, table=name, mode=mode, **kw)
+    assert not spark.catalog.tableExists(name)
+    bucketkit.write(new, "k", 4, table=name, mode="overwrite", **kw)
+    assert rows(spark.table(name).select("k", "v", "p")) == rows(new)
+    if partitioned:
+        spark.sql(f"MSCK REPAIR TABLE {name}")
+        assert rows(spark.table(name).select("k", "v", "p")) == rows(new)
+
+
 def test_overwrite_table_scope_drops_old_catalog_partitions(spark, source):
     bucketkit.write(source, "k", 4, table="cat_parts", partitioned_by="p")
     bucketkit.write(source.where("p = '1'"), "k", 4, table="cat_parts", partitioned_by="p", mode="overwrite")

@@ -34,7 +34,7 @@ import pyarrow.fs as pafs
 from bucketkit.writing.commit import LAYOUT_CONF, Transaction, fault_point, layout_setting
 from bucketkit.writing.recovery import recover
 from bucketkit.errors import (BucketkitError, CommitError, ConcurrentModificationError, InsideLayoutWarning,
-                              InvalidArgumentError)
+                              InvalidArgumentError, TableExistsError, TableNotFoundError)
 from bucketkit.io import FileFormat, check_format, resolve_filesystem, spark_uri
 from bucketkit.layout.metadata import Naming, SortKey, TableSpec, spelled_as, spelled_keys
 from bucketkit.layout.partitions import parse_partition_path, partition_path
@@ -195,6 +195,8 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
                       bucket_types=bucket_types, **{k: d if given[k] is None else given[k] for k, d in defaults.items()})
     codec = options.codec(spec.file_format)
     recovered = _recover(spark, target)
+    if table is not None and target.existing is None and options.mode != "overwrite":
+        _refuse_leftovers(target, options.mode)
     if target.existing is not None and options.mode == "ignore":
         return WriteResult(str(target.location), target.existing, options.mode, None, table=table, skipped=True,
                            recovered=recovered)
@@ -293,6 +295,27 @@ def _catalog_target(spark: Any, table: str) -> WriteTarget:
                           "own INSERT, which places rows by the v1 hash although the table says "
                           "bucketing_version=2; Hive and Trino will miss those rows", stacklevel=3)
     return WriteTarget(location, fs, root, existing, table)
+
+
+def _refuse_leftovers(target: WriteTarget, mode: str) -> None:
+    """A catalog table that does not exist is created at its location: refused where that location holds a table's
+    files (``DROP TABLE`` of an EXTERNAL table, as ``bucketkit.write(table=)`` creates, keeps them), which the new
+    table would take in as its own rows. Spark's ``saveAsTable`` and Trino's ``CREATE TABLE`` refuse a non-empty
+    location alike (``LOCATION_ALREADY_EXISTS``)."""
+    from bucketkit.layout.metadata import METADATA_FILE, read_spec
+    from bucketkit.layout.versions import visible_files
+
+    held = visible_files(target.filesystem, target.root)[:1]
+    if not held:
+        try:
+            read_spec(target.root, target.filesystem)
+            held = [METADATA_FILE]
+        except TableNotFoundError:
+            return
+    raise TableExistsError(
+        f"table {target.table} is not in the catalog, but its location {target.location} holds a table's files (such "
+        f"as {held[0]}; a DROP TABLE of an EXTERNAL table keeps them): mode={mode!r} would make them rows of the new "
+        "table. Remove them, or write with mode='overwrite' to replace them")
 
 
 def _recover(spark: Any, target: WriteTarget) -> tuple[str, ...]:
