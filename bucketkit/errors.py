@@ -19,6 +19,7 @@ __all__ = [
     "SpecMismatchError",
     "TableExistsError",
     "TableNotFoundError",
+    "ViewError",
     "UnsupportedTableError",
     "CommitError",
     "ConcurrentModificationError",
@@ -74,6 +75,11 @@ class TableExistsError(BucketkitError):
 
 class TableNotFoundError(BucketkitError):
     """The table (path or catalog name) does not exist or has no bucketkit metadata."""
+
+
+class ViewError(InvalidArgumentError):
+    """A catalog name that is a view (temporary or not), not a table: it has no files of its own to read, write or
+    plan (:func:`bucketkit.scan` reads a view as Spark SQL does)."""
 
 
 class UnsupportedTableError(BucketkitError):

@@ -8,7 +8,8 @@ import warnings
 import pytest
 
 import bucketkit
-from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError
+from bucketkit.errors import (InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError,
+                              ViewError)
 from bucketkit.hashing.hive import bucket_number, hive_hash
 from bucketkit.layout.naming import bucket_of
 from bucketkit.spark.catalog import MANAGED_PROPERTY, load_table, spark_written_files
@@ -149,3 +150,24 @@ def test_spark_insert_into_a_v2_table_writes_v1_hashes_and_bucketkit_warns(spark
     assert misplaced > 0 and table.spec.bucketing_version == 2
     with pytest.warns(UserWarning, match=re.escape("written by Spark's own INSERT")):
         bucketkit.write(source, "k", 8, table="cat_guard", mode="append")
+
+
+def test_views_are_read_as_spark_sql_reads_them_and_refused_as_tables(spark, source):
+    """A view (temporary or not) is a name Spark's tableExists is true of, with no files: bucketkit.scan read it
+    with a raw IllegalArgumentException from the JVM, and a write into it, or into a database that does not exist,
+    raised Spark's AnalysisException. bucketkit.scan now reads a view as Spark SQL does (Spark's rows, the golden
+    values); what needs a table's files says the name is a view, and a missing database is named."""
+    bucketkit.write(source, "k", 4, table="cat_under_view")
+    spark.sql("CREATE OR REPLACE VIEW cat_view AS SELECT k, v FROM cat_under_view WHERE p = '1'")
+    source.createOrReplaceTempView("cat_temp_view")
+    for view in ("cat_view", "cat_temp_view"):
+        want = spark.table(view).where("k IN (3, 5)").select("v")
+        assert rows(bucketkit.scan(spark, view, filters=[("k", "in", [3, 5])], columns=["v"])) == rows(want)
+        with pytest.raises(InvalidArgumentError, match=rf"'{view}' is a view, read through Spark SQL"):
+            bucketkit.scan(spark, view, as_of=0)
+        with pytest.raises(ViewError, match=rf"'{view}' is a (temporary )?view, not a table"):
+            bucketkit.plan_scan(view, spark=spark)
+        with pytest.raises(ViewError, match=rf"'{view}' is a (temporary )?view, not a table"):
+            bucketkit.write(source, "k", 4, table=view, mode="append")
+    with pytest.raises(TableNotFoundError, match="table no_such_db.t: database 'no_such_db' does not exist"):
+        bucketkit.write(source, "k", 4, table="no_such_db.t")

@@ -20,7 +20,7 @@ import posixpath
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from bucketkit.acid.plan import UNBUCKETED, transactional_kind
-from bucketkit.errors import InvalidArgumentError, LayoutError, TableNotFoundError
+from bucketkit.errors import BucketkitError, InvalidArgumentError, LayoutError, TableNotFoundError, ViewError
 from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec, spelled_as
 from bucketkit.layout.naming import is_spark_hive_insert
@@ -117,15 +117,49 @@ def require_metastore(spark: Any, name: str) -> None:
             "session with SparkSession.builder.enableHiveSupport() or bucketkit.get_session(), or write by path=")
 
 
+def view_error(spark: Any, name: str) -> ViewError | None:
+    """The error for a catalog name that is a view (Spark's ``tableExists`` is true of views, temporary or not,
+    which have no files): asked where the catalog's answer about a table failed, so a table costs nothing more."""
+    try:
+        kind = spark.catalog.getTable(name).tableType
+    except Exception:  # noqa: BLE001 - not in the catalog at all: the caller's own error says so
+        return None
+    if kind not in ("VIEW", "TEMPORARY"):
+        return None
+    return ViewError(f"{name!r} is a {'temporary ' if kind == 'TEMPORARY' else ''}view, not a table: it has no files "
+                     "of its own for bucketkit to plan, read or write; bucketkit.scan reads it as Spark SQL does, "
+                     f"spark.table({name!r}) too")
+
+
+def _refusing_views(spark: Any, name: str, fn: Any) -> Any:
+    """``fn()``, whose failure on a view is :func:`view_error`'s; bucketkit's own errors pass as they are."""
+    try:
+        return fn()
+    except BucketkitError:
+        raise
+    except Exception:  # py4j's and Connect's errors, as pyspark converts them
+        view = view_error(spark, name)
+        if view is not None:
+            raise view from None
+        raise
+
+
 def table_location(spark: Any, name: str) -> str:
-    """Where the catalog keeps (or would keep) ``name``'s files, as a URI."""
+    """Where the catalog keeps (or would keep) ``name``'s files, as a URI.
+
+    Raises:
+        ViewError: ``name`` is a view; TableNotFoundError: its database does not exist.
+    """
     if is_connect(spark):
-        return hadoop_to_uri(call(spark, "bucketkit_table_path", name)[0])
+        return hadoop_to_uri(_refusing_views(spark, name, lambda: call(spark, "bucketkit_table_path", name)[0]))
     if table_exists(spark, name):
-        return hadoop_to_uri(_catalog_table(spark, name).location().toString())
+        return hadoop_to_uri(_refusing_views(spark, name, lambda: _catalog_table(spark, name).location().toString()))
     jvm = spark.sparkContext._jvm
     parts = name_parts(name)
     db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
+    if not spark.catalog.databaseExists(db):
+        raise TableNotFoundError(f"table {name}: database {db!r} does not exist; create it first (CREATE DATABASE "
+                                 f"{quoted(db)}), or name a table of a database that does")
     ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(db))
     return hadoop_to_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
 
@@ -250,26 +284,28 @@ def describe_catalog_table(spark: SparkSession, name: str) -> dict[str, Any]:
     (``io.bucketkit.acid.AcidSnapshotTable.describe``); tests/test_sql_acid.py holds the two equal.
 
     Raises:
-        TableNotFoundError: no such table.
+        TableNotFoundError: no such table; ViewError: a view.
         LayoutError: a partition kept outside the table's directory (bucketkit's Python readers would miss it).
     """
     if is_connect(spark):  # the JVM's description (AcidSnapshotTable.describe), held equal to this one by tests
         if not table_exists(spark, name):
             raise TableNotFoundError(f"table {name!r} is not in the session catalog")
-        d = json.loads(call(spark, "bucketkit_describe", name)[0])
+        d = json.loads(_refusing_views(spark, name, lambda: call(spark, "bucketkit_describe", name)[0]))
         _refuse_misplaced(name, d.pop("misplaced_partition"), acid=_is_acid(d))
         return d
     calls = jar_class(spark, "spark.DriverCalls")
     if calls is not None:  # bucketkit's jar on the driver: the JVM's description in one py4j call, not ~200
         try:
-            d = json.loads(calls.describe(spark._jsparkSession, name))
+            d = json.loads(_refusing_views(spark, name, lambda: calls.describe(spark._jsparkSession, name)))
+        except ViewError:
+            raise
         except Exception:  # py4j's error, as pyspark converts it: a missing table is bucketkit's error
             if not table_exists(spark, name):
                 raise TableNotFoundError(f"table {name!r} is not in the session catalog") from None
             raise
         _refuse_misplaced(name, d.pop("misplaced_partition"), acid=_is_acid(d))
         return d
-    return describe_with_py4j(spark, name)
+    return _refusing_views(spark, name, lambda: describe_with_py4j(spark, name))
 
 
 def describe_with_py4j(spark: SparkSession, name: str) -> dict[str, Any]:

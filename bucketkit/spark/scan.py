@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from bucketkit.acid import plan as acidplan
 
 from bucketkit.pruning import plan as pruning
-from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, TableNotFoundError
+from bucketkit.errors import ConcurrentModificationError, InvalidArgumentError, TableNotFoundError, ViewError
 from bucketkit.pruning.filters import TRUE, normalize
 from bucketkit.io import positional_names, spark_uri
 from bucketkit.pruning.plan import ScanPlan
@@ -166,12 +166,13 @@ def scan(spark: SparkSession, table: TableRef | None = None, *, path: str | None
             no base usable for the snapshot.
     """
     if path is None and isinstance(table, str) and reference_kind(table) == "catalog" and spark is not None:
-        described = _described(spark, table)  # None: not in the catalog (resolve_table below says so)
+        try:
+            described = _described(spark, table)  # None: not in the catalog (resolve_table below says so)
+        except ViewError:  # a view is read as Spark SQL reads it: one reader, so one behaviour
+            _refuse_options(table, "a view", write_ids, row_id, as_of, query_type, spec_options)
+            return _read_through_sql(spark, table, None, filters, columns)
         if described is not None and format_of_serde(described["serde"]) == "text":
-            if as_of is not None:
-                raise InvalidArgumentError(f"as_of={as_of!r}: table {table!r} is a Hive TEXTFILE catalog table, "
-                                           "read through Spark SQL; bucketkit keeps no versions of it")
-            _refuse_options(table, write_ids, row_id, spec_options)
+            _refuse_options(table, "a Hive TEXTFILE catalog table", write_ids, row_id, as_of, query_type, spec_options)
             return _read_through_sql(spark, table, None, filters, columns)
         if described is not None and not spec_options_given(spec_options):
             name, table = table, table_from_description(described)  # the catalog asked once, as load_table would
@@ -246,12 +247,18 @@ def _described(spark: Any, name: str) -> dict | None:
         return None
 
 
-def _refuse_options(table: str, write_ids: Any, row_id: bool, spec_options: dict) -> None:
-    given = {k: v for k, v in (("write_ids", write_ids), ("row_id", row_id or None)) if v is not None}
+def _refuse_options(table: str, what: str, write_ids: Any, row_id: bool, as_of: Any, query_type: Any,
+                    spec_options: dict) -> None:
+    """Refuse the options of bucketkit's own reads for a catalog name read through Spark SQL (``what`` it is)."""
+    if as_of is not None:
+        raise InvalidArgumentError(f"as_of={as_of!r}: {table!r} is {what}, read through Spark SQL; bucketkit keeps "
+                                   "no versions of it")
+    given = {k: v for k, v in (("write_ids", write_ids), ("row_id", row_id or None), ("query_type", query_type))
+             if v is not None}
     given.update(spec_options_given(spec_options))
     if given:
-        raise InvalidArgumentError(f"table {table!r} is a Hive TEXTFILE catalog table (not ACID, its spec from the "
-                                   f"catalog): {', '.join(sorted(given))} do not apply")
+        raise InvalidArgumentError(f"table {table!r} is {what} (not ACID, not Hudi, its spec from the catalog): "
+                                   f"{', '.join(sorted(given))} do not apply")
 
 
 def _read_through_sql(spark: Any, table: str, spec: Any, filters: Any, columns: Sequence[str] | None,
