@@ -145,6 +145,11 @@ out["missing"] = error(lambda: bucketkit.scan(s, "cn_nope"))
 out["bad_filter"] = error(lambda: bucketkit.scan(s, "cn_a", filters="k = = 7"))
 out["moved"] = error(lambda: bucketkit.scan(s, "cn_moved"))
 out["not_bucketed"] = error(lambda: bucketkit.scan(s, "cn_plain"))
+s.sql("CREATE OR REPLACE TEMP VIEW cn_view AS SELECT k, v FROM cn_a WHERE k > 0").collect()
+out["view_scan"] = rows(bucketkit.scan(s, "cn_view", filters="k IN (7, 8, -7)"))
+out["view_plan"] = error(lambda: bucketkit.plan_scan("cn_view", spark=s))
+out["view_write"] = error(lambda: bucketkit.write(src, "k", 4, table="cn_view", mode="append"))
+out["no_database"] = error(lambda: bucketkit.write(src, "k", 4, table="cn_no_db.t"))
 s.stop()
 print(json.dumps(out, default=str), flush=True)
 """
@@ -246,6 +251,16 @@ def test_errors_are_bucketkits_not_the_servers(client):
     assert client["bad_filter"][0] == "InvalidArgumentError" and "k = = 7" in client["bad_filter"][1]
     assert client["moved"][0] == "LayoutError" and "d=1" in client["moved"][1], client["moved"]
     assert client["not_bucketed"][0] == "InvalidArgumentError" and "not bucketed" in client["not_bucketed"][1]
+    assert client["view_plan"][0] == client["view_write"][0] == "ViewError", (client["view_plan"], client["view_write"])
+    assert "'cn_view' is a temporary view, not a table" in client["view_plan"][1]
+    assert client["no_database"][0] == "TableNotFoundError" and "database 'cn_no_db' does not exist" in \
+        client["no_database"][1]
+
+
+def test_a_view_is_read_as_spark_sql_reads_it(spark, client):
+    """The client's own temporary view, read by bucketkit.scan as Spark SQL reads it (the classic session's rows
+    of the same query: the golden values)."""
+    assert client["view_scan"] == [list(r) for r in rows(spark.sql("SELECT k, v FROM cn_a WHERE k > 0 AND k IN (7, 8, -7)"))]
 
 
 # -- in process: the Connect path of each driver call equals the classic path --------------------------

@@ -25,7 +25,7 @@ from bucketkit.io import FILE_FORMATS, hadoop_to_uri, resolve_filesystem
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec, spelled_as
 from bucketkit.layout.naming import is_spark_hive_insert
 from bucketkit.layout.partitions import DEFAULT_PARTITION, partition_path
-from bucketkit.spark.driver import call, check_s3_endpoint, is_connect, jar_class
+from bucketkit.spark.driver import ServerError, call, check_s3_endpoint, is_connect, jar_class
 from bucketkit.spark.types import quoted
 from bucketkit.table import BucketedTable, TableRef, open_table, reference_kind, spec_options_given
 from bucketkit.trust import LAYOUT_FIELDS, catalog_verdict, record_disagreement
@@ -132,16 +132,26 @@ def view_error(spark: Any, name: str) -> ViewError | None:
 
 
 def _refusing_views(spark: Any, name: str, fn: Any) -> Any:
-    """``fn()``, whose failure on a view is :func:`view_error`'s; bucketkit's own errors pass as they are."""
+    """``fn()``, whose failure on a view is :func:`view_error`'s; bucketkit's own errors pass as they are, but for
+    a Connect server's refusal (:class:`~bucketkit.spark.driver.ServerError`)."""
     try:
         return fn()
-    except BucketkitError:
-        raise
-    except Exception:  # py4j's and Connect's errors, as pyspark converts them
+    except Exception as exc:  # py4j's and Connect's errors, as pyspark converts them
+        if isinstance(exc, BucketkitError) and not isinstance(exc, ServerError):
+            raise
         view = view_error(spark, name)
         if view is not None:
             raise view from None
         raise
+
+
+def _require_database(spark: Any, name: str) -> None:
+    """Refuse a table ``name`` of a database that does not exist (Spark's error would be its AnalysisException)."""
+    parts = name_parts(name)
+    db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
+    if not spark.catalog.databaseExists(db):
+        raise TableNotFoundError(f"table {name}: database {db!r} does not exist; create it first (CREATE DATABASE "
+                                 f"{quoted(db)}), or name a table of a database that does")
 
 
 def table_location(spark: Any, name: str) -> str:
@@ -150,16 +160,16 @@ def table_location(spark: Any, name: str) -> str:
     Raises:
         ViewError: ``name`` is a view; TableNotFoundError: its database does not exist.
     """
+    exists = table_exists(spark, name)
+    if not exists:
+        _require_database(spark, name)
     if is_connect(spark):
         return hadoop_to_uri(_refusing_views(spark, name, lambda: call(spark, "bucketkit_table_path", name)[0]))
-    if table_exists(spark, name):
+    if exists:
         return hadoop_to_uri(_refusing_views(spark, name, lambda: _catalog_table(spark, name).location().toString()))
     jvm = spark.sparkContext._jvm
     parts = name_parts(name)
     db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
-    if not spark.catalog.databaseExists(db):
-        raise TableNotFoundError(f"table {name}: database {db!r} does not exist; create it first (CREATE DATABASE "
-                                 f"{quoted(db)}), or name a table of a database that does")
     ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(db))
     return hadoop_to_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
 
