@@ -182,3 +182,32 @@ def arrow_type_of_hive(hive_type: str | HiveType) -> pa.DataType:
     if h.name == "map":
         return pa.map_(arrow_type_of_hive(h.children[0]), arrow_type_of_hive(h.children[1]))
     return pa.struct([pa.field(n, arrow_type_of_hive(c)) for n, c in zip(h.field_names, h.children)])
+
+
+#: Digits of the integral types (Spark's ``DecimalType.forType``), in Spark's numeric precedence, then the floats.
+_INTEGRAL_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+_NUMERIC_ORDER = ("tinyint", "smallint", "int", "bigint", "float", "double")
+
+
+def widens(source: str | HiveType, target: str | HiveType) -> bool:
+    """Whether a value of Hive type ``source`` goes into a column of type ``target`` as Spark's ``INSERT`` puts it
+    there with no loss of range (Spark's ``Cast.canUpCast`` for numbers): a later integral or float type in
+    ``tinyint < smallint < int < bigint < float < double``, a decimal with room for every integral digit and
+    every decimal digit of the source, or an integral type with room for a decimal of scale 0. False for the same
+    type, for any narrowing and for every other type (tests hold it equal to Spark's ``Cast.canUpCast`` on
+    numbers; Spark also up-casts numbers and dates to strings and dates to timestamps, which bucketkit refuses)."""
+    s, t = parse_hive_type(source), parse_hive_type(target)
+    if s == t:
+        return False
+    if s.name in _NUMERIC_ORDER and t.name in _NUMERIC_ORDER:
+        return _NUMERIC_ORDER.index(s.name) < _NUMERIC_ORDER.index(t.name)
+    if s.name == "decimal" and t.name in _INTEGRAL_DIGITS:  # a whole number of no more digits than the type holds
+        return s.params[1] == 0 and s.params[0] < _INTEGRAL_DIGITS[t.name]  # decimal(3,0) may hold 999: no byte
+    if t.name != "decimal":
+        return False
+    precision, scale = t.params
+    if s.name in _INTEGRAL_DIGITS:
+        return precision - scale >= _INTEGRAL_DIGITS[s.name]
+    if s.name == "decimal":
+        return scale >= s.params[1] and precision - scale >= s.params[0] - s.params[1]
+    return False

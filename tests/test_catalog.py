@@ -171,3 +171,26 @@ def test_views_are_read_as_spark_sql_reads_them_and_refused_as_tables(spark, sou
             bucketkit.write(source, "k", 4, table=view, mode="append")
     with pytest.raises(TableNotFoundError, match="table no_such_db.t: database 'no_such_db' does not exist"):
         bucketkit.write(source, "k", 4, table="no_such_db.t")
+
+
+def test_a_write_casts_columns_into_the_tables_wider_types_as_sparks_insert_does(spark, source):
+    """An int key appended to a bigint table (and a float into double) was refused (SpecMismatchError) where Spark's
+    own INSERT casts it: the rows now go in as the table's types, hashed as them. Golden values: Spark's INSERT of
+    the same rows into a table of the same columns with the catalog off (its rows), and the placement by Hive's own
+    hash as bucketkit.validate re-hashes it; a narrowing is still refused, naming both types."""
+    from pyspark.sql import functions as F
+
+    spark.sql("DROP TABLE IF EXISTS cat_wide")
+    spark.sql("DROP TABLE IF EXISTS cat_wide_spark")
+    spark.sql("CREATE TABLE cat_wide (k bigint, x double, v string) CLUSTERED BY (k) INTO 4 BUCKETS STORED AS ORC "
+              "TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql("CREATE TABLE cat_wide_spark (k bigint, x double, v string) STORED AS ORC")
+    narrow = source.select(F.col("k").cast("int").alias("k"), (F.col("k") / 4).cast("float").alias("x"), "v")
+    bucketkit.write(narrow, "k", 4, table="cat_wide", mode="append")
+    narrow.createOrReplaceTempView("cat_wide_src")
+    spark.sql("INSERT INTO cat_wide_spark SELECT * FROM cat_wide_src")
+    assert rows(spark.table("cat_wide")) == rows(spark.table("cat_wide_spark"))
+    location = spark.sql("DESCRIBE FORMATTED cat_wide").where("col_name = 'Location'").first()[1]
+    assert bucketkit.validate(location).ok
+    with pytest.raises(SpecMismatchError, match=r"table has \['bigint'\], write has \['string'\]"):
+        bucketkit.write(narrow.withColumn("k", F.col("k").cast("string")), "k", 4, table="cat_wide", mode="append")

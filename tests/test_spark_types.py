@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hypothesis.strategies as st
 import pytest
+from hypothesis import HealthCheck, given, settings
 from pyspark.sql import types as T
 
 from bucketkit.errors import UnsupportedTypeError
+from bucketkit.hivetypes import widens
 from bucketkit.spark.types import hive_type_of_spark, spark_type_of_hive
 
 
@@ -51,3 +54,24 @@ def test_real_hive_table_schema_keeps_varchar(spark):
             "int", "varchar(12)", "char(2)", "array<varchar(3)>", "string", "decimal(9,2)", "map<string,bigint>"]
     finally:
         spark.sql("DROP TABLE types_probe")
+
+
+_NUMBERS = ["tinyint", "smallint", "int", "bigint", "float", "double"]
+_TYPES = st.one_of(st.sampled_from(_NUMBERS + ["string", "date", "timestamp", "boolean", "varchar(10)"]),
+                   st.integers(1, 38).flatmap(lambda p: st.integers(0, p).map(lambda s: f"decimal({p},{s})")))
+
+
+@pytest.mark.spark
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(source=_TYPES, target=_TYPES)
+def test_a_write_widens_a_column_exactly_where_sparks_cast_can_up_cast(spark, source, target):
+    """bucketkit.write casts a number column into an existing table's wider number type (int into bigint) where Spark's
+    own INSERT would: bucketkit.hivetypes.widens against Spark's Cast.canUpCast, through the JVM (the golden value).
+    Other types (a number into a string column, a date into a timestamp one) are not cast: refused, naming both."""
+    jvm = spark._jvm
+    parse = jvm.org.apache.spark.sql.types.DataType.fromDDL
+    expected = source != target and jvm.org.apache.spark.sql.catalyst.expressions.Cast.canUpCast(parse(source),
+                                                                                                  parse(target))
+    if not all(t in _NUMBERS or t.startswith("decimal") for t in (source, target)):
+        expected = False  # bucketkit widens numbers only: a number into a string column is refused, naming both
+    assert widens(source, target) == expected, (source, target)

@@ -187,6 +187,7 @@ def write(df: DataFrame, bucketed_by: Sequence[str] | str, bucket_count: int, *,
     if table is None and filesystem is None:
         check_s3_endpoint(spark, str(path))
     target = _catalog_target(spark, table) if table is not None else path_target(path, filesystem, options.mode)
+    df = _widened(df, target, options)
     given = dict(sorted_by=None if sorted_by is None else tuple(sorted_by), bucketing_version=bucketing_version,
                  partitioned_by=None if partitioned_by is None else _names(partitioned_by, "partitioned_by"),
                  file_format=file_format)
@@ -264,6 +265,24 @@ def _publish_by_path(spark: Any, target: WriteTarget, tx: Transaction, partition
                       "this session's catalog has not located at them: if another metastore has it, its readers still "
                       f"read the version before write {tx.write_id}; write by table= in a session of that metastore",
                       InsideLayoutWarning, stacklevel=4)
+
+
+def _widened(df: DataFrame, target: WriteTarget, options: WriteOptions) -> DataFrame:
+    """``df`` with each column the existing table holds in a wider type cast to it (``int`` into ``bigint``, ``float``
+    into ``double``, a decimal into a wider one: :func:`bucketkit.hivetypes.widens`, Spark's ``Cast.canUpCast``), as
+    Spark's and Hive's ``INSERT`` put the rows in, where the write must keep the table's spec (see
+    :func:`~bucketkit.writing.steps.reconcile`). The rows are hashed as the table's type, which decides their bucket.
+    A narrowing is left to ``reconcile`` to refuse, naming both types."""
+    from bucketkit.hivetypes import widens
+    from bucketkit.spark.types import hive_type_of_spark
+
+    existing = target.existing
+    if existing is None or not (target.table or options.mode == "append" or options.overwrite_scope == "partitions"):
+        return df
+    table_types = {c.lower(): t for c, t in existing.column_types.items()}
+    casts = {f.name: table_types[f.name.lower()] for f in df.schema.fields
+             if f.name.lower() in table_types and widens(hive_type_of_spark(f), table_types[f.name.lower()])}
+    return df.withColumns({n: column(n).cast(t) for n, t in casts.items()}) if casts else df
 
 
 def _table_defaults(existing: TableSpec | None, columns: Sequence[str]) -> dict[str, Any]:
