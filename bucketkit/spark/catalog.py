@@ -145,13 +145,15 @@ def _refusing_views(spark: Any, name: str, fn: Any) -> Any:
         raise
 
 
-def _require_database(spark: Any, name: str) -> None:
-    """Refuse a table ``name`` of a database that does not exist (Spark's error would be its AnalysisException)."""
+def _existing_database(spark: Any, name: str) -> str:
+    """The database table ``name`` is of (the session's current one for a bare name), refused where it does not
+    exist (Spark's error would be its AnalysisException)."""
     parts = name_parts(name)
     db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
     if not spark.catalog.databaseExists(db):
         raise TableNotFoundError(f"table {name}: database {db!r} does not exist; create it first (CREATE DATABASE "
                                  f"{quoted(db)}), or name a table of a database that does")
+    return db
 
 
 def table_location(spark: Any, name: str) -> str:
@@ -161,16 +163,13 @@ def table_location(spark: Any, name: str) -> str:
         ViewError: ``name`` is a view; TableNotFoundError: its database does not exist.
     """
     exists = table_exists(spark, name)
-    if not exists:
-        _require_database(spark, name)
+    db = None if exists else _existing_database(spark, name)
     if is_connect(spark):
         return hadoop_to_uri(_refusing_views(spark, name, lambda: call(spark, "bucketkit_table_path", name)[0]))
     if exists:
         return hadoop_to_uri(_refusing_views(spark, name, lambda: _catalog_table(spark, name).location().toString()))
     jvm = spark.sparkContext._jvm
-    parts = name_parts(name)
-    db = parts[-2] if len(parts) > 1 else spark.catalog.currentDatabase()
-    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(parts[-1], jvm.scala.Some(db))
+    ident = jvm.org.apache.spark.sql.catalyst.TableIdentifier(name_parts(name)[-1], jvm.scala.Some(db))
     return hadoop_to_uri(spark._jsparkSession.sessionState().catalog().defaultTablePath(ident).toString())
 
 

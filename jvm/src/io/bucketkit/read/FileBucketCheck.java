@@ -5,11 +5,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.bucketkit.hashing.HiveBucketColumn;
 import org.apache.spark.paths.SparkPath;
 import org.apache.spark.rdd.InputFileBlockHolder;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -17,6 +17,7 @@ import org.apache.spark.sql.functions;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.objects.Invoke;
+import org.apache.spark.sql.catalyst.util.QuotingUtils;
 import org.apache.spark.sql.classic.ExpressionUtils;
 import org.apache.spark.sql.types.AbstractDataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -88,7 +89,7 @@ public final class FileBucketCheck implements Serializable {
     String[] columns = parse(columnsJson, String[].class);
     Column[] keys = new Column[columns.length];
     for (int i = 0; i < columns.length; i++) {
-      keys[i] = functions.col("`" + columns[i].replace("`", "``") + "`");  // the column named exactly so
+      keys[i] = functions.col(QuotingUtils.quoteIdentifier(columns[i]));  // the column named exactly so
     }
     List<String> names = java.util.Arrays.asList(parse(namesJson, String[].class));
     List<Integer> buckets = java.util.Arrays.stream(parse(bucketsJson, int[].class)).boxed().toList();
