@@ -122,13 +122,31 @@ def test_ctas_onto_an_existing_table_keeps_it_or_names_it(spark, src):
     assert spark.table("ctas_there").count() == 500
 
 
-def test_a_v2_ctas_bucketkit_cannot_write_is_refused_saying_why(spark, src):
-    """A v2 table bucketed by two columns: bucketkit's SQL INSERT writes one-column keys, Spark's would hash v1."""
+def test_a_v2_ctas_bucketed_by_two_columns_is_written_placed_as_hive_places(spark, src):
+    """CLUSTERED BY (k, v) with bucketing v2: was refused (bucketkit's INSERT wrote one-column keys); now written, every
+    row in the file of the bucket Hive's own classes give (k, v)."""
+    from support.hive_oracle import HiveOracle
+
+    from bucketkit.layout.naming import bucket_of
+
     drop(spark, "ctas_two")
-    with pytest.raises(AnalysisException, match=r"ctas_two AS SELECT.*bucketed by 2 columns"):
-        spark.sql("CREATE TABLE ctas_two STORED AS ORC CLUSTERED BY (k, v) INTO 4 BUCKETS "
-                  f"TBLPROPERTIES ('bucketing_version'='2') AS SELECT k, v FROM {src}")
-    assert not spark.catalog.tableExists("ctas_two")
+    spark.sql("CREATE TABLE ctas_two STORED AS ORC CLUSTERED BY (k, v) INTO 4 BUCKETS "
+              f"TBLPROPERTIES ('bucketing_version'='2') AS SELECT k, v FROM {src}")
+    assert spark_rows(spark, "SELECT * FROM ctas_two") == spark_rows(spark, f"SELECT k, v FROM {src}")
+    hive = HiveOracle(spark)
+    placed = spark_rows(spark, "SELECT input_file_name(), k, v FROM ctas_two")
+    assert len(placed) == 500 and all(
+        bucket_of(f.rsplit("/", 1)[-1]) == (hive.v2([k, v], ["int", "string"]) & 0x7FFFFFFF) % 4 for f, k, v in placed)
+
+
+def test_a_v2_ctas_bucketkit_cannot_write_is_refused_saying_why(spark, src):
+    """A v2 table partitioned by a timestamp: bucketkit's SQL INSERT does not write it, Spark's would hash v1."""
+    drop(spark, "ctas_ts")
+    with pytest.raises(AnalysisException, match=r"ctas_ts AS SELECT.*partition column ts has type timestamp"):
+        spark.sql("CREATE TABLE ctas_ts STORED AS ORC PARTITIONED BY (ts) CLUSTERED BY (k) INTO 4 BUCKETS "
+                  f"TBLPROPERTIES ('bucketing_version'='2') AS SELECT k, v, TIMESTAMP'2024-01-01 00:00:00' AS ts "
+                  f"FROM {src}")
+    assert not spark.catalog.tableExists("ctas_ts")
 
 
 @pytest.mark.parametrize("ddl", ["STORED AS TEXTFILE", "USING hive OPTIONS (fileFormat 'textfile')"])

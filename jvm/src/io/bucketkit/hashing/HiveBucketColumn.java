@@ -73,9 +73,10 @@ public final class HiveBucketColumn {
     return staticInvoke("bucketId", h, Literal.create(numBuckets, DataTypes.IntegerType));
   }
 
-  /** {@link HiveBucketFunction#route}{@code (bucket id of key, tasks)}, in generated code. */
-  static Expression routed(Expression key, HiveHash.Type type, int version, int numBuckets, int tasks) {
-    Expression bucket = expression(new Expression[] {key}, new String[] {type.toString()}, version, numBuckets);
+  /** {@link HiveBucketFunction#route}{@code (bucket id of the keys, tasks)}, in generated code. */
+  static Expression routed(Expression[] keys, HiveHash.Type[] types, int version, int numBuckets, int tasks) {
+    String[] hiveTypes = java.util.Arrays.stream(types).map(HiveHash.Type::toString).toArray(String[]::new);
+    Expression bucket = expression(keys, hiveTypes, version, numBuckets);
     return new StaticInvoke(HiveBucketFunction.class, DataTypes.IntegerType, "route",
         seq(bucket, Literal.create(tasks, DataTypes.IntegerType)),
         CollectionConverters.asScala(new ArrayList<AbstractDataType>()).toSeq(), false, false, true, Option.empty());

@@ -114,9 +114,42 @@ public final class HiveBucketFunction implements UnboundFunction {
     return "hive_v" + version + (varchar ? "_varchar" : "") + "_bucket_" + numBuckets;
   }
 
+  /**
+   * The function name for a table bucketed by several columns of {@code hiveTypes}: {@code hive_v<version>_bucket_<n>},
+   * bound to as many arguments ({@link #bind}); Hive's row hash {@code 31 * h + hash(column)} over them.
+   *
+   * @throws UnsupportedOperationException v1 with a varchar key (the name cannot say which of the columns it is)
+   */
+  public static String nameFor(int version, java.util.List<String> hiveTypes, int numBuckets) {
+    if (hiveTypes.size() == 1) {
+      return nameFor(version, hiveTypes.get(0), numBuckets);
+    }
+    for (String t : hiveTypes) {
+      nameFor(version, t, numBuckets);  // validates each type (and the version and count)
+      if (version == 1 && HiveHash.Type.parse(t).toString().contains("varchar")) {
+        throw new UnsupportedOperationException("Hive type " + t + ": bucketing v1 hashes a varchar unlike a string, and "
+            + "Spark's column types no longer say which of several bucket columns is one");
+      }
+    }
+    return "hive_v" + version + "_bucket_" + numBuckets;
+  }
+
   /** The transform a table reports in its KeyGroupedPartitioning (and a partitioned table's write distribution). */
   public static Transform transform(int version, String hiveType, int numBuckets, String column) {
     return Expressions.apply(nameFor(version, hiveType, numBuckets), FieldReference.column(column));
+  }
+
+  /**
+   * The bucket id of a row bucketed by several columns, as a transform of a write's distribution and ordering
+   * (never reported as a scan's partitioning: Spark keys a scan by one-argument transforms only).
+   */
+  public static Transform transform(int version, java.util.List<String> hiveTypes, int numBuckets,
+                                    java.util.List<String> columns) {
+    return Expressions.apply(nameFor(version, hiveTypes, numBuckets), references(columns));
+  }
+
+  private static FieldReference[] references(java.util.List<String> columns) {
+    return columns.stream().map(FieldReference::column).toArray(FieldReference[]::new);
   }
 
   /**
@@ -127,10 +160,16 @@ public final class HiveBucketFunction implements UnboundFunction {
    * the write lasted as long as its largest task. Named {@code <nameFor>_route_<tasks>}.
    */
   public static Transform routeTransform(int version, String hiveType, int numBuckets, int tasks, String column) {
+    return routeTransform(version, java.util.List.of(hiveType), numBuckets, tasks, java.util.List.of(column));
+  }
+
+  /** {@link #routeTransform} of a row bucketed by one or several columns. */
+  public static Transform routeTransform(int version, java.util.List<String> hiveTypes, int numBuckets, int tasks,
+                                         java.util.List<String> columns) {
     if (tasks < 1 || tasks > 99_999) {
       throw new IllegalArgumentException("bucketkit: a write's task count must be 1 to 99999, got " + tasks);
     }
-    return Expressions.apply(nameFor(version, hiveType, numBuckets) + "_route_" + tasks, FieldReference.column(column));
+    return Expressions.apply(nameFor(version, hiveTypes, numBuckets) + "_route_" + tasks, references(columns));
   }
 
   @Override
@@ -151,55 +190,72 @@ public final class HiveBucketFunction implements UnboundFunction {
   }
 
   /**
-   * Binds to a column type.
+   * Binds to a column type, or, for a named form, to the types of several bucket columns (in CLUSTERED BY order).
    *
    * @throws UnsupportedOperationException the arguments are not ({@code int}, column) for
-   *     {@code bucket} or (column) for a named form, or the column cannot be bucketed on here
+   *     {@code bucket} or (column, ...) for a named form, or a column cannot be bucketed on here
    */
   @Override
   public BoundFunction bind(StructType inputType) {
     StructField[] fields = inputType.fields();
-    int expected = numBuckets < 0 ? 2 : 1;
+    boolean several = numBuckets >= 0 && fields.length > 1 && !varchar;
+    int expected = numBuckets < 0 ? 2 : several ? fields.length : 1;
     if (fields.length != expected || (numBuckets < 0 && !(fields[0].dataType() instanceof IntegerType))) {
-      throw new UnsupportedOperationException(name + " takes " + (numBuckets < 0 ? "(int numBuckets, column)" : "(column)")
-          + ", got " + inputType.simpleString());
+      throw new UnsupportedOperationException(name + " takes " + (numBuckets < 0 ? "(int numBuckets, column)"
+          : varchar ? "(column)" : "(column, ...)") + ", got " + inputType.simpleString());
     }
-    DataType column = fields[expected - 1].dataType();
-    HiveHash.Type type = HiveHash.Type.fromSpark(column);
-    if (varchar && type.name.equals("string")) {
-      type = HiveHash.Type.parse("varchar");
-    } else if (varchar) {
-      throw new UnsupportedOperationException(name + " hashes a varchar column, got " + column.simpleString());
+    int first = numBuckets < 0 ? 1 : 0;
+    HiveHash.Type[] types = new HiveHash.Type[fields.length - first];
+    for (int i = first; i < fields.length; i++) {
+      DataType column = fields[i].dataType();
+      HiveHash.Type type = HiveHash.Type.fromSpark(column);
+      if (varchar && type.name.equals("string")) {
+        type = HiveHash.Type.parse("varchar");
+      } else if (varchar) {
+        throw new UnsupportedOperationException(name + " hashes a varchar column, got " + column.simpleString());
+      }
+      if (type.hasFloatingPoint()) {
+        throw new UnsupportedOperationException(name + " on a " + column.simpleString() + " column: Spark treats 0.0 "
+            + "and -0.0 as one key but Hive hashes them into different buckets, so the bucketing cannot be reported");
+      }
+      types[i - first] = type;
     }
-    if (type.hasFloatingPoint()) {
-      throw new UnsupportedOperationException(name + " on a " + column.simpleString() + " column: Spark treats 0.0 and "
-          + "-0.0 as one key but Hive hashes them into different buckets, so the bucketing cannot be reported");
+    DataType[] inputs = new DataType[fields.length];
+    for (int i = 0; i < fields.length; i++) {
+      inputs[i] = fields[i].dataType();
     }
-    DataType[] inputs = numBuckets < 0 ? new DataType[] {DataTypes.IntegerType, column} : new DataType[] {column};
-    return new Bound(name, version, type, numBuckets, inputs, route);
+    return new Bound(name, version, types, numBuckets, inputs, route);
   }
 
-  /** Hive's bucket id for one column type and version. */
+  /** Hive's bucket id for one column type (or a row of several bucket columns' types) and version. */
   public static final class Bound implements ScalarFunction<Integer>, ReducibleFunction<Integer, Integer> {
     private static final long serialVersionUID = 1L;
     private final String name;
     private final int version;
-    private final HiveHash.Type type;
+    private final HiveHash.Type type;  // the first (for one bucket column, the only) column's
+    private final HiveHash.Type[] types;  // every bucket column's, in CLUSTERED BY order
     private final DataType valueType;
+    private final DataType[] valueTypes;
     private final int numBuckets;
     private final DataType[] inputs;
     private final int fast;  // HiveHash.Type.unboxed(): the common key types read unboxed
+    private final int[] fasts;
     private final int[] routes;  // the routed form: routes[t] goes to task t of routes.length (else null)
+    private final int[] arguments;  // several bucket columns: their ordinals among the arguments (0, 1, ...)
 
-    Bound(String name, int version, HiveHash.Type type, int numBuckets, DataType[] inputs, int route) {
+    Bound(String name, int version, HiveHash.Type[] types, int numBuckets, DataType[] inputs, int route) {
       this.name = name;
       this.version = version;
-      this.type = type;
-      this.valueType = type.sparkType();
+      this.types = types;
+      this.type = types[0];
+      this.valueTypes = java.util.Arrays.stream(types).map(HiveHash.Type::sparkType).toArray(DataType[]::new);
+      this.valueType = valueTypes[0];
       this.numBuckets = numBuckets;
       this.inputs = inputs;
-      this.fast = type.unboxed();
+      this.fasts = java.util.Arrays.stream(types).mapToInt(HiveHash.Type::unboxed).toArray();
+      this.fast = fasts[0];
       this.routes = route > 0 ? routingKeys(route) : null;
+      this.arguments = java.util.stream.IntStream.range(0, types.length).toArray();
     }
 
     /**
@@ -254,7 +310,7 @@ public final class HiveBucketFunction implements UnboundFunction {
      */
     @Override
     public String canonicalName() {
-      return "bucketkit.hive_v" + version + "(" + type.hashClass(version) + ")" + (numBuckets < 0 ? "" : "[" + numBuckets + "]")
+      return "bucketkit.hive_v" + version + "(" + hashClasses() + ")" + (numBuckets < 0 ? "" : "[" + numBuckets + "]")
           + (routes == null ? "" : " routed to " + routes.length + " tasks");
     }
 
@@ -264,23 +320,48 @@ public final class HiveBucketFunction implements UnboundFunction {
       return canonicalName();
     }
 
+    private String hashClasses() {
+      return String.join(",", java.util.Arrays.stream(types).map(t -> t.hashClass(version)).toList());
+    }
+
+    /** How many bucket columns the function hashes. */
+    public int columns() {
+      return types.length;
+    }
+
     /* No magic invoke(...) methods: Spark calls them with primitive arguments, where a NULL key
        cannot be told from 0, and Hive's v2 hash of 0 is not NULL's 0. */
     @Override
     public Integer produceResult(InternalRow row) {
-      int b = bucketOf(row, numBuckets < 0 ? 1 : 0, numBuckets < 0 ? row.getInt(0) : numBuckets);
+      int b = types.length > 1 ? bucketOf(row, arguments, numBuckets)
+          : bucketOf(row, numBuckets < 0 ? 1 : 0, numBuckets < 0 ? row.getInt(0) : numBuckets);
       return routes == null ? b : routes[b % routes.length];
     }
 
-    /** The bucket among {@code n} of the value at {@code v} of {@code row} (a null is NULL). */
+    /** The bucket among {@code n} of the value at {@code v} of {@code row} (a null is NULL); one bucket column. */
     public int bucketOf(InternalRow row, int v, int n) {
       // Spark evaluates this for every row a shuffle moves into the table's buckets
       return HiveHash.bucketId(HiveHash.hashAt(row, v, type, fast, valueType, version), n);
     }
 
+    /**
+     * The bucket among {@code n} of the row whose bucket columns sit at {@code ordinals} of {@code row}, in CLUSTERED
+     * BY order (Hive's {@code 31 * h + hash(column)} over several; a null is NULL).
+     */
+    public int bucketOf(InternalRow row, int[] ordinals, int n) {
+      if (ordinals.length == 1) {
+        return bucketOf(row, ordinals[0], n);
+      }
+      int h = 0;
+      for (int i = 0; i < ordinals.length; i++) {
+        h = HiveHash.combine(h, HiveHash.hashAt(row, ordinals[i], types[i], fasts[i], valueTypes[i], version));
+      }
+      return HiveHash.bucketId(h, n);
+    }
+
     /** Whether {@code other} hashes every value as this function does (its bucket count aside). */
     public boolean hashesAs(Bound other) {
-      return version == other.version && type.hashClass(version).equals(other.type.hashClass(other.version));
+      return version == other.version && hashClasses().equals(other.hashClasses());
     }
 
     /** The bucket count (negative: the count is the function's first argument). */
@@ -294,11 +375,11 @@ public final class HiveBucketFunction implements UnboundFunction {
      * magic method row by row, boxing each key; a write's shuffle runs this once a row.
      */
     public org.apache.spark.sql.catalyst.expressions.Expression routedExpression(
-        org.apache.spark.sql.catalyst.expressions.Expression key) {
-      if (routes == null || numBuckets < 1) {
+        org.apache.spark.sql.catalyst.expressions.Expression... keys) {
+      if (routes == null || numBuckets < 1 || keys.length != types.length) {
         return null;
       }
-      return HiveBucketColumn.routed(key, type, version, numBuckets, routes.length);
+      return HiveBucketColumn.routed(keys, types, version, numBuckets, routes.length);
     }
 
     /** The bucket of one Spark internal value (a null is NULL). */

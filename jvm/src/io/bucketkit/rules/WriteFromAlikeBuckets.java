@@ -59,7 +59,7 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
           return packed(exchange);
         }
         HiveBucketFunction.Bound target = (HiveBucketFunction.Bound) call.function();
-        BatchScanExec exec = alike(exchange, call, target);
+        BatchScanExec exec = call.children().size() == 1 ? alike(exchange, call, target) : null;
         BucketScan scan = exec == null ? null : ((BucketScan) exec.scan()).forWrite(target.numBuckets());
         if (scan == null) {
           return packed(routedByCode(exchange, call, target));
@@ -83,7 +83,8 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
    */
   private static SparkPlan routedByCode(ShuffleExchangeExec exchange, ApplyFunctionExpression call,
                                         HiveBucketFunction.Bound routed) {
-    org.apache.spark.sql.catalyst.expressions.Expression code = routed.routedExpression(call.children().head());
+    org.apache.spark.sql.catalyst.expressions.Expression code = routed.routedExpression(
+        CollectionConverters.asJava(call.children()).toArray(new org.apache.spark.sql.catalyst.expressions.Expression[0]));
     if (code == null) {
       return exchange;
     }
@@ -103,11 +104,12 @@ public final class WriteFromAlikeBuckets extends Rule<SparkPlan> {
         });
   }
 
-  /** The call of one of bucketkit's bucket functions on one argument that {@code exchange} clusters by, or null. */
+  /** The call of one of bucketkit's bucket functions (on one or several bucket columns) that {@code exchange} clusters by,
+   * or null. */
   private static ApplyFunctionExpression bucketCall(ShuffleExchangeExec exchange) {
     if (!(exchange.outputPartitioning() instanceof HashPartitioning hash) || hash.expressions().size() != 1
         || !(hash.expressions().head() instanceof ApplyFunctionExpression call)
-        || !(call.function() instanceof HiveBucketFunction.Bound) || call.children().size() != 1) {
+        || !(call.function() instanceof HiveBucketFunction.Bound)) {
       return null;
     }
     return call;

@@ -87,7 +87,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
       return Distributions.clustered(new Expression[] {table.routeTransform(requiredNumPartitions())});
     }
     List<Expression> keys = new ArrayList<>(List.of(partitionRefs()));
-    keys.add(table.bucketTransform());
+    keys.add(table.writeTransform());
     return Distributions.clustered(keys.toArray(new Expression[0]));
   }
 
@@ -119,7 +119,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     for (Expression e : partitionRefs()) {
       out.add(Expressions.sort(e, SortDirection.ASCENDING));
     }
-    out.add(Expressions.sort(table.bucketTransform(), SortDirection.ASCENDING));
+    out.add(Expressions.sort(table.writeTransform(), SortDirection.ASCENDING));
     BucketSpec spec = table.table.bucketSpec().get();
     for (String c : CollectionConverters.asJava(spec.sortColumnNames())) {
       out.add(Expressions.sort(FieldReference.column(c), SortDirection.ASCENDING));
@@ -147,8 +147,8 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
   private Map<String, Object> request(SparkSession spark) {
     BucketSpec bucketSpec = table.table.bucketSpec().get();
     Map<String, Object> spec = new LinkedHashMap<>();
-    spec.put("bucketed_by", List.of(table.bucketColumn));
-    spec.put("bucket_types", List.of(table.bucketHiveType));
+    spec.put("bucketed_by", table.bucketColumns);
+    spec.put("bucket_types", table.bucketHiveTypes);
     spec.put("bucket_count", table.buckets);
     spec.put("bucketing_version", table.version);
     List<Map<String, Object>> sorted = new ArrayList<>();
@@ -230,7 +230,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     for (int i = 0; i < partNames.length; i++) {
       partTypes[i] = query.fields()[dataColumns + i].dataType();
     }
-    int key = bucketIndex();
+    int[] keys = bucketIndexes();
     /* Begun here, not in toBatch(): Spark runs the query's shuffle stages (AQE) between the two
        and does not call abort() when they fail; from here on, a failure reaches abort(). */
     coordinator = CommitCoordinator.begin(spark, what(), request(spark));
@@ -238,7 +238,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
       return BucketDataWriter.Factory.create(spark, table.format,
           table.format.equals("text") ? SparkCompat.hiveFileFormat(table.table) : null, compression(),
           coordinator.staging(), dataSchema,
-          partNames, partTypes, key, table.function, table.buckets, sorted(),
+          partNames, partTypes, keys, table.writeFunction(), table.buckets, sorted(),
           Integer.parseInt(spark.conf().get(MAX_OPEN_FILES, "256").trim()));
     } catch (IOException | RuntimeException e) {
       coordinator.abort();
@@ -247,14 +247,23 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     }
   }
 
-  private int bucketIndex() {
+  /** The ordinals of the bucket columns among the data columns, in CLUSTERED BY order. */
+  private int[] bucketIndexes() {
     StructField[] fields = table.dataSchema.fields();
-    for (int i = 0; i < fields.length; i++) {
-      if (fields[i].name().equalsIgnoreCase(table.bucketColumn)) {
-        return i;
+    int[] out = new int[table.bucketColumns.size()];
+    for (int k = 0; k < out.length; k++) {
+      out[k] = -1;
+      for (int i = 0; i < fields.length && out[k] < 0; i++) {
+        if (fields[i].name().equalsIgnoreCase(table.bucketColumns.get(k))) {
+          out[k] = i;
+        }
+      }
+      if (out[k] < 0) {
+        throw new IllegalStateException("bucketkit: bucket column " + table.bucketColumns.get(k) + " not in "
+            + table.dataSchema);
       }
     }
-    throw new IllegalStateException("bucketkit: bucket column " + table.bucketColumn + " not in " + table.dataSchema);
+    return out;
   }
 
   @Override

@@ -536,10 +536,14 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
    */
   public static HiveBucketedTable forWrite(CatalogTable t) {
     String doubt = doubt(t);
-    int columns = t.bucketSpec().isDefined() ? t.bucketSpec().get().bucketColumnNames().size() : 0;
-    if (doubt == null && columns > 1) {
-      doubt = "bucketed by " + columns + " columns (bucketkit's SQL INSERT writes tables bucketed by one column; "
-          + "bucketkit.write(..., table=...) writes several)";
+    List<StructField> keys = doubt == null ? bucketFields(t, t.dataSchema()) : null;
+    if (keys != null && keys.size() > 1) {
+      try {  // the one case of several columns the write's function cannot name (v1 with a varchar key)
+        HiveBucketFunction.nameFor(version(t), keys.stream().map(HiveBucketedTable::hiveType).toList(),
+            t.bucketSpec().get().numBuckets());
+      } catch (UnsupportedOperationException e) {
+        doubt = "bucketed by " + keys.size() + " columns: " + e.getMessage();
+      }
     }
     if (doubt == null) {
       for (StructField f : t.partitionSchema().fields()) {
@@ -631,9 +635,32 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     return bucketTransform(buckets);
   }
 
-  /** The transform whose values Spark's hash partitioning into {@code tasks} sends bucket b to task {@code b % tasks}. */
+  /** The transform whose values Spark's hash partitioning into {@code tasks} sends bucket b to task {@code b % tasks}
+   * (of a write: over every bucket column). */
   org.apache.spark.sql.connector.expressions.Transform routeTransform(int tasks) {
-    return HiveBucketFunction.routeTransform(version, bucketHiveType, buckets, tasks, bucketColumn);
+    return HiveBucketFunction.routeTransform(version, bucketHiveTypes, buckets, tasks, bucketColumns);
+  }
+
+  /**
+   * The transform a write clusters and sorts a partitioned table's rows by: {@link #bucketTransform()} of one bucket
+   * column, Hive's row hash over all of them for several ({@link HiveBucketFunction#transform(int, List, int, List)}).
+   */
+  org.apache.spark.sql.connector.expressions.Transform writeTransform() {
+    return bucketColumn != null ? bucketTransform() : HiveBucketFunction.transform(version, bucketHiveTypes, buckets,
+        bucketColumns);
+  }
+
+  /** The bucket function a write's tasks place rows by (over every bucket column; {@link #function} for one). */
+  HiveBucketFunction.Bound writeFunction() {
+    if (function != null) {
+      return function;
+    }
+    StructType args = new StructType();
+    for (int i = 0; i < bucketColumns.size(); i++) {
+      args = args.add("_" + i, bucketTypes.get(i));
+    }
+    return (HiveBucketFunction.Bound) HiveBucketFunction.forName(
+        HiveBucketFunction.nameFor(version, bucketHiveTypes, buckets)).bind(args);
   }
 
   /** The transform of the table's hash into {@code count} buckets, a divisor of its own count. */

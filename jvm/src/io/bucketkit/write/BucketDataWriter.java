@@ -66,8 +66,8 @@ public final class BucketDataWriter implements DataWriter<InternalRow> {
     final StructType dataSchema;
     final String[] partitionNames;
     final DataType[] partitionTypes;
-    final int keyOrdinal;
-    final HiveBucketFunction.Bound function;  // null: the int column at keyOrdinal holds the bucket
+    final int[] keyOrdinals;  // the bucket columns, in CLUSTERED BY order
+    final HiveBucketFunction.Bound function;  // null: the int column at keyOrdinals[0] holds the bucket
     final int buckets;
     final String jobTracker;
     final boolean sorted;  // rows arrive sorted by (partition, bucket): one file open at a time
@@ -75,7 +75,7 @@ public final class BucketDataWriter implements DataWriter<InternalRow> {
     final int orcBatchSize;  // > 0: ORC files of flat primitive columns, written by OrcRowWriter
 
     private Factory(Configuration conf, OutputWriterFactory writers, int orcBatchSize, String staging,
-            StructType dataSchema, String[] partitionNames, DataType[] partitionTypes, int keyOrdinal,
+            StructType dataSchema, String[] partitionNames, DataType[] partitionTypes, int[] keyOrdinals,
             HiveBucketFunction.Bound function, int buckets, String jobTracker, boolean sorted, int maxOpenFiles) {
       this.conf = new SerializableConfiguration(conf);
       this.writers = writers;
@@ -84,7 +84,7 @@ public final class BucketDataWriter implements DataWriter<InternalRow> {
       this.dataSchema = dataSchema;
       this.partitionNames = partitionNames;
       this.partitionTypes = partitionTypes;
-      this.keyOrdinal = keyOrdinal;
+      this.keyOrdinals = keyOrdinals;
       this.function = function;
       this.buckets = buckets;
       this.jobTracker = jobTracker;
@@ -100,7 +100,7 @@ public final class BucketDataWriter implements DataWriter<InternalRow> {
     public static Factory create(org.apache.spark.sql.classic.SparkSession spark, String format,
                           org.apache.spark.sql.execution.datasources.FileFormat hiveFormat, String compression,
                           String staging, StructType dataSchema, String[] partitionNames, DataType[] partitionTypes,
-                          int keyOrdinal, HiveBucketFunction.Bound function, int buckets,
+                          int[] keyOrdinals, HiveBucketFunction.Bound function, int buckets,
                           boolean sorted, int maxOpenFiles) throws IOException {
       org.apache.hadoop.mapreduce.Job job = org.apache.hadoop.mapreduce.Job.getInstance(
           spark.sessionState().newHadoopConf());
@@ -116,7 +116,7 @@ public final class BucketDataWriter implements DataWriter<InternalRow> {
       int orcBatchSize = "orc".equals(format) && OrcRowWriter.supports(dataSchema)
           ? spark.sessionState().conf().orcVectorizedWriterBatchSize() : 0;
       return new Factory(job.getConfiguration(), writers, orcBatchSize, staging, dataSchema, partitionNames, partitionTypes,
-          keyOrdinal, function, buckets, "bucketkit" + System.currentTimeMillis(), sorted, maxOpenFiles);
+          keyOrdinals, function, buckets, "bucketkit" + System.currentTimeMillis(), sorted, maxOpenFiles);
     }
 
     @Override
@@ -173,9 +173,9 @@ public final class BucketDataWriter implements DataWriter<InternalRow> {
     boolean moved = f.partitionNames.length > 0 && partitionChanged(row);
     int b;
     if (f.function == null) {  // the bucket id is a column (bucketkit.write's staged rows)
-      b = row.getInt(f.keyOrdinal);
+      b = row.getInt(f.keyOrdinals[0]);
     } else {
-      b = f.function.bucketOf(row, f.keyOrdinal, f.buckets);
+      b = f.function.bucketOf(row, f.keyOrdinals, f.buckets);
     }
     if (byBucket != null) {
       current = byBucket[b] != null ? byBucket[b] : openUnsorted(b);

@@ -115,7 +115,7 @@ public final class StagedBucketSource implements TableProvider {
       }
       try {
         return BucketDataWriter.Factory.create(spark, options.get("format"), null, options.getOrDefault("compression", "snappy"),
-            options.get("staging"), dataSchema, partNames, partTypes, key < 0 ? fields.length - 1 : key,
+            options.get("staging"), dataSchema, partNames, partTypes, new int[] {key < 0 ? fields.length - 1 : key},
             key < 0 ? null : function(fields[key], options.getInt("bucketVersion", 0), options.get("bucketType"),
                 options.getInt("buckets", 0)),
             options.getInt("buckets", 0), options.getBoolean("sorted", true),
