@@ -63,6 +63,12 @@ PROJECT = {
               +tblproperties: {bucketing_version: "2"}
             customers: *v2
             joined: *v2
+            orders_kv:
+              +file_format: hive
+              +options: {fileFormat: orc}
+              +clustered_by: [k, v]
+              +buckets: 8
+              +tblproperties: {bucketing_version: "2"}
             orders_by_dt:
               +file_format: hive
               +options: {fileFormat: orc}
@@ -82,6 +88,7 @@ PROJECT = {
     "models/src.sql": SOURCE + "\n",
     "models/orders_v1.sql": "select k, v, amount from {{ ref('src') }}\n",
     "models/orders_v2.sql": "select k, v, amount from {{ ref('src') }}\n",
+    "models/orders_kv.sql": "select k, v, amount from {{ ref('src') }}\n",
     "models/customers.sql": ("select k, count(*) as orders, sum(amount) as total from {{ ref('src') }}\n"
                              "where k is not null group by k\n"),
     "models/joined.sql": ("select o.k, o.v, c.total from {{ ref('orders_v2') }} o\n"
@@ -100,15 +107,17 @@ GOLDEN = {
     "src": "SELECT * FROM source_rows",
     "orders_v1": "SELECT k, v, amount FROM source_rows",
     "orders_v2": "SELECT k, v, amount FROM source_rows",
+    "orders_kv": "SELECT k, v, amount FROM source_rows",
     "customers": "SELECT k, count(*), sum(amount) FROM source_rows WHERE k IS NOT NULL GROUP BY k",
     "joined": "SELECT s.k, s.v, t.total FROM source_rows s "
               "JOIN (SELECT k, sum(amount) AS total FROM source_rows GROUP BY k) t ON s.k = t.k",
     "orders_by_dt": "SELECT k, v, amount, dt FROM source_rows",
     "orders_inc": "SELECT k, IF(dt = '2', CONCAT(v, '-inc'), v), amount, dt FROM source_rows",
 }
-# model -> (buckets, bucketing_version)
-BUCKETED = {"orders_v1": (8, "1"), "orders_v2": (8, "2"), "customers": (8, "2"), "joined": (8, "2"),
-            "orders_by_dt": (4, "1"), "orders_inc": (4, "2")}
+# model -> (buckets, bucketing_version, bucket columns)
+BUCKETED = {"orders_v1": (8, "1", "[`k`]"), "orders_v2": (8, "2", "[`k`]"), "customers": (8, "2", "[`k`]"),
+            "joined": (8, "2", "[`k`]"), "orders_by_dt": (4, "1", "[`k`]"), "orders_inc": (4, "2", "[`k`]"),
+            "orders_kv": (8, "2", "[`k`, `v`]")}  # several bucket columns: bucketkit's SQL INSERT writes them too
 JOIN = f"SELECT * FROM {SCHEMA}.orders_v2 o JOIN {SCHEMA}.customers c ON o.k = c.k"
 
 CHECK = textwrap.dedent("""
@@ -287,10 +296,10 @@ def test_each_models_rows_are_the_ones_spark_computes_from_the_source_rows(built
 
 @pytest.mark.parametrize("model", list(BUCKETED))
 def test_each_bucketed_model_is_a_hive_orc_table_every_row_in_its_bucket(built, model):
-    buckets, version = BUCKETED[model]
+    buckets, version, columns = BUCKETED[model]
     found = built["models"][model]
     assert found["storage"]["Provider"] == "hive" and "orc" in found["storage"]["Serde Library"].lower()
-    assert found["storage"]["Num Buckets"] == str(buckets) and found["storage"]["Bucket Columns"] == "[`k`]"
+    assert found["storage"]["Num Buckets"] == str(buckets) and found["storage"]["Bucket Columns"] == columns
     assert found["tblproperties"].get("bucketing_version", "1") == version
     checked = found["validate"]
     assert checked["misplaced_rows"] == 0 and not checked["skipped"], checked
