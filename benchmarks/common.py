@@ -109,20 +109,23 @@ class BenchResult:
 
 
 def times_interleaved(fns: Sequence[Callable[[], Any]], repeat: int = 5, warmup: int = 1) -> list[list[float]]:
-    """Every time of each function, run in alternating rounds (A, B, C, A, B, C, ...).
+    """Every time of each function, run in alternating rounds whose order rotates (A, B, C, then B, C, A, ...).
 
     Timing one function after another favours the later ones: the JVM's JIT, the page cache and
-    Spark's caches are warmer by then. Alternating gives every contender the same conditions.
+    Spark's caches are warmer by then. Alternating gives every contender the same conditions, and
+    rotating the order gives none of them a fixed neighbour (the one that always runs right after a
+    full-table read would pay for its garbage).
     """
     for _ in range(max(0, warmup)):
         for fn in fns:
             fn()
     times: list[list[float]] = [[] for _ in fns]
-    for _ in range(max(1, repeat)):
-        for i, fn in enumerate(fns):
+    for r in range(max(1, repeat)):
+        for j in range(len(fns)):
+            i = (j + r) % len(fns)
             gc.collect()
             start = time.perf_counter()
-            fn()
+            fns[i]()
             times[i].append(time.perf_counter() - start)
     return times
 
