@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import bucketkit
 from bucketkit.errors import BucketCountMismatchError, CorruptTableError
 from bucketkit.layout.naming import bucket_of, is_spark_hive_insert
-from support.sparkown import (SWITCH, catalog_off, no_broadcast, scans, spark_insert, spark_insert_into_v2,
-                              unbucketed_scans)
+from support.sparkown import (SWITCH, catalog_off, no_broadcast, rows_of, scans, spark_insert,
+                              spark_insert_into_v2, spark_rows, unbucketed_scans)
 
 ROWS = 400  # keys 0..59 and NULLs, several rows per key
 
@@ -431,6 +431,28 @@ def test_a_filter_pushed_to_the_orc_reader_by_one_query_never_reaches_the_next(s
         assert spark.sql(everything).collect() == golden == [(120_000, sum(range(120_000)))]
     finally:
         spark.sql("DROP TABLE IF EXISTS sqlc_sarg")
+
+
+@pytest.mark.parametrize("fmt", ["PARQUET", "ORC"])
+def test_one_query_reading_a_table_twice_with_other_columns_reads_each_sides_own(spark, tmp_path, fmt):
+    """Spark's Parquet scan writes the columns it reads into the Hadoop configuration it is given and broadcasts that
+    object; in local mode every task reads the one object. The two scans of a self join shared the table's
+    configuration, so the side planned first read with the other's columns: sum(x.u) came back as sum(v), an IN
+    subquery counted 200 of 100 rows, and x.b failed with "Index 1 out of bounds". Rows from Spark's own plan."""
+    name = f"sqlc_twice_{fmt.lower()}"
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(f"CREATE TABLE {name} (a INT, b STRING, v BIGINT, u BIGINT) CLUSTERED BY (a) INTO 4 BUCKETS "
+              f"STORED AS {fmt} LOCATION '{tmp_path / name}' TBLPROPERTIES ('bucketing_version'='2')")
+    try:
+        spark.sql(f"INSERT INTO {name} SELECT CAST(id % 40 AS INT), CONCAT('s', id % 3), id, id * 2 FROM range(200)")
+        for query in [f"SELECT sum(x.u), sum(y.v) FROM {name} x JOIN {name} y ON x.a = y.a",
+                      f"SELECT count(*) FROM {name} x WHERE x.u IN (SELECT v FROM {name})",
+                      f"SELECT x.a, x.b FROM {name} x JOIN {name} y ON x.a = y.a WHERE y.v < 20"]:
+            golden = spark_rows(spark, query)
+            assert rows_of(spark, query) == golden and golden, query
+        assert rows_of(spark, f"SELECT sum(x.u), sum(y.v) FROM {name} x JOIN {name} y ON x.a = y.a") == [(199000, 99500)]
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
 
 
 def test_a_v2_table_holding_sparks_v1_insert_files_passes_through(spark, tables):

@@ -194,8 +194,12 @@ public final class SparkCompat {
           sql.offHeapColumnVectorEnabled() ? org.apache.spark.memory.MemoryMode.OFF_HEAP
               : org.apache.spark.memory.MemoryMode.ON_HEAP);
     }
-    return SparkRelease.parquetScan(spark, conf, noFiles, dataSchema, readData, readPartition, filters, options, none)
-        .createReaderFactory();
+    // ParquetScan.createReaderFactory writes the schema it reads into the configuration it is given, then broadcasts
+    // that object: in local mode every task reads the broadcast's one object, so two scans of one table sharing the
+    // table's configuration (a self join reading other columns on each side) read with the schema of whichever
+    // planned last -- a column read as another's values, rows lost. Each scan writes into a copy of its own.
+    return SparkRelease.parquetScan(spark, new org.apache.hadoop.conf.Configuration(conf), noFiles, dataSchema,
+        readData, readPartition, filters, options, none).createReaderFactory();
   }
 
   /** {@code TRY_CAST(e AS type)}: NULL where the value does not fit, in ANSI mode too. */
