@@ -45,7 +45,12 @@ import org.apache.spark.sql.types.StructType;
  *   <li>{@code bucket(n, col)} with one version for the whole catalog ({@link #HiveBucketFunction(int)}),
  *       for callers that can only use Spark's bucket transform.</li>
  * </ul>
- * Both bind to a {@link Bound} whose canonical name encodes family, version and hash class of the
+ * A named form also binds to several columns, Hive's row hash {@code 31 * h + hash(column)} over them: a
+ * write's distribution and ordering into a table bucketed on several columns ({@link #transform(int,
+ * java.util.List, int, java.util.List)}), never a scan's reported partitioning (Spark keeps one-argument
+ * transforms only; such scans are keyed by {@code _bucket_hash} instead).
+ *
+ * <p>Both bind to a {@link Bound} whose canonical name encodes family, version and hash class of the
  * column type ({@code bucketkit.hive_v2(bigint)}), so tables hashed differently never look
  * co-partitioned. Float and double keys are refused at bind time: Spark joins and groups 0.0 with
  * -0.0 but Hive hashes them into different buckets (bind's UnsupportedOperationException makes
@@ -322,11 +327,6 @@ public final class HiveBucketFunction implements UnboundFunction {
 
     private String hashClasses() {
       return String.join(",", java.util.Arrays.stream(types).map(t -> t.hashClass(version)).toList());
-    }
-
-    /** How many bucket columns the function hashes. */
-    public int columns() {
-      return types.length;
     }
 
     /* No magic invoke(...) methods: Spark calls them with primitive arguments, where a NULL key
