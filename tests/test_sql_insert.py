@@ -193,6 +193,28 @@ def test_insert_into_a_table_bucketed_by_several_columns(spark, src, tmp_path, v
     assert_clean(root)
 
 
+@pytest.mark.parametrize("part", ["`part col`", "`p.x`"])
+def test_column_names_with_a_space_or_a_dot_are_one_name_each(spark, tmp_path, part):
+    """Hive and Spark take any backticked name. The catalog described its bucket and partition columns to Spark through
+    Expressions.bucket/identity, which parse a name: `part col` was a syntax error on every INSERT, and `p.x` a
+    nested field (NON_PARTITION_COLUMN). Rows against Spark's own read; placement by validate."""
+    name = "sqli_names"
+    spark.sql(f"DROP TABLE IF EXISTS {name}")
+    spark.sql(f"CREATE TABLE {name} (`User Id` INT, `b.x` STRING, v BIGINT) PARTITIONED BY ({part} STRING) "
+              f"CLUSTERED BY (`User Id`, `b.x`) INTO 4 BUCKETS STORED AS PARQUET LOCATION '{tmp_path / name}' "
+              "TBLPROPERTIES ('bucketing_version'='2')")
+    spark.sql("SET hive.exec.dynamic.partition.mode=nonstrict")
+    source = "SELECT CAST(id % 40 AS INT), CONCAT('s', id % 3), id, CAST(id % 3 AS STRING) FROM range(300)"
+    spark.sql(f"INSERT INTO {name} {source}")
+    spark.sql(f"INSERT INTO {name} PARTITION ({part}='z') SELECT CAST(id AS INT), 's1', id FROM range(10)")
+    assert rows(spark, f"SELECT * FROM {name}") == sorted(
+        rows(spark, source) + rows(spark, "SELECT CAST(id AS INT), 's1', id, 'z' FROM range(10)"), key=repr)
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {name} WHERE `User Id` = 7 AND `b.x` = 's1'").collect()) \
+        == sorted(rows(spark, f"SELECT * FROM {name} WHERE `User Id` = 7 AND `b.x` = 's1'")) != []
+    assert bucketkit.validate(load_table(spark, name)).ok
+    spark.sql(f"DROP TABLE {name}")
+
+
 def test_a_v1_table_bucketed_by_a_varchar_and_another_column_is_refused(spark, src, tmp_path):
     """Bucketing v1 hashes a varchar from 1 (Hadoop's Text.hashCode) where Spark's writer hashes a string from 0, and the
     write's function cannot say which of two columns is the varchar: refused, as Spark's own INSERT would misplace."""

@@ -666,7 +666,10 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   /** The transform of the table's hash into {@code count} buckets, a divisor of its own count. */
   org.apache.spark.sql.connector.expressions.Transform bucketTransform(int count) {
     if (bucketColumn == null) {  // described only: no scan of the table reports it (Spark could not key by it)
-      return org.apache.spark.sql.connector.expressions.Expressions.bucket(count, bucketColumns.toArray(new String[0]));
+      // each name as one field, never parsed: Expressions.bucket(n, String...) parses them ("user id" a syntax error)
+      return org.apache.spark.sql.connector.expressions.LogicalExpressions.bucket(count, bucketColumns.stream()
+          .map(org.apache.spark.sql.connector.expressions.FieldReference::column)
+          .toArray(org.apache.spark.sql.connector.expressions.NamedReference[]::new));
     }
     return HiveBucketFunction.transform(version, bucketHiveType, count, bucketColumn);
   }
@@ -742,7 +745,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
   public org.apache.spark.sql.connector.expressions.Transform[] partitioning() {
     List<org.apache.spark.sql.connector.expressions.Transform> out = new ArrayList<>();
     for (String c : partitionSchema.fieldNames()) {
-      out.add(org.apache.spark.sql.connector.expressions.Expressions.identity(c));
+      out.add(org.apache.spark.sql.connector.expressions.LogicalExpressions.identity(
+          org.apache.spark.sql.connector.expressions.FieldReference.column(c)));  // the name as one field, not parsed
     }
     out.add(bucketTransform());
     return out.toArray(new org.apache.spark.sql.connector.expressions.Transform[0]);
