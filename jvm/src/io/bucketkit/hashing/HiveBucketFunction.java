@@ -129,9 +129,8 @@ public final class HiveBucketFunction implements UnboundFunction {
     if (hiveTypes.size() == 1) {
       return nameFor(version, hiveTypes.get(0), numBuckets);
     }
-    for (String t : hiveTypes) {
-      nameFor(version, t, numBuckets);  // validates each type (and the version and count)
-      if (version == 1 && HiveHash.Type.parse(t).toString().contains("varchar")) {
+    for (String t : hiveTypes) {  // each type validated (and the version and count) as one key's would be
+      if (nameFor(version, t, numBuckets).contains("_varchar_")) {
         throw new UnsupportedOperationException("Hive type " + t + ": bucketing v1 hashes a varchar unlike a string, and "
             + "Spark's column types no longer say which of several bucket columns is one");
       }
@@ -349,14 +348,7 @@ public final class HiveBucketFunction implements UnboundFunction {
      * BY order (Hive's {@code 31 * h + hash(column)} over several; a null is NULL).
      */
     public int bucketOf(InternalRow row, int[] ordinals, int n) {
-      if (ordinals.length == 1) {
-        return bucketOf(row, ordinals[0], n);
-      }
-      int h = 0;
-      for (int i = 0; i < ordinals.length; i++) {
-        h = HiveHash.combine(h, HiveHash.hashAt(row, ordinals[i], types[i], fasts[i], valueTypes[i], version));
-      }
-      return HiveHash.bucketId(h, n);
+      return HiveHash.bucketId(HiveHash.hashRowAt(row, ordinals, types, fasts, valueTypes, version), n);
     }
 
     /** Whether {@code other} hashes every value as this function does (its bucket count aside). */

@@ -260,6 +260,20 @@ public final class HiveHash {
     return h;
   }
 
+  /**
+   * The hash of the bucket columns at {@code ordinals} of {@code row}, in CLUSTERED BY order, each read as
+   * {@link #hashAt} reads it: Hive's {@code h = 31 * h + hash(column)} from 0. What a write places each row by, and
+   * what a read checks each row against.
+   */
+  public static int hashRowAt(org.apache.spark.sql.catalyst.InternalRow row, int[] ordinals, Type[] types, int[] fast,
+                              DataType[] dataTypes, int version) {
+    int h = 0;
+    for (int c = 0; c < ordinals.length; c++) {
+      h = combine(h, hashAt(row, ordinals[c], types[c], fast[c], dataTypes[c], version));
+    }
+    return h;
+  }
+
   /** One step of a row's hash: the hash so far ({@code 0} before the first column) and the next column's. */
   public static int combine(int rowHash, int columnHash) {
     return 31 * rowHash + columnHash;

@@ -55,11 +55,7 @@ public final class RowBuckets implements Serializable {
 
   /** The masked hash of {@code row}'s bucket columns, of which its bucket is the remainder ({@code _bucket_hash}). */
   int hashOf(InternalRow row) {
-    int hash = 0;
-    for (int c = 0; c < ordinals.length; c++) {
-      hash = HiveHash.combine(hash, HiveHash.hashAt(row, ordinals[c], types[c], fast[c], dataTypes[c], version));
-    }
-    return HashModulo.masked(hash);
+    return HashModulo.masked(HiveHash.hashRowAt(row, ordinals, types, fast, dataTypes, version));
   }
 
   /** The batch's bucket-column vectors, for {@link #bucketOf(ColumnVector[], int)}. */

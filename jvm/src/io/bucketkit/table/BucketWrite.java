@@ -249,15 +249,10 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
 
   /** The ordinals of the bucket columns among the data columns, in CLUSTERED BY order. */
   private int[] bucketIndexes() {
-    StructField[] fields = table.dataSchema.fields();
-    int[] out = new int[table.bucketColumns.size()];
+    List<String> names = java.util.Arrays.stream(table.dataSchema.fieldNames())
+        .map(n -> n.toLowerCase(Locale.ROOT)).toList();  // bucketColumns are lower-cased alike
+    int[] out = table.bucketColumns.stream().mapToInt(names::indexOf).toArray();
     for (int k = 0; k < out.length; k++) {
-      out[k] = -1;
-      for (int i = 0; i < fields.length && out[k] < 0; i++) {
-        if (fields[i].name().equalsIgnoreCase(table.bucketColumns.get(k))) {
-          out[k] = i;
-        }
-      }
       if (out[k] < 0) {
         throw new IllegalStateException("bucketkit: bucket column " + table.bucketColumns.get(k) + " not in "
             + table.dataSchema);
