@@ -110,3 +110,21 @@ def test_sparks_own_writer_hashes_a_varchar_key_as_a_string_unlike_hive(report):
     assert len(placed) == 44
     assert all(bucket_number(hive_hash([k], ["string"], 1), 8) == b for k, b in placed.items())
     assert any(bucket_number(hive_hash([k], ["varchar(10)"], 1), 8) != b for k, b in placed.items())
+
+
+def test_sparks_own_writer_hashes_a_char_key_padded_unlike_hive(report, spark):
+    """The same for a CHAR(6) key: Spark's writer hashes the value padded to 6 as a STRING; Hive's own v1 function
+    (ObjectInspectorUtils over a HiveCharWritable, Hive's classes in pyspark's jars) hashes it without the padding,
+    from 1. The reason bucketkit's sessions refuse SQL writes of such tables (tests/test_sql_write_guard.py)."""
+    import pyarrow.orc as orc
+
+    from bucketkit.hashing.hive import bucket_number, hive_hash
+    from bucketkit.layout.naming import bucket_of
+    from support.hive_oracle import HiveOracle
+
+    files = [p for p in sorted(Path(report["char_location"]).iterdir()) if p.is_file() and p.name[0].isdigit()]
+    placed = {k: bucket_of(p.name) for p in files for k in orc.read_table(str(p)).column("k").to_pylist()}
+    assert len(placed) == 43 and all(len(k) == 6 for k in placed)  # stored padded
+    assert all(bucket_number(hive_hash([k], ["string"], 1), 8) == b for k, b in placed.items())
+    hive = HiveOracle(spark)
+    assert sum(hive.v1_bucket([k], ["char(6)"], 8) != b for k, b in placed.items()) > len(placed) // 2

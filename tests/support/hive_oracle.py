@@ -60,6 +60,8 @@ class HiveOracle:
             return m
         if n == "varchar":
             return hio.HiveVarcharWritable(self.hive.common.type.HiveVarchar(value, -1))
+        if n == "char":  # v1 only: Hive's writer holds the value padded to its length
+            return hio.HiveCharWritable(self.hive.common.type.HiveChar(value, t.params[0]))
         if n == "date":
             return hio.DateWritable((value - EPOCH).days)
         maker = {"boolean": io.BooleanWritable, "tinyint": hio.ByteWritable, "smallint": hio.ShortWritable,

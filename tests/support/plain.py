@@ -100,6 +100,11 @@ def main(out: str) -> None:
     spark.sql("INSERT INTO spark_varchar SELECT * FROM spark_varchar_src")
     report["varchar_location"] = spark.sql("DESCRIBE FORMATTED spark_varchar").where(
         "col_name = 'Location'").collect()[0].data_type.removeprefix("file:")
+    # and a CHAR key's (padded by Spark before it hashes)
+    spark.sql("CREATE TABLE spark_char (k CHAR(6), rid INT) CLUSTERED BY (k) INTO 8 BUCKETS STORED AS ORC")
+    spark.sql("INSERT INTO spark_char SELECT * FROM spark_varchar_src WHERE length(k) <= 6")
+    report["char_location"] = spark.sql("DESCRIBE FORMATTED spark_char").where(
+        "col_name = 'Location'").collect()[0].data_type.removeprefix("file:")
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, default=str)
     spark.stop()

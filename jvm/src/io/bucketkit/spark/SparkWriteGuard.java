@@ -25,7 +25,8 @@ import scala.runtime.BoxedUnit;
  *   so Hive's bucket joins and Trino's bucketed reads would return wrong rows. bucketkit's catalog
  *   writes INSERTs and CTAS into such tables itself ({@link CreateAsSelect}); writes with the catalog off
  *   are refused, saying what to run instead. Likewise a {@code bucketing_version=1} table bucketed by a
- *   varchar, which Spark's v1 hash takes for a string ({@link HiveBucketedTable#sparkMisplaces}).</li>
+ *   varchar, which Spark's v1 hash takes for a string ({@link HiveBucketedTable#sparkMisplaces}), and one
+ *   bucketed by a char, which Spark hashes padded (refused with the catalog on too: bucketkit hashes no char).</li>
  *   <li>Any write into a Hive ACID table ({@code transactional=true}): Spark writes plain files
  *   outside any transaction, which Hive ignores or reads wrongly once a base exists.</li>
  * </ul>
@@ -73,6 +74,12 @@ final class SparkWriteGuard extends AbstractFunction1<LogicalPlan, BoxedUnit> {
     }
     String why = "Spark's own Hive writer " + misplaced + ": its rows would land in the wrong buckets, and Hive's "
         + "bucket joins and Trino's bucketed reads would return wrong rows.";
+    if (HiveBucketedTable.charKey(t, dataSchema) != null) {  // bucketkit's catalog does not write it either
+      return "bucketkit: " + (ctas ? "CREATE TABLE ... AS SELECT into " : "INSERT into ") + name + ": Spark's own "
+          + "Hive writer " + misplaced + ": its rows would land in the wrong buckets, and Hive's bucket pruning and "
+          + "bucket joins would miss them. bucketkit's catalog does not hash a char either (as Trino, which reads "
+          + "such a table unbucketed): " + HiveBucketedTable.CHAR_ADVICE;
+    }
     if (ctas) {
       return "bucketkit: CREATE TABLE ... AS SELECT into a Hive bucketed table: " + why + " Run it with "
           + BucketkitCatalog.ENABLED + "=true (bucketkit writes the table's own hash), or create the table first "

@@ -204,6 +204,28 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
             + "Text.hashCode)";
       }
     }
+    String key = charKey(t, dataSchema);
+    return key == null ? null : "hashes bucket column " + key + " of " + t.identifier().unquotedString()
+        + " padded with spaces, as a string from 0, where Hive's bucketing v1 hashes a char without its trailing "
+        + "spaces, from 1 (HiveCharWritable: Hadoop's Text.hashCode of the stripped value)";
+  }
+
+  /**
+   * The bucket column of {@code t} typed {@code char(n)} (nested in an array or map too), as "name (type)", or
+   * null: a key neither Spark's writer (it hashes the padded value) nor bucketkit (which, as Trino, hashes no
+   * char) places as Hive does, so no SQL write of such a table is let through.
+   */
+  /** What to do about a table bucketed by a char column, which no SQL write here places as Hive does. */
+  public static final String CHAR_ADVICE = "declare the bucket column STRING or VARCHAR(n) (bucketkit writes those "
+      + "with Hive's own hash), or write the table with Hive";
+
+  public static String charKey(CatalogTable t, StructType dataSchema) {
+    List<StructField> fields = t.bucketSpec().isEmpty() ? null : bucketFields(t, dataSchema);
+    for (StructField f : fields == null ? List.<StructField>of() : fields) {
+      if (hiveType(f).replace("varchar", "").contains("char")) {
+        return f.name() + " (" + hiveType(f) + ")";
+      }
+    }
     return null;
   }
 
@@ -560,7 +582,8 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
     if (misplaced != null) {
       throw new UnsupportedOperationException("bucketkit: cannot INSERT into " + t.identifier().unquotedString()
           + ": " + doubt + ". Spark's own INSERT would misplace its rows (its writer " + misplaced + "), which Hive "
-          + "and Trino read wrong; write it with bucketkit.write(..., table=...)");
+          + (charKey(t, t.dataSchema()) != null ? "reads wrong; " + CHAR_ADVICE
+          : "and Trino read wrong; write it with bucketkit.write(..., table=...)"));
     }
     return null;
   }
