@@ -115,6 +115,27 @@ def test_overwrite_of_other_partitions_does_not_conflict(table):
     assert contents(table) == {"p=1/000000_0_new": "new", "p=2/000001_0_c": "other partition"}
 
 
+@pytest.mark.parametrize("replace", [["p=1"], None], ids=["its partitions", "the table"])
+def test_an_overwrite_of_a_table_another_writer_created_meanwhile(table, replace):
+    """Two jobs overwriting partitions of a new table side by side (a backfill): both land, as in Hive, and the
+    second's record says what it did. A whole-table overwrite would drop the other's rows unseen: it fails."""
+    import bucketkit
+
+    tx = Transaction(str(table), SPEC, mode="overwrite")
+    tx.begin()
+    staged = stage(tx, {"p=1/000000_0_new": "new"})
+    write(table, {"p=2/000001_0_c": "other partition"})  # the other job creates the table first
+    if replace is None:
+        with pytest.raises(ConcurrentModificationError, match="p=2/000001_0_c"):
+            tx.commit(staged, replace=replace)
+        assert contents(table) == {"p=2/000001_0_c": "other partition"}
+    else:
+        tx.commit(staged, replace=replace)
+        assert contents(table) == {"p=1/000000_0_new": "new", "p=2/000001_0_c": "other partition"}
+        assert [v.operation for v in bucketkit.history(str(table))] == ["create", "overwrite partitions"]
+    assert leftovers(table) == []
+
+
 @pytest.mark.parametrize("change", ["respec", "drop"])
 def test_spec_change_or_drop_underneath_is_detected(table, change):
     write(table, {"p=1/000000_0_a": "old"})

@@ -390,9 +390,13 @@ class Transaction:
         if self._spec_text is not None and now is None:
             raise ConcurrentModificationError(f"{where} was dropped (its {METADATA_FILE} vanished) during write {self.write_id}")
         if self._spec_text is None and now is not None:
-            if not (self.mode == "append" and TableSpec.from_json(now) == self.spec):
+            # created meanwhile with this write's spec: an append or an overwrite goes on as on a table that existed
+            # (an overwrite fails below if the other writer's files are in its scope: partitions two backfill jobs
+            # overwrite side by side into a new table both land, as in Hive)
+            if not (self.mode in ("append", "overwrite") and TableSpec.from_json(now) == self.spec):
                 raise ConcurrentModificationError(
                     f"{where} was created by another writer during write {self.write_id} (mode={self.mode!r})")
+            self._spec_text = now  # this write creates nothing: its record says append or overwrite
         elif self._spec_text != now:
             raise ConcurrentModificationError(f"{where}: {METADATA_FILE} changed during write {self.write_id}")
         if self.mode != "overwrite":
