@@ -68,8 +68,12 @@ def test_a_version_flip_is_one_verdict_for_sql_status_and_the_python_api(spark, 
 
 
 def test_an_insert_after_a_version_flip_is_refused_naming_the_disagreement(spark, flipped):
+    """A failed commit reaches Python as PySpark's own SparkRuntimeException with bucketkit's message (it was a raw
+    Py4JJavaError wrapping an IllegalStateException)."""
+    from pyspark.errors import SparkRuntimeException
+
     before = spark_rows(spark, "SELECT count(*) AS n FROM meta_flip")
-    with pytest.raises(Exception, match=r"disagree on how rows are placed.*bucketing_version"):
+    with pytest.raises(SparkRuntimeException, match=r"disagree on how rows are placed.*bucketing_version"):
         spark.sql("INSERT INTO meta_flip VALUES (1, 'x')")
     assert spark_rows(spark, "SELECT count(*) AS n FROM meta_flip") == before
 

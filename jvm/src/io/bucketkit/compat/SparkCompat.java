@@ -351,6 +351,22 @@ public final class SparkCompat {
         scala.collection.immutable.Map$.MODULE$.empty(), new org.apache.spark.QueryContext[0]));
   }
 
+  /**
+   * The error of a read or write that must stop, saying {@code message}: Spark's own {@code SparkRuntimeException} of
+   * {@code raise_error} ({@code USER_RAISED_EXCEPTION}), which PySpark raises as {@code
+   * pyspark.errors.SparkRuntimeException} with the message (an {@code IllegalStateException} reached a Python user
+   * as a raw {@code Py4JJavaError}).
+   */
+  public static RuntimeException failure(String message, Throwable cause) {
+    return new org.apache.spark.SparkRuntimeException("USER_RAISED_EXCEPTION",
+        new scala.collection.immutable.Map.Map1<>("errorMessage", message), cause,
+        new org.apache.spark.QueryContext[0], "");
+  }
+
+  public static RuntimeException failure(String message) {
+    return failure(message, null);
+  }
+
   /** Spark's own {@code INVALID_PARTITION_SPEC} error, saying {@code details}, as its v1 commands throw it. */
   public static RuntimeException invalidPartitionSpec(String details) {
     return SparkCompat.<RuntimeException>unchecked(

@@ -1,7 +1,6 @@
 package io.bucketkit.read;
 
-import org.apache.spark.QueryContext;
-import org.apache.spark.SparkRuntimeException;
+import io.bucketkit.compat.SparkCompat;
 
 /**
  * The error of a read that must stop (a row in another bucket's file, an unsorted file of a sorted table, a file
@@ -13,8 +12,7 @@ public final class ReadFailure {
   private ReadFailure() {}
 
   public static RuntimeException of(String message, Throwable cause) {
-    return new SparkRuntimeException("USER_RAISED_EXCEPTION",
-        new scala.collection.immutable.Map.Map1<>("errorMessage", message), cause, new QueryContext[0], "");
+    return SparkCompat.failure(message, cause);
   }
 
   public static RuntimeException of(String message) {

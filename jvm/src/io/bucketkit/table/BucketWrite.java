@@ -1,6 +1,5 @@
 package io.bucketkit.table;
 
-import io.bucketkit.compat.SparkCompat;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -12,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
+import io.bucketkit.compat.SparkCompat;
 import io.bucketkit.compat.SparkRelease;
 import io.bucketkit.layout.PartitionPaths;
 import io.bucketkit.layout.TableListing;
@@ -274,7 +274,7 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
       try {
         io.bucketkit.write.MetastorePublish.publish(spark, table.table.identifier(), (String) published);
       } catch (Exception e) {
-        throw new IllegalStateException("bucketkit: " + what() + " is committed at " + published + ", but moving "
+        throw SparkCompat.failure("bucketkit: " + what() + " is committed at " + published + ", but moving "
             + table.table.identifier().quotedString() + " there in the metastore failed: " + e.getMessage(), e);
       }
       return;
@@ -301,13 +301,13 @@ final class BucketWrite implements RequiresDistributionAndOrdering, BatchWrite {
     try {
       now = spark.sharedState().externalCatalog().getTable(id.database().get(), id.table());
     } catch (RuntimeException e) {  // Scala's NoSuchTableException
-      throw new IllegalStateException("bucketkit: " + what() + ": table " + name + " was dropped during the write ("
+      throw SparkCompat.failure("bucketkit: " + what() + ": table " + name + " was dropped during the write ("
           + e.getMessage() + "); nothing of the write was committed", e);
     }
     org.apache.hadoop.fs.Path began = TableListing.tableRoot(new org.apache.hadoop.fs.Path(table.table.location()));
     org.apache.hadoop.fs.Path is = TableListing.tableRoot(new org.apache.hadoop.fs.Path(now.location()));
     if (!began.equals(is)) {
-      throw new IllegalStateException("bucketkit: " + what() + ": table " + name + " was replaced during the write "
+      throw SparkCompat.failure("bucketkit: " + what() + ": table " + name + " was replaced during the write "
           + "(REPLACE TABLE, or ALTER TABLE ... SET LOCATION): it is located at " + now.location() + " now, the write "
           + "began on " + table.table.location() + "; nothing of the write was committed: run it again");
     }

@@ -9,9 +9,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
-import io.bucketkit.compat.SparkCompat;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.bucketkit.compat.SparkCompat;
 import org.apache.spark.sql.classic.SparkSession;
 
 /**
@@ -115,7 +115,7 @@ public final class CommitCoordinator implements AutoCloseable {
     try {
       p = take(python);
     } catch (IOException e) {
-      throw new IllegalStateException("bucketkit: " + what + " commits through Python with bucketkit installed; "
+      throw SparkCompat.failure("bucketkit: " + what + " commits through Python with bucketkit installed; "
           + "starting '" + python + "' failed (" + e.getMessage() + "); set " + PYTHON + " to that Python", e);
     }
     try {
@@ -127,7 +127,7 @@ public final class CommitCoordinator implements AutoCloseable {
       throw e;
     } catch (IOException e) {
       p.destroyForcibly();
-      throw new IllegalStateException("bucketkit: " + what + ": talking to '" + python + " -m bucketkit.writing.sqlcommit' "
+      throw SparkCompat.failure("bucketkit: " + what + ": talking to '" + python + " -m bucketkit.writing.sqlcommit' "
           + "failed: " + e.getMessage(), e);
     }
   }
@@ -138,12 +138,12 @@ public final class CommitCoordinator implements AutoCloseable {
     in.flush();
     String line = out.readLine();
     if (line == null) {
-      throw new IllegalStateException("bucketkit: " + what + ": the commit process (python -m bucketkit.writing.sqlcommit) "
+      throw SparkCompat.failure("bucketkit: " + what + ": the commit process (python -m bucketkit.writing.sqlcommit) "
           + "exited without an answer; its error is in the driver's stderr (is bucketkit installed in that Python?)");
     }
     Map<String, Object> reply = JSON.readValue(line, MAP);
     if (reply.containsKey("error")) {
-      throw new IllegalStateException("bucketkit: " + what + " failed: " + reply.get("error") + ": " + reply.get("message"));
+      throw SparkCompat.failure("bucketkit: " + what + " failed: " + reply.get("error") + ": " + reply.get("message"));
     }
     return reply;
   }
@@ -162,7 +162,7 @@ public final class CommitCoordinator implements AutoCloseable {
     try {
       return ask(Map.of("commit", true));
     } catch (IOException e) {
-      throw new IllegalStateException("bucketkit: " + what + ": the commit process failed: " + e.getMessage(), e);
+      throw SparkCompat.failure("bucketkit: " + what + ": the commit process failed: " + e.getMessage(), e);
     } finally {
       close();
     }
