@@ -85,7 +85,7 @@ public final class AcidSnapshotTable implements SupportsRead {
                                        String unreadable) {
     String name = t.identifier().unquotedString();
     if (!spark.sessionState().dataSourceManager().dataSourceExists(SOURCE)) {
-      throw new IllegalStateException("bucketkit: Hive ACID table " + name + " is read by bucketkit's Python data "
+      throw SparkCompat.failure("bucketkit: Hive ACID table " + name + " is read by bucketkit's Python data "
           + "source '" + SOURCE + "', which this session does not have: install bucketkit into the Python Spark runs "
           + "(spark.pyspark.python / PYSPARK_PYTHON), or call bucketkit.configure(spark)");
     }

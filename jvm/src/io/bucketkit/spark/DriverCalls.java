@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.List;
 
 import io.bucketkit.acid.AcidSnapshotTable;
+import io.bucketkit.compat.SparkCompat;
 import io.bucketkit.hashing.HiveBucketColumn;
 import io.bucketkit.layout.KeptVersions;
 import io.bucketkit.layout.TablePartition;
@@ -69,7 +70,7 @@ public final class DriverCalls {
         String[] status = status(SparkSession.active(), string(a, 0));
         return rows(new String[] {"state", "detail"}, status[0], status[1]);
       } catch (java.io.IOException e) {
-        throw new IllegalStateException("bucketkit: listing table " + string(a, 0) + " failed: " + e.getMessage(), e);
+        throw SparkCompat.failure("bucketkit: listing table " + string(a, 0) + " failed: " + e.getMessage(), e);
       }
     }));
     out.add(function("bucketkit_parse", 1, a -> rows(new String[] {"tree"},
@@ -88,7 +89,7 @@ public final class DriverCalls {
       try {
         io.bucketkit.write.MetastorePublish.publish(SparkSession.active(), string(a, 0), string(a, 1));
       } catch (Exception e) {
-        throw new IllegalStateException("bucketkit: publishing table " + string(a, 0) + " at " + string(a, 1)
+        throw SparkCompat.failure("bucketkit: publishing table " + string(a, 0) + " at " + string(a, 1)
             + " in the metastore failed: " + e.getMessage(), e);
       }
       return rows(new String[] {"table"}, string(a, 0));
@@ -98,7 +99,7 @@ public final class DriverCalls {
         return BucketDirectory.read(SparkSession.active(), string(a, 0), string(a, 1), string(a, 2),
             Arrays.asList(strings(a, 3)), string(a, 4), integer(a, 5), integer(a, 6), string(a, 7)).logicalPlan();
       } catch (java.io.IOException e) {
-        throw new IllegalStateException("bucketkit: listing directory " + string(a, 0) + " failed: " + e.getMessage(), e);
+        throw SparkCompat.failure("bucketkit: listing directory " + string(a, 0) + " failed: " + e.getMessage(), e);
       }
     }));
     return out;
