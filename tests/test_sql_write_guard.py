@@ -144,6 +144,11 @@ def test_a_v1_table_bucketed_by_a_char_is_refused_to_every_sql_write(spark, tmp_
             spark.sql(insert)
         with pytest.raises(Exception, match=r"guard_char.*STRING or VARCHAR\(n\)"):
             spark.sql("SELECT CAST('a' AS CHAR(6)) AS k, 1L AS v").write.insertInto("guard_char")
+        import bucketkit
+        from bucketkit.errors import UnsupportedTypeError
+
+        with pytest.raises(UnsupportedTypeError, match=r"'k' has Hive type char\(6\).*cannot hash char"):
+            bucketkit.write(spark.sql("SELECT 'a' AS k, 1L AS v"), "k", 8, table="guard_char", mode="append")
         assert spark.table("guard_char").count() == 0
         assert not [p for p in (tmp_path / "ch").rglob("*") if p.is_file()] if (tmp_path / "ch").exists() else True
     finally:

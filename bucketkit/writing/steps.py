@@ -27,6 +27,7 @@ import pyarrow.fs as pafs
 from bucketkit.writing.commit import CommitSummary, Transaction, visible_files
 from bucketkit.writing.recovery import RecoveryAction
 from bucketkit.errors import InvalidArgumentError, SpecMismatchError, TableExistsError, TableNotFoundError
+from bucketkit.hashing.hive import check_bucketable
 from bucketkit.io import (COMPRESSIONS, DEFAULT_COMPRESSION, empty_file, ensure_dir, footer_rows, is_hidden_path,
                           read_schema, resolve_filesystem)
 from bucketkit.layout.metadata import METADATA_FILE, TableSpec, read_spec, spelled_as
@@ -133,6 +134,9 @@ def reconcile(spec: TableSpec, target: WriteTarget, options: WriteOptions) -> tu
             parts = tuple(spelled_as(spec.partitioned_by, order))
             spec = spec.with_(columns=tuple((c, types[c.lower()]) for c in order if c not in parts),
                               partitioned_by=parts)
+        if target.table is not None:  # a catalog table bucketed on a type no write here hashes (a CHAR, as in
+            for column, hive_type in zip(existing.bucketed_by, existing.bucket_types):  # SQL): say so, not a mismatch
+                check_bucketable(column, hive_type)
         diffs = existing.differences(spec)
         if diffs and (options.mode == "append" or options.overwrite_scope == "partitions" or target.table):
             raise SpecMismatchError(f"{target}: the write's spec differs from the table's: " + "; ".join(diffs))
