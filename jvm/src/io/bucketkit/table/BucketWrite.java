@@ -1,6 +1,5 @@
 package io.bucketkit.table;
 
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;

@@ -210,15 +210,15 @@ public final class HiveBucketedTable implements SupportsRead, SupportsWrite,
         + "spaces, from 1 (HiveCharWritable: Hadoop's Text.hashCode of the stripped value)";
   }
 
+  /** What to do about a table bucketed by a char column, which no SQL write here places as Hive does. */
+  public static final String CHAR_ADVICE = "declare the bucket column STRING or VARCHAR(n) (bucketkit writes those "
+      + "with Hive's own hash), or write the table with Hive";
+
   /**
    * The bucket column of {@code t} typed {@code char(n)} (nested in an array or map too), as "name (type)", or
    * null: a key neither Spark's writer (it hashes the padded value) nor bucketkit (which, as Trino, hashes no
    * char) places as Hive does, so no SQL write of such a table is let through.
    */
-  /** What to do about a table bucketed by a char column, which no SQL write here places as Hive does. */
-  public static final String CHAR_ADVICE = "declare the bucket column STRING or VARCHAR(n) (bucketkit writes those "
-      + "with Hive's own hash), or write the table with Hive";
-
   public static String charKey(CatalogTable t, StructType dataSchema) {
     List<StructField> fields = t.bucketSpec().isEmpty() ? null : bucketFields(t, dataSchema);
     for (StructField f : fields == null ? List.<StructField>of() : fields) {
