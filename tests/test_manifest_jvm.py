@@ -180,3 +180,30 @@ def test_the_catalog_explains_a_vouched_read_and_a_checked_one(spark):
     assert "rows' buckets checked (" in text and f"{victim} changed since commit" in text, text
     assert spark.sql("SELECT s FROM manifest_sql WHERE k = 7").collect()[0].s == "7"
     spark.sql("DROP TABLE manifest_sql")
+
+
+def test_a_manifest_validate_rewrites_is_the_one_the_next_query_reads(spark):
+    """The catalog keeps the manifests it parsed (a partitioned table's planning parsed its manifest on every query),
+    by the file's length and modification time: a file another writer adds makes the next read checked, and once
+    ``validate --vouch`` records it, with the same version live, the next query in the same session is vouched again."""
+    import shutil
+
+    from pyspark.sql import functions as F
+
+    from bucketkit.validation import validate
+
+    spark.sql("DROP TABLE IF EXISTS manifest_again")
+    bucketkit.write(spark.range(1000).select(F.col("id").alias("k"), F.col("id").cast("string").alias("s")),
+                    "k", 4, table="manifest_again")
+    plan = lambda: spark.sql("EXPLAIN SELECT * FROM manifest_again WHERE k = 7").collect()[0][0]  # noqa: E731
+    assert "placement vouched (every file read is one commit" in plan()
+    root = spark.sql("DESCRIBE FORMATTED manifest_again").where(
+        "col_name = 'Location'").collect()[0].data_type.replace("file:", "")
+    bucket = bucketkit.plan_scan("manifest_again", [("k", "=", 7)], spark=spark).files[0].rsplit("/", 1)[-1]
+    shutil.copy(os.path.join(root, bucket), os.path.join(root, bucket.split("_")[0] + "_0_copy_1"))  # a Hive append
+    assert "rows' buckets checked (" in plan() and "_0_copy_1 is not among the files" in plan()
+    result = validate(root, vouch=True)
+    assert result.ok and result.vouched.startswith("vouched: 5 file(s) recorded")
+    assert "placement vouched (every file read is one validate recorded" in plan(), plan()
+    assert spark.sql("SELECT count(*) FROM manifest_again WHERE k = 7").collect()[0][0] == 2
+    spark.sql("DROP TABLE manifest_again")
