@@ -43,16 +43,17 @@ public final class FileManifest {
   }
 
   /**
-   * Manifests read lately, by their file's store, path, length and modification time: every query of a table reads
-   * its manifest, and parsing one of a few hundred files was a seventh of a partitioned table's scan planning. A
-   * manifest rewritten in place (bucketkit validate --vouch) has another length or time; one that somehow kept both
-   * can only vouch for files exactly as it recorded them, which its commit placed.
+   * Manifests read lately (8, of up to 20,000 files each), by their file's store, path, length and modification
+   * time: every query of a table reads its manifest, and parsing one of a few hundred files was a seventh of a
+   * partitioned table's scan planning. A manifest rewritten in place (bucketkit validate --vouch) has another length
+   * or time; one that somehow kept both can only vouch for files exactly as it recorded them, which its commit
+   * placed.
    */
   private static final Map<String, FileManifest> RECENT = java.util.Collections.synchronizedMap(
       new java.util.LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, FileManifest> eldest) {
-          return size() > 16;
+          return size() > 8;
         }
       });
 
@@ -77,7 +78,9 @@ public final class FileManifest {
     }
     try {
       FileManifest read = new FileManifest(json.path("by").asText("?"), json.get("layout"), json.get("files"));
-      RECENT.put(key, read);
+      if (read.files.size() <= 20_000) {  // the driver's memory: 8 x 20k entries at most; a larger table's listing
+        RECENT.put(key, read);            // costs far more than parsing its manifest
+      }
       return read;
     } catch (RuntimeException e) {  // a malformed entry: trust nothing of it
       return null;
