@@ -3,6 +3,7 @@ package io.bucketkit.read;
 import java.io.Serializable;
 import java.util.Map;
 
+import io.bucketkit.compat.SparkCompat;
 import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -50,7 +51,7 @@ public final class BucketReadCheck implements Serializable {
       for (int c = 0; c < columns.length; c++) {
         key.append(c == 0 ? "" : ", ").append(columns[c]).append(" = ").append(values[c]);
       }
-      throw ReadFailure.of("bucketkit: " + InputFileBlockHolder.getInputFilePath() + " (table " + table
+      throw SparkCompat.failure("bucketkit: " + InputFileBlockHolder.getInputFilePath() + " (table " + table
           + ", bucket " + expected + " of " + rows.buckets + " by its name) holds a row whose " + key
           + " belongs in bucket " + bucket + " (" + rows.hash() + "): the "
           + "files are not placed as the table's metadata says, so pruning and bucket joins would return wrong "

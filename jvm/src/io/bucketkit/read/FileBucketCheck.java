@@ -7,6 +7,7 @@ import java.util.Map;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.bucketkit.compat.SparkCompat;
 import io.bucketkit.hashing.HiveBucketColumn;
 import org.apache.spark.paths.SparkPath;
 import org.apache.spark.rdd.InputFileBlockHolder;
@@ -113,7 +114,7 @@ public final class FileBucketCheck implements Serializable {
       expected = b == null ? -1 : b;
     }
     if (expected >= 0 && bucket != expected) {
-      throw ReadFailure.of("bucketkit: " + SparkPath.fromUrlString(path.toString()).toPath() + " (table "
+      throw SparkCompat.failure("bucketkit: " + SparkPath.fromUrlString(path.toString()).toPath() + " (table "
           + table + ", bucket " + expected + " of " + buckets + " by its name) holds a row whose " + columns
           + " belongs in bucket " + bucket + " (Hive bucketing v" + version + "): the files are not placed as the "
           + "table's metadata says, so a pruned read would miss rows. Check it with `bucketkit validate`");

@@ -4,6 +4,7 @@ import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
 
+import io.bucketkit.compat.SparkCompat;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Ascending$;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
@@ -61,7 +62,7 @@ public final class SortedReadCheck implements Serializable {
   }
 
   private RuntimeException unsorted(String file, long row) {
-    return ReadFailure.of("bucketkit: " + file + " (table " + table + ", which declares SORTED BY ("
+    return SparkCompat.failure("bucketkit: " + file + " (table " + table + ", which declares SORTED BY ("
         + columns + ")) is not sorted: row " + row + " sorts before the row above it. Spark would merge it as "
         + "sorted (a join, window or aggregate without a sort) and return wrong rows. Check the table with "
         + "`bucketkit validate`, rewrite it sorted (INSERT OVERWRITE through bucketkit's catalog), or read it "

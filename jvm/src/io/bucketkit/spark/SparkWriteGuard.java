@@ -72,13 +72,14 @@ final class SparkWriteGuard extends AbstractFunction1<LogicalPlan, BoxedUnit> {
     if (misplaced == null) {
       return null;
     }
+    boolean charKey = HiveBucketedTable.charKey(t, dataSchema) != null;  // bucketkit's catalog does not write it either
     String why = "Spark's own Hive writer " + misplaced + ": its rows would land in the wrong buckets, and Hive's "
-        + "bucket joins and Trino's bucketed reads would return wrong rows.";
-    if (HiveBucketedTable.charKey(t, dataSchema) != null) {  // bucketkit's catalog does not write it either
-      return "bucketkit: " + (ctas ? "CREATE TABLE ... AS SELECT into " : "INSERT into ") + name + ": Spark's own "
-          + "Hive writer " + misplaced + ": its rows would land in the wrong buckets, and Hive's bucket pruning and "
-          + "bucket joins would miss them. bucketkit's catalog does not hash a char either (as Trino, which reads "
-          + "such a table unbucketed): " + HiveBucketedTable.CHAR_ADVICE;
+        + (charKey ? "bucket pruning and bucket joins would miss them." : "bucket joins and Trino's bucketed reads would "
+        + "return wrong rows.");
+    if (charKey) {
+      return "bucketkit: " + (ctas ? "CREATE TABLE ... AS SELECT into " : "INSERT into ") + name + ": " + why
+          + " bucketkit's catalog does not hash a char either (as Trino, which reads such a table unbucketed): "
+          + HiveBucketedTable.CHAR_ADVICE;
     }
     if (ctas) {
       return "bucketkit: CREATE TABLE ... AS SELECT into a Hive bucketed table: " + why + " Run it with "

@@ -14,7 +14,6 @@ import io.bucketkit.read.BucketReadCheck;
 import io.bucketkit.read.CheckedReader;
 import io.bucketkit.read.HiveTextReaderFactory;
 import io.bucketkit.read.KeyedScan;
-import io.bucketkit.read.ReadFailure;
 import io.bucketkit.read.SortedReadCheck;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.paths.SparkPath;
@@ -690,7 +689,7 @@ public final class BucketScan implements SupportsReportPartitioning, SupportsRep
           // reader's NoSuchFileException from java.nio, under Spark's FAILED_READ_FILE.NO_HINT)
           if (c instanceof java.io.FileNotFoundException || c instanceof java.nio.file.NoSuchFileException
               || message.contains("FAILED_READ_FILE.FILE_NOT_EXIST")) {
-            throw ReadFailure.of("bucketkit: table " + table + ": a file it listed is gone ("
+            throw SparkCompat.failure("bucketkit: table " + table + ": a file it listed is gone ("
                 + message.lines().findFirst().orElse("") + "): the table was overwritten while it was read; "
                 + "run the read again", e);
           }
